@@ -1,0 +1,25 @@
+"""Greedy block coordinate descent.
+
+``bcd`` minimizes smooth objectives by block coordinate descent with the
+selection rules, block strategies and updates of Nutini, Laradji and
+Schmidt, "Let's Make Block Coordinate Descent Converge Faster".  The
+iteration loop, selection and updates are compiled.
+
+>>> import bcd
+>>> A, b = bcd.datasets.make_paper_dataset("A", n_samples=50, n_features=200)
+>>> result = bcd.solve(bcd.LeastSquares(A, b), rule="gs", blocks="variable",
+...                    block_size=5, max_iter=5000, tol=1e-3)
+>>> result.converged
+True
+"""
+from . import datasets, problems
+from ._result import ConvergenceWarning, History, Result
+from ._solve import IterationInfo, solve
+from .problems import LeastSquares, Logistic
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "solve", "Result", "History", "IterationInfo", "ConvergenceWarning",
+    "LeastSquares", "Logistic", "problems", "datasets",
+]

@@ -1,0 +1,93 @@
+"""Solver results."""
+import numpy as np
+
+
+class ConvergenceWarning(UserWarning):
+    """Raised when a solve stops before its optimality test passes."""
+
+
+class History:
+    """Values recorded at every stopping test of a run.
+
+    Attributes
+    ----------
+    iteration : ndarray of int
+        Iteration counts (0 is the starting point).
+    objective : ndarray
+        Objective values f(x_k).
+    optimality : ndarray
+        Optimality measures at those iterations (see :class:`Result`).
+    time : ndarray
+        Seconds since the start of the iteration loop.
+    """
+
+    __slots__ = ("iteration", "objective", "optimality", "time")
+
+    def __init__(self, iteration, objective, optimality, time):
+        self.iteration = np.asarray(iteration, dtype=np.int64)
+        self.objective = np.asarray(objective, dtype=np.float64)
+        self.optimality = np.asarray(optimality, dtype=np.float64)
+        self.time = np.asarray(time, dtype=np.float64)
+
+    def __len__(self):
+        return self.iteration.shape[0]
+
+    def __getitem__(self, i):
+        return (int(self.iteration[i]), float(self.objective[i]),
+                float(self.optimality[i]), float(self.time[i]))
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self):
+        return f"History({len(self)} records)"
+
+
+class Result:
+    """Outcome of :func:`bcd.solve`.
+
+    Attributes
+    ----------
+    x : ndarray of shape (n_features,)
+        Final iterate, in the problem's dtype.
+    objective : float
+        f(x) at the final iterate.
+    optimality : float
+        ``||grad f(x)||_inf`` at the final iterate, recomputed exactly (not
+        from incrementally updated state).  It is measured on the objective
+        as documented by the problem, without any 1/n scaling.
+    n_iter : int
+        Number of block updates performed.
+    converged : bool
+        True only when ``optimality <= tol``.
+    status : str
+        One of ``"converged"``, ``"max_iter"``, ``"max_time"``,
+        ``"callback"``, ``"stalled"``.
+    message : str
+        Why the solver stopped, in words.
+    history : History
+        Objective, optimality and time at every stopping test.
+    time : float
+        Wall-clock seconds spent in the iteration loop.
+    options : dict
+        The resolved solver options (rule, blocks, update, ...).
+    """
+
+    def __init__(self, x, objective, optimality, n_iter, converged, status, message,
+                 history, time, options):
+        self.x = x
+        self.objective = objective
+        self.optimality = optimality
+        self.n_iter = n_iter
+        self.converged = converged
+        self.status = status
+        self.message = message
+        self.history = history
+        self.time = time
+        self.options = options
+
+    def __repr__(self):
+        return (f"Result(converged={self.converged}, n_iter={self.n_iter}, "
+                f"objective={self.objective:.10g}, optimality={self.optimality:.3e}, "
+                f"status={self.status!r})")

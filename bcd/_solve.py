@@ -1,0 +1,164 @@
+"""The solver entry point."""
+import math
+import warnings
+
+import numpy as np
+
+from ._result import ConvergenceWarning, History, Result
+from ._validation import (check_option, check_random_state, check_scalar, check_vector,
+                          seed_words)
+from .core import _engine
+from .core.blocks import BLOCKS, PARTITIONS, make_units
+from .core.rules import RULES
+from .core.updates import UPDATES
+from .problems import Problem
+
+class IterationInfo:
+    """What a callback receives: ``iteration``, ``x`` (a copy) and ``objective``."""
+
+    __slots__ = ("iteration", "x", "objective")
+
+    def __init__(self, iteration, x, objective):
+        self.iteration = iteration
+        self.x = x
+        self.objective = objective
+
+    def __repr__(self):
+        return f"IterationInfo(iteration={self.iteration}, objective={self.objective:.10g})"
+
+
+def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient",
+          partition="sort", max_iter=10000, tol=1e-6, max_time=None, x0=None,
+          random_state=None, callback=None, verbose=False, check_every="auto",
+          callback_every=1):
+    """Minimize a problem by block coordinate descent.
+
+    Parameters
+    ----------
+    problem : bcd.problems.Problem
+        A problem such as :class:`bcd.LeastSquares` or :class:`bcd.Logistic`.
+    rule : {"gs", "cyclic", "random", "lipschitz"}, default="gs"
+        Block selection rule.  ``"gs"`` (Gauss-Southwell) takes the block
+        with the largest gradient norm (fixed blocks) or the ``block_size``
+        coordinates with the largest ``|grad_i f|`` (variable blocks).
+        ``"lipschitz"`` samples blocks with probability proportional to
+        ``L_b`` (fixed) or coordinates proportional to ``L_i`` without
+        replacement (variable).  ``"cyclic"`` cycles through the fixed
+        blocks, or through chunks of a fresh random permutation for
+        variable blocks.  ``"random"`` samples uniformly.
+    blocks : {"variable", "fixed"}, default="variable"
+        Variable blocks: any ``block_size`` coordinates.  Fixed blocks: a
+        partition chosen once (see ``partition``).
+    block_size : int, default=5
+        Block size tau, between 1 and ``problem.n_features``.
+    update : {"gradient"}, default="gradient"
+        ``"gradient"``: ``x_b -= grad_b f / L_b`` with ``L_b`` the largest
+        eigenvalue of the block's curvature bound (Appendix B of the paper).
+    partition : {"sort", "order", "random", "avg"}, default="sort"
+        How fixed blocks are formed; ignored for variable blocks.
+    max_iter : int, default=10000
+        Maximum number of block updates.
+    tol : float, default=1e-6
+        Stop when ``||grad f(x)||_inf <= tol`` (unscaled objective).
+    max_time : float or None, default=None
+        Wall-clock limit in seconds for the iteration loop.
+    x0 : array-like of shape (n_features,), optional
+        Starting point (default zeros).  Not modified.
+    random_state : None, int, RandomState or Generator
+        Seed for random rules, random partitions and cyclic permutations.
+        The same seed reproduces the same iterates.
+    callback : callable, optional
+        ``callback(info)`` with an :class:`IterationInfo`, called every
+        ``callback_every`` iterations; returning True stops the solve.
+    verbose : bool, default=False
+        Print a line at every stopping test.
+    check_every : int or "auto", default="auto"
+        Iterations between stopping tests (each test is one history row).
+        ``"auto"`` spaces the tests so that they add about a quarter to the
+        cost of the iterations they follow.
+    callback_every : int, default=1
+        Iterations between callback calls.
+
+    Returns
+    -------
+    Result
+        Solution, objective, optimality measure, iteration count,
+        convergence flag and reason, and history.
+
+    Examples
+    --------
+    >>> import bcd
+    >>> A, b = bcd.datasets.make_paper_dataset("A", n_samples=100, n_features=300)
+    >>> result = bcd.solve(bcd.LeastSquares(A, b), rule="gs", blocks="variable",
+    ...                    block_size=5, max_iter=20000, tol=1e-4)
+    >>> result.converged
+    True
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a bcd problem instance (see bcd.problems.available()), "
+                        f"got {type(problem).__name__}.")
+    check_option(rule, "rule", tuple(RULES))
+    check_option(blocks, "blocks", BLOCKS)
+    check_option(update, "update", tuple(UPDATES))
+    check_option(partition, "partition", PARTITIONS)
+    n = problem.n_features
+    block_size = check_scalar(block_size, "block_size", low=1, high=n, integer=True)
+    max_iter = check_scalar(max_iter, "max_iter", low=0, integer=True)
+    tol = check_scalar(tol, "tol", low=0.0)
+    max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False, allow_none=True)
+    callback_every = check_scalar(callback_every, "callback_every", low=1, integer=True)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {callback!r}.")
+    if x0 is not None:
+        x0 = check_vector(x0, "x0", n)
+    rng = check_random_state(random_state)
+
+    factory, tracking = RULES[rule]
+    kernel = problem._make_kernel(tracking, block_size)
+    if x0 is not None:
+        kernel.set_x(x0)
+    units = make_units(blocks, kernel, block_size, partition, rng)
+    if check_every == "auto":
+        per_iter, per_check = problem._costs(block_size, tracking)
+        check_every = max(1, math.ceil(4.0 * per_check / max(per_iter, 1.0)))
+    else:
+        check_every = check_scalar(check_every, "check_every", low=1, integer=True)
+
+    if units.n_units == 0:
+        # every coordinate has L_i = 0: the gradient is constant and zero
+        max_iter = 0
+        selector = factory(_single_unit(n), blocks, (0, 0))
+    else:
+        selector = factory(units, blocks, seed_words(rng))
+    step = UPDATES[update]()
+
+    engine_cb = None
+    if callback is not None:
+        dtype = problem.dtype
+
+        def engine_cb(it, k):
+            return callback(IterationInfo(it, k.get_x().astype(dtype), k.get_objective()))
+
+    max_block = max(block_size, units.max_size)
+    n_iter, status, opt, obj, cols = _engine.run(
+        kernel, selector, step, max_iter, tol, max_time or 0.0, check_every, engine_cb,
+        callback_every, max_block, bool(verbose))
+
+    history = History(*cols)
+    status_name = _engine.STATUS_NAMES[status]
+    converged = status_name == "converged"
+    message = _engine.STATUS_MESSAGES[status]
+    if status_name in ("max_iter", "max_time"):
+        warnings.warn(f"{message} Optimality {opt:.3e} > tol {tol:.3e}.", ConvergenceWarning,
+                      stacklevel=2)
+    options = dict(rule=rule, blocks=blocks, block_size=block_size, update=update,
+                   partition=partition if blocks == "fixed" else None,
+                   check_every=check_every, tol=tol, max_iter=max_iter)
+    return Result(kernel.get_x().astype(problem.dtype, copy=False), float(obj), float(opt),
+                  int(n_iter), converged, status_name, message, history,
+                  float(history.time[-1]) if len(history) else 0.0, options)
+
+
+def _single_unit(n):
+    from .core.blocks import Units
+    return Units(np.array([0, 0], np.int32), np.zeros(0, np.int32), 1, np.zeros(1), n)

@@ -1,0 +1,120 @@
+"""Input checking shared by problems and the solver."""
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def check_matrix(A, name="A"):
+    """Validate a data matrix and return it in the layout the kernels read.
+
+    Returns ``(M, dtype)`` where ``M`` is either a Fortran-ordered float64
+    array or a canonical float64 CSC matrix with int32 indices, and
+    ``dtype`` is the floating type results are returned in (float32 for
+    float32 input, float64 otherwise).  The caller's object is never
+    modified: a conversion that would change it makes a copy.
+    """
+    if sp.issparse(A):
+        if A.ndim != 2:
+            raise ValueError(f"{name} must be 2-dimensional, got shape {A.shape}.")
+        _check_dtype(A.dtype, name)
+        out_dtype = np.float32 if A.dtype == np.float32 else np.float64
+        if A.shape[0] == 0 or A.shape[1] == 0:
+            raise ValueError(f"{name} must be non-empty, got shape {A.shape}.")
+        if A.format == "csc" and A.dtype == np.float64 and A.has_canonical_format \
+                and A.indices.dtype == np.int32 and A.indptr.dtype == np.int32:
+            M = A
+        else:
+            M = sp.csc_matrix(A, dtype=np.float64, copy=True)
+            M.sum_duplicates()
+            M.sort_indices()
+            if M.nnz >= 2**31 - 1:
+                raise ValueError(f"{name} has {M.nnz} stored entries; at most 2**31 - 2 are supported.")
+            M.indices = M.indices.astype(np.int32, copy=False)
+            M.indptr = M.indptr.astype(np.int32, copy=False)
+        if not np.all(np.isfinite(M.data)):
+            raise ValueError(f"{name} contains NaN or infinity.")
+        return M, out_dtype
+    arr = np.asarray(A)
+    _check_dtype(arr.dtype, name)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-dimensional array or sparse matrix, got {arr.ndim} dimension(s).")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}.")
+    out_dtype = np.float32 if arr.dtype == np.float32 else np.float64
+    M = np.asfortranarray(arr, dtype=np.float64)
+    if not np.all(np.isfinite(M)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return M, out_dtype
+
+
+def _check_dtype(dtype, name):
+    if dtype == object or not (np.issubdtype(dtype, np.number) or dtype == np.bool_):
+        raise TypeError(f"{name} must hold real numbers, got dtype {dtype}.")
+    if np.issubdtype(dtype, np.complexfloating):
+        raise TypeError(f"{name} must hold real numbers, got complex dtype {dtype}.")
+
+
+def check_vector(v, name, length=None):
+    """Validate a finite 1-D real vector; returns a new float64 array."""
+    if sp.issparse(v):
+        v = v.toarray()
+    arr = np.asarray(v)
+    _check_dtype(arr.dtype, name)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}.")
+    if length is not None and arr.shape[0] != length:
+        raise ValueError(f"{name} has length {arr.shape[0]}, expected {length}.")
+    out = np.array(arr, dtype=np.float64, order="C", copy=True)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return out
+
+
+def check_scalar(value, name, *, low=None, high=None, low_inclusive=True, integer=False,
+                 allow_none=False):
+    """Validate a real (or integer) scalar within bounds and return it."""
+    if value is None and allow_none:
+        return None
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        what = "an integer" if integer else "a real number"
+        raise TypeError(f"{name} must be {what}, got {value!r}.")
+    if not integer and not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}.")
+    if low is not None and (value < low or (value == low and not low_inclusive)):
+        op = ">=" if low_inclusive else ">"
+        raise ValueError(f"{name} must be {op} {low}, got {value!r}.")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value!r}.")
+    return int(value) if integer else float(value)
+
+
+def check_option(value, name, choices):
+    """Check a string option against its accepted values."""
+    if not isinstance(value, str) or value not in choices:
+        valid = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"Unknown {name} {value!r}; valid values are {valid}.")
+    return value
+
+
+def check_random_state(seed):
+    """Turn None, an int, a RandomState or a Generator into a RandomState-like source."""
+    if seed is None:
+        return np.random.RandomState()
+    if isinstance(seed, (np.random.RandomState, np.random.Generator)):
+        return seed
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        return np.random.RandomState(int(seed))
+    raise TypeError(f"random_state must be None, an int, a numpy RandomState or Generator; got {seed!r}.")
+
+
+def seed_words(random_state):
+    """Two 63-bit integers drawn from ``random_state`` to seed compiled RNGs."""
+    rs = check_random_state(random_state)
+    hi = np.iinfo(np.int64).max
+    if isinstance(rs, np.random.Generator):
+        return tuple(int(v) for v in rs.integers(0, hi, size=2))
+    return tuple(int(v) for v in rs.randint(0, hi, size=2, dtype=np.int64))

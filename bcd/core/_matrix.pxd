@@ -1,0 +1,28 @@
+cdef class Matrix:
+    """Column access to a dense Fortran-ordered or CSC sparse matrix.
+
+    A dense matrix is handled as a CSC matrix whose row index is implicit, so
+    every kernel in the package reads columns through one set of primitives.
+    The row-wise (CSR) view is built only when a caller asks for it: it is
+    what incremental gradient updates need.
+    """
+    cdef readonly Py_ssize_t n_rows, n_cols
+    cdef readonly bint dense
+    cdef readonly bint has_rows
+    # CSC arrays (dense: values is the Fortran buffer, indices is empty)
+    cdef const int[::1] indptr
+    cdef const int[::1] indices
+    cdef const double[::1] values
+    # CSR arrays, present when has_rows (dense: unused, A itself is used)
+    cdef const int[::1] r_indptr
+    cdef const int[::1] r_indices
+    cdef const double[::1] r_values
+    cdef object _keep   # Python references that own the buffers
+
+    cdef Py_ssize_t col_nnz(self, Py_ssize_t j) noexcept nogil
+    cdef double col_dot(self, Py_ssize_t j, const double* v) noexcept nogil
+    cdef void col_axpy(self, Py_ssize_t j, double alpha, double* v) noexcept nogil
+    cdef double col_sqnorm(self, Py_ssize_t j) noexcept nogil
+    cdef void matvec(self, const double* x, double* out) noexcept nogil
+    cdef void rmatvec(self, const double* w, double* out) noexcept nogil
+    cdef void gram(self, const int* cols, Py_ssize_t nb, double* G, double* work) noexcept nogil

@@ -1,0 +1,117 @@
+"""Base class of compiled problems."""
+import numpy as np
+from libc.math cimport fabs
+
+
+cdef class Problem:
+
+    def __init__(self, Py_ssize_t n, lipschitz, bint tracking):
+        self.n = n
+        self.x = np.zeros(n)
+        self.lipschitz = np.ascontiguousarray(lipschitz, dtype=np.float64)
+        self.tracking = tracking
+        self._gbuf = np.zeros(n)
+        if tracking:
+            self.g = np.zeros(n)
+            self.dirty = np.zeros(n, dtype=np.int32)
+            self.dirty_mark = np.zeros(n, dtype=np.uint8)
+
+    def set_x(self, x0):
+        """Set the iterate (copied) and recompute all state exactly."""
+        self.x[:] = x0
+        with nogil:
+            self.reset()
+
+    def get_x(self):
+        return np.array(self.x)
+
+    def get_objective(self):
+        cdef double v
+        with nogil:
+            v = self.objective()
+        return v
+
+    def get_gradient(self):
+        out = np.empty(self.n)
+        cdef double[::1] o = out
+        with nogil:
+            self.full_gradient(&o[0])
+        return out
+
+    cdef void reset(self) noexcept nogil:
+        pass
+
+    cdef double grad_coord(self, Py_ssize_t j) noexcept nogil:
+        return 0.0
+
+    cdef void full_gradient(self, double* out) noexcept nogil:
+        cdef Py_ssize_t j
+        for j in range(self.n):
+            out[j] = self.grad_coord(j)
+
+    cdef double objective(self) noexcept nogil:
+        return 0.0
+
+    cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
+        pass
+
+    cdef double block_lipschitz(self, const int* blk, Py_ssize_t nb) noexcept nogil:
+        cdef Py_ssize_t a
+        cdef double s = 0.0
+        # sum of L_i is always a valid (if loose) bound on L_b
+        for a in range(nb):
+            s += self.lipschitz[blk[a]]
+        return s
+
+    cdef void grad_block(self, const int* blk, Py_ssize_t nb, double* out) noexcept nogil:
+        cdef Py_ssize_t a
+        if self.tracking:
+            for a in range(nb):
+                out[a] = self.g[blk[a]]
+        else:
+            for a in range(nb):
+                out[a] = self.grad_coord(blk[a])
+
+    cdef double optimality(self, bint exact) noexcept nogil:
+        """Return ||grad f(x)||_inf.
+
+        With ``exact`` (or without tracking) the gradient is recomputed from
+        the current state; otherwise the tracked gradient is read.
+        """
+        cdef Py_ssize_t j
+        cdef double m = 0.0, v
+        cdef double* gp
+        if self.tracking and not exact:
+            gp = &self.g[0]
+        else:
+            gp = &self._gbuf[0]
+            self.full_gradient(gp)
+            if self.tracking:
+                # the tracked gradient is refreshed; greedy rules rebuild
+                for j in range(self.n):
+                    self.g[j] = gp[j]
+                self.all_dirty = True
+        for j in range(self.n):
+            v = fabs(gp[j])
+            if v > m:
+                m = v
+        return m
+
+    cdef void clear_dirty(self) noexcept nogil:
+        cdef Py_ssize_t a
+        if not self.tracking:
+            return
+        for a in range(self.n_dirty):
+            self.dirty_mark[self.dirty[a]] = 0
+        self.n_dirty = 0
+        self.all_dirty = False
+
+    def blocks_lipschitz(self, const int[::1] unit_ptr, const int[::1] unit_coords):
+        """L_b for every block of a partition given in CSR-like form."""
+        cdef Py_ssize_t u, nu = unit_ptr.shape[0] - 1
+        out = np.empty(nu)
+        cdef double[::1] o = out
+        with nogil:
+            for u in range(nu):
+                o[u] = self.block_lipschitz(&unit_coords[unit_ptr[u]], unit_ptr[u + 1] - unit_ptr[u])
+        return out

@@ -1,0 +1,47 @@
+"""Problems and their registry.
+
+>>> import bcd
+>>> sorted(bcd.problems.available())
+['least_squares', 'logistic']
+>>> problem = bcd.problems.make("least_squares", A=[[1.0, 0.0], [0.0, 1.0]], b=[1.0, 2.0])
+>>> type(problem).__name__
+'LeastSquares'
+"""
+from ._base import Problem
+from .linear import LeastSquares, Logistic
+
+__all__ = ["Problem", "LeastSquares", "Logistic", "available", "make", "register"]
+
+_REGISTRY = {}
+
+
+def register(name, cls):
+    """Register a problem class under ``name``.
+
+    ``cls`` must be a subclass of :class:`bcd.problems.Problem`.  Registering
+    a name twice replaces the earlier class.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string, got {name!r}.")
+    if not (isinstance(cls, type) and issubclass(cls, Problem)):
+        raise TypeError(f"cls must be a subclass of bcd.problems.Problem, got {cls!r}.")
+    cls.name = name
+    _REGISTRY[name] = cls
+    return cls
+
+
+def available():
+    """Names of the registered problems."""
+    return list(_REGISTRY)
+
+
+def make(name, **kwargs):
+    """Build the registered problem ``name`` from keyword arguments."""
+    if name not in _REGISTRY:
+        valid = ", ".join(repr(k) for k in _REGISTRY)
+        raise ValueError(f"Unknown problem {name!r}; registered problems are {valid}.")
+    return _REGISTRY[name](**kwargs)
+
+
+register("least_squares", LeastSquares)
+register("logistic", Logistic)

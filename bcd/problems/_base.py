@@ -1,0 +1,46 @@
+"""The Python face of a problem."""
+import numpy as np
+
+
+class Problem:
+    """Base class of the problems :func:`bcd.solve` accepts.
+
+    A problem owns its validated data and knows
+
+    * ``n_features``: the number of coordinates of ``x``;
+    * ``lipschitz``: the coordinate-wise Lipschitz constants ``L_i`` of the
+      gradient (Appendix B of Nutini, Laradji and Schmidt);
+    * :meth:`objective` and :meth:`gradient`: plain NumPy evaluations of the
+      documented objective, used for checking and by users;
+    * :meth:`_make_kernel`: the compiled state the engine iterates on.
+
+    Subclasses implement these and register themselves with
+    :func:`bcd.problems.register`.
+    """
+
+    #: Registry name, set by :func:`bcd.problems.register`.
+    name = None
+    n_features = 0
+    #: dtype of returned solutions (float32 for float32 input).
+    dtype = np.dtype(np.float64)
+
+    @property
+    def lipschitz(self):
+        raise NotImplementedError
+
+    def objective(self, x):
+        raise NotImplementedError
+
+    def gradient(self, x):
+        raise NotImplementedError
+
+    def _make_kernel(self, tracking, max_block):
+        raise NotImplementedError
+
+    def _costs(self, block_size, tracking):
+        """Rough costs ``(per_iteration, per_check)`` in flops.
+
+        The solver uses them to space the stopping tests so that testing
+        adds a bounded fraction to the run time.
+        """
+        return float(block_size), float(self.n_features)

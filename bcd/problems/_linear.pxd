@@ -1,0 +1,33 @@
+from bcd.core._problem cimport Problem
+from bcd.core._matrix cimport Matrix
+
+
+cdef class LinearModelKernel(Problem):
+    """f(x) = sum_i phi(z_i; t_i) + l2/2 ||x||^2 with z = A x.
+
+    State kept up to date by every step: z = A x and w = phi'(z), so
+    grad f = A.T w + l2 x.  A step on block b changes z on the rows of the
+    columns in b only; with gradient tracking the change of w on those rows
+    is pushed to the gradient through the rows of A (CSR).
+    """
+    cdef Matrix A
+    cdef readonly double l2
+    cdef readonly double curvature            # sup phi''
+    cdef const double[::1] target
+    cdef double[::1] z
+    cdef double[::1] w
+    # scratch
+    cdef double[::1] dz
+    cdef double[::1] dw
+    cdef int[::1] touched
+    cdef unsigned char[::1] row_mark
+    cdef double[::1] colbuf
+    cdef double[::1] gram_buf
+    cdef double[::1] eig_work
+    cdef int[::1] eig_iwork
+
+    cdef void update_rows(self, const int* rows, const double* vals, Py_ssize_t nr,
+                          double scale, double* dw_out) noexcept nogil
+    cdef void w_from_z(self) noexcept nogil
+    cdef double data_loss(self) noexcept nogil
+    cdef void push_gradient(self, const int* rows, const double* dw, Py_ssize_t nr) noexcept nogil

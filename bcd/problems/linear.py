@@ -1,0 +1,175 @@
+"""Least squares and binary logistic regression."""
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_matrix, check_scalar, check_vector
+from ..core._matrix import Matrix
+from ._base import Problem
+from ._linear import LeastSquaresKernel, LogisticKernel
+
+
+class _LinearModel(Problem):
+    """f(x) = sum_i phi(a_i^T x; t_i) + l2/2 ||x||^2 over the rows a_i of A."""
+
+    _kernel_class = None
+    _curvature = 1.0
+
+    def __init__(self, A, dtype, target, l2):
+        # A is already validated by check_matrix
+        self.A = A
+        self.dtype = np.dtype(dtype)
+        self.n_samples, self.n_features = self.A.shape
+        self.l2 = check_scalar(l2, "l2", low=0.0)
+        self._target = target
+        self._matrices = {}
+        self._lipschitz = None
+
+    def _matrix(self, rows):
+        if rows not in self._matrices:
+            self._matrices[rows] = Matrix(self.A, need_rows=rows)
+        return self._matrices[rows]
+
+    @property
+    def lipschitz(self):
+        """Coordinate-wise constants L_i = c ||A[:, i]||^2 + l2 (c = sup phi'')."""
+        if self._lipschitz is None:
+            L = self._curvature * self._matrix(False).col_sqnorms() + self.l2
+            L.setflags(write=False)
+            self._lipschitz = L
+        return self._lipschitz
+
+    def _make_kernel(self, tracking, max_block):
+        return self._kernel_class(self._matrix(bool(tracking)), self._target, self.l2,
+                                  self.lipschitz, bool(tracking), int(max_block))
+
+    def _costs(self, block_size, tracking):
+        nnz = self.A.nnz if sp.issparse(self.A) else self.A.size
+        m, n = self.A.shape
+        col = nnz / n
+        if tracking:
+            row = nnz / m
+            step = block_size * col * (1.0 + row) + block_size ** 2 * col
+            if not sp.issparse(self.A):
+                step = block_size * m + m * n
+            return step, float(m + n)
+        return block_size * col + block_size ** 2 * col, float(nnz + m + n)
+
+    def _check_x(self, x):
+        return check_vector(x, "x", self.n_features)
+
+    def _margins(self, x):
+        return self.A @ self._check_x(x)
+
+
+class LeastSquares(_LinearModel):
+    r"""Least squares, :math:`f(x) = \tfrac12\|Ax - b\|^2 + \tfrac{l_2}{2}\|x\|^2`.
+
+    Parameters
+    ----------
+    A : array-like or sparse matrix of shape (n_samples, n_features)
+        Data matrix.  Dense arrays and every SciPy sparse format are
+        accepted; the data are used as float64 without modifying ``A``.
+    b : array-like of shape (n_samples,)
+        Targets.
+    l2 : float, default=0.0
+        Ridge penalty (>= 0).
+
+    Notes
+    -----
+    The objective is the plain sum over samples (no 1/n factor), so the
+    optimality measure ``||grad f||_inf`` scales with the data.
+
+    Examples
+    --------
+    >>> import numpy as np, bcd
+    >>> A = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    >>> problem = bcd.LeastSquares(A, [1.0, 2.0, 2.0])
+    >>> result = bcd.solve(problem, rule="gs", blocks="variable", block_size=1,
+    ...                    max_iter=1000, tol=1e-10)
+    >>> np.round(result.x, 6)
+    array([1., 1.])
+    """
+
+    _kernel_class = LeastSquaresKernel
+    _curvature = 1.0
+
+    def __init__(self, A, b, l2=0.0):
+        A, dtype = check_matrix(A, "A")
+        b = check_vector(b, "b", A.shape[0])
+        super().__init__(A, dtype, b, l2)
+        self.b = b
+
+    def objective(self, x):
+        """Value of the objective at ``x``."""
+        x = self._check_x(x)
+        r = self.A @ x - self.b
+        return 0.5 * float(r @ r) + 0.5 * self.l2 * float(x @ x)
+
+    def gradient(self, x):
+        """Gradient of the objective at ``x``."""
+        x = self._check_x(x)
+        return np.asarray(self.A.T @ (self.A @ x - self.b)).ravel() + self.l2 * x
+
+
+class Logistic(_LinearModel):
+    r"""Binary logistic regression.
+
+    :math:`f(x) = \sum_i \log(1 + \exp(-y_i a_i^T x)) + \tfrac{l_2}{2}\|x\|^2`.
+
+    Parameters
+    ----------
+    A : array-like or sparse matrix of shape (n_samples, n_features)
+        Data matrix (rows are samples).
+    y : array-like of shape (n_samples,)
+        Labels, either in {-1, +1} or in {0, 1} (0 is read as -1).  Both
+        classes must be present.
+    l2 : float, default=0.0
+        Ridge penalty (>= 0).  Without it the minimum may not be attained
+        on separable data.
+
+    Notes
+    -----
+    The loss is summed, not averaged, over samples; ``tol`` applies to
+    ``||grad f||_inf`` of this sum.
+
+    Examples
+    --------
+    >>> import numpy as np, bcd
+    >>> A = np.array([[1.0, 2.0], [2.0, -1.0], [-1.0, 0.5], [-2.0, -1.0]])
+    >>> problem = bcd.Logistic(A, [1, 1, 0, 0], l2=1.0)
+    >>> result = bcd.solve(problem, rule="gs", blocks="variable", block_size=2, tol=1e-8,
+    ...                    max_iter=10000)
+    >>> result.converged
+    True
+    """
+
+    _kernel_class = LogisticKernel
+    _curvature = 0.25
+
+    def __init__(self, A, y, l2=0.0):
+        A, dtype = check_matrix(A, "A")
+        y = check_vector(y, "y", A.shape[0])
+        classes = np.unique(y)
+        if classes.size != 2 or not (np.array_equal(classes, [-1.0, 1.0])
+                                     or np.array_equal(classes, [0.0, 1.0])):
+            raise ValueError(
+                "y must contain exactly two classes labelled {-1, +1} or {0, 1}; "
+                f"got the label set {classes.tolist()[:10]}.")
+        t = np.where(y > 0, 1.0, -1.0)
+        super().__init__(A, dtype, t, l2)
+        self.classes = classes
+        self.y = t
+
+    def objective(self, x):
+        """Value of the objective at ``x``."""
+        x = self._check_x(x)
+        u = -self.y * (self.A @ x)
+        return float(np.sum(np.logaddexp(0.0, u))) + 0.5 * self.l2 * float(x @ x)
+
+    def gradient(self, x):
+        """Gradient of the objective at ``x``."""
+        x = self._check_x(x)
+        u = self.y * (self.A @ x)
+        w = -self.y * np.exp(-np.logaddexp(0.0, u))
+        return np.asarray(self.A.T @ w).ravel() + self.l2 * x
+
