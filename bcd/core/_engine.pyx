@@ -112,6 +112,7 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
     cdef double[::1] d = np.zeros(max(1, max_block))
     cdef History h
     cdef Py_ssize_t it = 0, nb, stalls = 0
+    cdef Py_ssize_t to_check, to_callback, to_clock
     cdef double t0, t, opt, obj
     cdef int status = MAX_ITER
     cdef bint has_cb = callback is not None
@@ -137,6 +138,9 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
             _hist_push(&h, 0, obj, opt, 0.0)
             if opt <= tol:
                 status = CONVERGED
+            to_check = check_every
+            to_callback = callback_every
+            to_clock = 256
             while status != CONVERGED and it < max_iter:
                 nb = sel.select(prob, &block[0])
                 prob.grad_block(&block[0], nb, &gb[0])
@@ -151,7 +155,11 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
                         status = STALLED
                         break
                 it += 1
-                if it % check_every == 0 and it < max_iter:
+                to_check -= 1
+                to_clock -= 1
+                if to_check == 0 and it < max_iter:
+                    to_check = check_every
+                    to_clock = 256
                     opt = prob.optimality(False)
                     if opt <= tol and prob.tracking:
                         # confirm on state recomputed from x, not on the
@@ -172,10 +180,15 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
                     if max_time > 0 and t >= max_time:
                         status = MAX_TIME
                         break
-                elif max_time > 0 and (it & 255) == 0 and _now() - t0 >= max_time:
-                    status = MAX_TIME
-                    break
-                if has_cb and it % callback_every == 0:
+                elif to_clock == 0:
+                    to_clock = 256
+                    if max_time > 0 and _now() - t0 >= max_time:
+                        status = MAX_TIME
+                        break
+                if has_cb:
+                    to_callback -= 1
+                if has_cb and to_callback == 0:
+                    to_callback = callback_every
                     with gil:
                         stop_cb = bool(callback(it, prob))
                     if stop_cb:

@@ -1,6 +1,5 @@
 """Block selection rules: cyclic, random, Lipschitz sampling and greedy."""
 import numpy as np
-from libc.math cimport log2
 from libc.stdint cimport uint64_t
 
 from bcd.core._problem cimport Problem
@@ -197,25 +196,35 @@ cdef class GreedySelector(Selector):
 
     score(u) = unit_scale[u] * sum_{i in u} coord_weight[i] * g_i^2.  With
     unit weights and scales this is the Gauss-Southwell rule; other weights
-    give the GSL and GSD rules.
+    give the GSL and GSD rules.  Ties go to the smaller unit index, so the
+    choice is a function of the scores alone.
 
-    Scores live in an indexed max-heap.  After a step only the units of the
-    gradient entries that changed are re-scored and sifted, unless that
-    would cost more than re-scoring everything and re-heapifying in O(N);
-    the cheaper of the two is chosen every iteration.  Ties are broken by
-    the smaller unit index, so the choice does not depend on the path.
+    Exact top-k selection at a cost proportional to the gradient entries a
+    step changes.  Instead of a max-heap (whose every changed key costs a
+    log N sift) the selector keeps a *candidate set* C and a threshold
+    theta, the K-th best score at the last full scan, with the invariant
+    that every unit outside C scores below theta.  A changed score costs
+    O(1): compare with theta and append to C if it is at or above it.  The
+    top k are read from C, dropping members that fell below theta; only
+    when fewer than k members remain at or above theta is a full O(N) scan
+    made to rebuild C.  K ~ sqrt(N k) balances scanning C every iteration
+    against the occasional full scan.  When a step changes more entries
+    than a scan costs (dense rows), scores are recomputed and scanned
+    directly.
     """
     cdef const double[::1] coord_weight
     cdef const double[::1] unit_scale
     cdef const int[::1] unit_of
     cdef double[::1] key
-    cdef int[::1] heap
-    cdef int[::1] where
-    cdef int[::1] frontier
-    cdef unsigned char[::1] unit_mark
-    cdef int[::1] dirty_units
-    cdef bint stale
-    cdef double log_n
+    cdef int[::1] cand
+    cdef unsigned char[::1] in_cand
+    cdef Py_ssize_t n_cand
+    cdef Py_ssize_t cap                 # K
+    cdef int[::1] scan_heap             # min-heap of the K best during a scan
+    cdef double theta_key
+    cdef int theta_unit
+    cdef bint keys_stale                # keys must be recomputed from g
+    cdef bint cand_valid                # the candidate-set invariant holds
 
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed,
                  unit_of, coord_weight, unit_scale):
@@ -226,16 +235,19 @@ cdef class GreedySelector(Selector):
         self.unit_scale = unit_scale
         N = self.n_units
         self.key = np.zeros(N)
-        self.heap = np.arange(N, dtype=np.int32)
-        self.where = np.arange(N, dtype=np.int32)
-        self.frontier = np.zeros(2 * self.k + 2, dtype=np.int32)
-        self.unit_mark = np.zeros(N, dtype=np.uint8)
-        self.dirty_units = np.zeros(N, dtype=np.int32)
-        self.stale = True
-        self.log_n = log2(<double>N + 2.0)
+        self.cap = int(min(N, max(4 * self.k, 32, int(np.sqrt(N * self.k)))))
+        self.cand = np.zeros(N, dtype=np.int32)
+        self.in_cand = np.zeros(N, dtype=np.uint8)
+        self.scan_heap = np.zeros(self.cap, dtype=np.int32)
+        self.n_cand = 0
+        self.keys_stale = True
+        self.cand_valid = False
 
     cdef inline bint _better(self, int a, int b) noexcept nogil:
         return self.key[a] > self.key[b] or (self.key[a] == self.key[b] and a < b)
+
+    cdef inline bint _at_least_theta(self, int u) noexcept nogil:
+        return self.key[u] > self.theta_key or (self.key[u] == self.theta_key and u <= self.theta_unit)
 
     cdef double _score(self, Problem prob, int u) noexcept nogil:
         cdef Py_ssize_t p
@@ -247,131 +259,128 @@ cdef class GreedySelector(Selector):
             s += self.coord_weight[i] * gi * gi
         return s * self.unit_scale[u]
 
-    cdef void _swap(self, Py_ssize_t p, Py_ssize_t q) noexcept nogil:
-        cdef int a = self.heap[p], b = self.heap[q]
-        self.heap[p] = b
-        self.heap[q] = a
-        self.where[b] = <int>p
-        self.where[a] = <int>q
-
-    cdef void _sift_up(self, Py_ssize_t p) noexcept nogil:
-        cdef Py_ssize_t parent
-        while p > 0:
-            parent = (p - 1) >> 1
-            if self._better(self.heap[p], self.heap[parent]):
-                self._swap(p, parent)
-                p = parent
-            else:
-                break
-
-    cdef void _sift_down(self, Py_ssize_t p) noexcept nogil:
-        cdef Py_ssize_t c, best, N = self.n_units
-        while True:
-            c = 2 * p + 1
-            if c >= N:
-                break
-            best = c
-            if c + 1 < N and self._better(self.heap[c + 1], self.heap[c]):
-                best = c + 1
-            if self._better(self.heap[best], self.heap[p]):
-                self._swap(p, best)
-                p = best
-            else:
-                break
-
-    cdef void _rebuild(self, Problem prob) noexcept nogil:
-        cdef Py_ssize_t u, p
+    cdef void _rescore_all(self, Problem prob) noexcept nogil:
+        cdef Py_ssize_t u
         for u in range(self.n_units):
             self.key[u] = self._score(prob, <int>u)
-        for p in range(self.n_units // 2 - 1, -1, -1):
-            self._sift_down(p)
-        self.stale = False
+        self.keys_stale = False
 
     cdef void notify(self, Problem prob) noexcept nogil:
-        cdef Py_ssize_t a, nd = 0, p
+        cdef Py_ssize_t a
         cdef int u
-        cdef double old
-        if self.stale:
+        if prob.all_dirty or prob.n_dirty > self.n_units // 4:
+            self.keys_stale = True
+            self.cand_valid = False
             return
-        # re-scoring d units and sifting costs about d log N; a rebuild
-        # costs about 3 N.  Do whichever is cheaper.
-        if prob.all_dirty or prob.n_dirty * self.log_n > 3.0 * self.n_units:
-            self.stale = True
+        if self.keys_stale:
             return
         for a in range(prob.n_dirty):
             u = self.unit_of[prob.dirty[a]]
-            if u < 0 or self.unit_mark[u]:
+            if u < 0:
                 continue
-            self.unit_mark[u] = 1
-            self.dirty_units[nd] = u
-            nd += 1
-        for a in range(nd):
-            u = self.dirty_units[a]
-            self.unit_mark[u] = 0
-            old = self.key[u]
+            # a unit listed twice is simply re-scored twice
             self.key[u] = self._score(prob, u)
-            p = self.where[u]
-            if self.key[u] > old:
-                self._sift_up(p)
-            else:
-                self._sift_down(p)
-            # equal keys keep their place: the index tie-break is unchanged
+            if self.cand_valid and not self.in_cand[u] and self._at_least_theta(u):
+                self.in_cand[u] = 1
+                self.cand[self.n_cand] = u
+                self.n_cand += 1
 
     cdef Py_ssize_t pick(self, Problem prob) noexcept nogil:
-        cdef Py_ssize_t nf, a, i, c, best, child, parent
-        cdef int pos_
-        if self.stale:
-            self._rebuild(prob)
-        if self.k == 1:
-            self.chosen[0] = self.heap[0]
-            return 1
-        # best-first walk of the heap: the frontier is itself a small heap of
-        # heap positions; each pop yields the next best unit
-        self.frontier[0] = 0
-        nf = 1
-        for a in range(self.k):
-            pos_ = self.frontier[0]
-            self.chosen[a] = self.heap[pos_]
-            nf -= 1
-            self.frontier[0] = self.frontier[nf]
-            self._frontier_down(nf)
-            for c in range(2 * pos_ + 1, 2 * pos_ + 3):
-                if c < self.n_units:
-                    self.frontier[nf] = <int>c
-                    nf += 1
-                    self._frontier_up(nf - 1)
-        return self.k
+        cdef Py_ssize_t a, nc = 0, kept = 0, k = self.k
+        cdef int u
+        cdef int* c = &self.chosen[0]
+        if self.keys_stale:
+            # every score changed: a k-best scan is cheaper than rebuilding C
+            self._rescore_all(prob)
+            return self._scan_top()
+        if not self.cand_valid:
+            self._rebuild_candidates()
+        # top k of the members still at or above theta; drop the others
+        for a in range(self.n_cand):
+            u = self.cand[a]
+            if not self._at_least_theta(u):
+                self.in_cand[u] = 0
+                continue
+            self.cand[kept] = u
+            kept += 1
+            nc = self._insert_best(c, nc, u)
+        self.n_cand = kept
+        if kept < k:
+            self._rebuild_candidates()
+            nc = 0
+            for a in range(self.n_cand):
+                nc = self._insert_best(c, nc, self.cand[a])
+        return nc
 
-    cdef inline bint _fbetter(self, int p, int q) noexcept nogil:
-        return self._better(self.heap[p], self.heap[q])
+    cdef inline Py_ssize_t _insert_best(self, int* c, Py_ssize_t nc, int u) noexcept nogil:
+        """Insert u into the best-first list c of length nc (at most k)."""
+        cdef Py_ssize_t a, k = self.k
+        if nc == k and not self._better(u, c[k - 1]):
+            return nc
+        a = nc if nc < k else k - 1
+        while a > 0 and self._better(u, c[a - 1]):
+            c[a] = c[a - 1]
+            a -= 1
+        c[a] = u
+        return nc + 1 if nc < k else nc
 
-    cdef void _frontier_up(self, Py_ssize_t i) noexcept nogil:
+    cdef Py_ssize_t _scan_top(self) noexcept nogil:
+        """Top k units by one pass over all keys."""
+        cdef Py_ssize_t u, nc = 0
+        for u in range(self.n_units):
+            nc = self._insert_best(&self.chosen[0], nc, <int>u)
+        return nc
+
+    cdef void _rebuild_candidates(self) noexcept nogil:
+        """C = the K best units; theta = the worst of them."""
+        cdef Py_ssize_t u, a, K = self.cap, nh = 0
+        cdef int* h = &self.scan_heap[0]
+        for a in range(self.n_cand):
+            self.in_cand[self.cand[a]] = 0
+        # bounded min-heap (worst on top) of the K best seen so far
+        for u in range(self.n_units):
+            if nh < K:
+                h[nh] = <int>u
+                self._heap_up(h, nh)
+                nh += 1
+            elif self._better(<int>u, h[0]):
+                h[0] = <int>u
+                self._heap_down(h, nh)
+        self.theta_unit = h[0]
+        self.theta_key = self.key[h[0]]
+        for a in range(nh):
+            self.cand[a] = h[a]
+            self.in_cand[h[a]] = 1
+        self.n_cand = nh
+        self.cand_valid = True
+
+    cdef void _heap_up(self, int* h, Py_ssize_t i) noexcept nogil:
         cdef Py_ssize_t parent
         cdef int t
         while i > 0:
             parent = (i - 1) >> 1
-            if self._fbetter(self.frontier[i], self.frontier[parent]):
-                t = self.frontier[i]
-                self.frontier[i] = self.frontier[parent]
-                self.frontier[parent] = t
+            if self._better(h[parent], h[i]):
+                t = h[i]
+                h[i] = h[parent]
+                h[parent] = t
                 i = parent
             else:
                 break
 
-    cdef void _frontier_down(self, Py_ssize_t nf) noexcept nogil:
-        cdef Py_ssize_t i = 0, c, best
+    cdef void _heap_down(self, int* h, Py_ssize_t n) noexcept nogil:
+        cdef Py_ssize_t i = 0, c, worst
         cdef int t
         while True:
             c = 2 * i + 1
-            if c >= nf:
+            if c >= n:
                 break
-            best = c
-            if c + 1 < nf and self._fbetter(self.frontier[c + 1], self.frontier[c]):
-                best = c + 1
-            if self._fbetter(self.frontier[best], self.frontier[i]):
-                t = self.frontier[i]
-                self.frontier[i] = self.frontier[best]
-                self.frontier[best] = t
-                i = best
+            worst = c
+            if c + 1 < n and self._better(h[c], h[c + 1]):
+                worst = c + 1
+            if self._better(h[i], h[worst]):
+                t = h[i]
+                h[i] = h[worst]
+                h[worst] = t
+                i = worst
             else:
                 break

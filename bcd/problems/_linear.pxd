@@ -14,7 +14,7 @@ cdef class LinearModelKernel(Problem):
     cdef readonly double l2
     cdef readonly double curvature            # sup phi''
     cdef const double[::1] target
-    cdef double[::1] z
+    cdef double[::1] z                         # A x (scratch for least squares)
     cdef double[::1] w
     # scratch
     cdef double[::1] dz

@@ -186,18 +186,32 @@ cdef class LinearModelKernel(Problem):
                   &one, &self.g[0], &inc)
             self.all_dirty = True
             return
+        # When the update reaches more gradient entries than there are
+        # coordinates, nearly all of them change: report "all dirty" and
+        # skip the per-entry bookkeeping.
+        cdef Py_ssize_t reach = 0
+        for k in range(nr):
+            i = rows[k]
+            reach += self.A.r_indptr[i + 1] - self.A.r_indptr[i]
+        cdef bint mark = reach <= self.n
+        if not mark:
+            self.all_dirty = True
+        cdef double* g = &self.g[0]
+        cdef const int* rind = &self.A.r_indices[0]
+        cdef const double* rval = &self.A.r_values[0]
         for k in range(nr):
             dwk = dw[k]
             if dwk == 0.0:
                 continue
             i = rows[k]
-            for p in range(self.A.r_indptr[i], self.A.r_indptr[i + 1]):
-                c = self.A.r_indices[p]
-                self.g[c] += self.A.r_values[p] * dwk
-                if not self.dirty_mark[c]:
-                    self.dirty_mark[c] = 1
-                    self.dirty[self.n_dirty] = <int>c
-                    self.n_dirty += 1
+            if mark:
+                for p in range(self.A.r_indptr[i], self.A.r_indptr[i + 1]):
+                    c = rind[p]
+                    g[c] += rval[p] * dwk
+                    self.mark_dirty(c)
+            else:
+                for p in range(self.A.r_indptr[i], self.A.r_indptr[i + 1]):
+                    g[rind[p]] += rval[p] * dwk
 
 
 cdef class LeastSquaresKernel(LinearModelKernel):
@@ -220,25 +234,18 @@ cdef class LeastSquaresKernel(LinearModelKernel):
 
     cdef void update_rows(self, const int* rows, const double* vals, Py_ssize_t nr,
                           double scale, double* dw_out) noexcept nogil:
-        cdef Py_ssize_t k, i
-        cdef double dz
-        cdef double* z = &self.z[0]
+        # only the residual w is kept up to date; z is scratch for reset()
+        cdef Py_ssize_t k
         cdef double* w = &self.w[0]
         if rows == NULL:
             for k in range(nr):
-                dz = scale * vals[k]
-                z[k] += dz
-                w[k] += dz
-                if dw_out != NULL:
-                    dw_out[k] = dz
-            return
-        for k in range(nr):
-            i = rows[k]
-            dz = scale * vals[k]
-            z[i] += dz
-            w[i] += dz
-            if dw_out != NULL:
-                dw_out[k] = dz
+                w[k] += scale * vals[k]
+        else:
+            for k in range(nr):
+                w[rows[k]] += scale * vals[k]
+        if dw_out != NULL:
+            for k in range(nr):
+                dw_out[k] = scale * vals[k]
 
 
 cdef inline double _logistic_loss(double u) noexcept nogil:
