@@ -8,7 +8,7 @@ from ._result import ConvergenceWarning, History, Result
 from ._validation import (check_option, check_random_state, check_scalar, check_vector,
                           seed_words)
 from .core import _engine
-from .core.blocks import BLOCKS, PARTITIONS, make_units
+from .core.blocks import BLOCKS, PARTITIONS, Units, make_units
 from .core.rules import RULES
 from .core.updates import UPDATES
 from .problems import Problem
@@ -112,25 +112,18 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
     if x0 is not None:
         x0 = check_vector(x0, "x0", n)
     rng = check_random_state(random_state)
-
-    factory, tracking = RULES[rule]
-    kernel = problem._make_kernel(tracking, block_size)
-    if x0 is not None:
-        kernel.set_x(x0)
-    units = make_units(blocks, kernel, block_size, partition, rng)
-    if check_every == "auto":
-        per_iter, per_check = problem._costs(block_size, tracking)
-        check_every = max(1, math.ceil(4.0 * per_check / max(per_iter, 1.0)))
-    else:
+    auto_check = isinstance(check_every, str) and check_every == "auto"
+    if not auto_check:
         check_every = check_scalar(check_every, "check_every", low=1, integer=True)
 
+    kernel, units, selector, step = _assemble(problem, rule, blocks, block_size, update,
+                                              partition, rng, x0)
+    if auto_check:
+        per_iter, per_check = problem._costs(block_size, kernel.tracking)
+        check_every = max(1, math.ceil(4.0 * per_check / max(per_iter, 1.0)))
     if units.n_units == 0:
-        # every coordinate has L_i = 0: the gradient is constant and zero
+        # every coordinate has L_i = 0: the gradient is constant, nothing to do
         max_iter = 0
-        selector = factory(_single_unit(n), blocks, (0, 0))
-    else:
-        selector = factory(units, blocks, seed_words(rng))
-    step = UPDATES[update]()
 
     engine_cb = None
     if callback is not None:
@@ -159,6 +152,19 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
                   float(history.time[-1]) if len(history) else 0.0, options)
 
 
-def _single_unit(n):
-    from .core.blocks import Units
-    return Units(np.array([0, 0], np.int32), np.zeros(0, np.int32), 1, np.zeros(1), n)
+def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None):
+    """Build the compiled parts of a solve from validated options.
+
+    Returns ``(kernel, units, selector, step)``.
+    """
+    factory, tracking = RULES[rule]
+    kernel = problem._make_kernel(tracking, block_size)
+    if x0 is not None:
+        kernel.set_x(x0)
+    units = make_units(blocks, kernel, block_size, partition, rng)
+    if units.n_units == 0:
+        # no coordinate can move; a one-unit placeholder keeps the selector valid
+        placeholder = Units(np.array([0, 0], np.int32), np.zeros(0, np.int32), 1, np.zeros(1),
+                            problem.n_features)
+        return kernel, units, factory(placeholder, blocks, (0, 0)), UPDATES[update]()
+    return kernel, units, factory(units, blocks, seed_words(rng)), UPDATES[update]()

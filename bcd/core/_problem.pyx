@@ -18,7 +18,7 @@ cdef class Problem:
 
     def set_x(self, x0):
         """Set the iterate (copied) and recompute all state exactly."""
-        self.x[:] = x0
+        np.asarray(self.x)[:] = x0
         with nogil:
             self.reset()
 

@@ -36,6 +36,21 @@ cdef class Selector:
     cdef void notify(self, Problem prob) noexcept nogil:
         pass
 
+    def draw(self, Problem prob, Py_ssize_t count):
+        """Return the next ``count`` blocks this rule picks at the current
+        iterate of ``prob``, without stepping (for inspection and tests)."""
+        cdef Py_ssize_t c, nb, size = 0
+        for c in range(self.n_units):
+            size = max(size, self.unit_ptr[c + 1] - self.unit_ptr[c])
+        buf = np.zeros(max(1, size * self.k), dtype=np.int32)
+        cdef int[::1] b = buf
+        out = []
+        for c in range(count):
+            with nogil:
+                nb = self.select(prob, &b[0])
+            out.append(buf[:nb].copy())
+        return out
+
     cdef Py_ssize_t select(self, Problem prob, int* block) noexcept nogil:
         """Fill ``block`` with the coordinates to update; return their count."""
         cdef Py_ssize_t nc = self.pick(prob)
@@ -104,9 +119,9 @@ cdef class RandomSelector(Selector):
         # partial Fisher-Yates: the first k entries of perm are a uniform sample
         for a in range(self.k):
             r = a + rng_below(&self.rng, self.n_units - a)
-            t = self.perm[a]
-            self.perm[a] = self.perm[r]
-            self.perm[r] = t
+            t = self.perm[r]
+            self.perm[r] = self.perm[a]
+            self.perm[a] = t
             self.chosen[a] = t
         return self.k
 
