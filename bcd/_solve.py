@@ -13,6 +13,9 @@ from .core.rules import RULES
 from .core.updates import UPDATES
 from .problems import Problem
 
+_INT_MAX = 2**62
+
+
 class IterationInfo:
     """What a callback receives: ``iteration``, ``x`` (a copy) and ``objective``."""
 
@@ -61,7 +64,8 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
     tol : float, default=1e-6
         Stop when ``||grad f(x)||_inf <= tol`` (unscaled objective).
     max_time : float or None, default=None
-        Wall-clock limit in seconds for the iteration loop.
+        Wall-clock limit in seconds for the iteration loop (None or inf: no
+        limit).
     x0 : array-like of shape (n_features,), optional
         Starting point (default zeros).  Not modified.
     random_state : None, int, RandomState or Generator
@@ -103,10 +107,15 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
     check_option(partition, "partition", PARTITIONS)
     n = problem.n_features
     block_size = check_scalar(block_size, "block_size", low=1, high=n, integer=True)
-    max_iter = check_scalar(max_iter, "max_iter", low=0, integer=True)
+    max_iter = check_scalar(max_iter, "max_iter", low=0, high=_INT_MAX, integer=True)
     tol = check_scalar(tol, "tol", low=0.0)
-    max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False, allow_none=True)
-    callback_every = check_scalar(callback_every, "callback_every", low=1, integer=True)
+    if max_time is not None and not (isinstance(max_time, (int, float, np.floating))
+                                     and max_time == np.inf):
+        max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
+    if max_time == np.inf:
+        max_time = None
+    callback_every = check_scalar(callback_every, "callback_every", low=1, high=_INT_MAX,
+                                  integer=True)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {callback!r}.")
     if x0 is not None:
@@ -114,7 +123,8 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
     rng = check_random_state(random_state)
     auto_check = isinstance(check_every, str) and check_every == "auto"
     if not auto_check:
-        check_every = check_scalar(check_every, "check_every", low=1, integer=True)
+        check_every = check_scalar(check_every, "check_every", low=1, high=_INT_MAX,
+                                   integer=True)
 
     kernel, units, selector, step = _assemble(problem, rule, blocks, block_size, update,
                                               partition, rng, x0)

@@ -19,13 +19,13 @@ def register(name, cls):
     """Register a problem class under ``name``.
 
     ``cls`` must be a subclass of :class:`bcd.problems.Problem`.  Registering
-    a name twice replaces the earlier class.
+    a name twice replaces the earlier class; one class may be registered
+    under several names.
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a non-empty string, got {name!r}.")
     if not (isinstance(cls, type) and issubclass(cls, Problem)):
         raise TypeError(f"cls must be a subclass of bcd.problems.Problem, got {cls!r}.")
-    cls.name = name
     _REGISTRY[name] = cls
     return cls
 

@@ -18,8 +18,6 @@ class Problem:
     :func:`bcd.problems.register`.
     """
 
-    #: Registry name, set by :func:`bcd.problems.register`.
-    name = None
     n_features = 0
     #: dtype of returned solutions (float32 for float32 input).
     dtype = np.dtype(np.float64)

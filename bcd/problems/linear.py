@@ -22,7 +22,12 @@ class _LinearModel(Problem):
         self.l2 = check_scalar(l2, "l2", low=0.0)
         self._target = target
         self._matrices = {}
-        self._lipschitz = None
+        L = self._curvature * self._matrix(False).col_sqnorms() + self.l2
+        if not np.all(np.isfinite(L)):
+            raise ValueError("A has a column whose squared norm overflows float64; "
+                             "rescale A.")
+        L.setflags(write=False)
+        self._lipschitz = L
 
     def _matrix(self, rows):
         if rows not in self._matrices:
@@ -32,10 +37,6 @@ class _LinearModel(Problem):
     @property
     def lipschitz(self):
         """Coordinate-wise constants L_i = c ||A[:, i]||^2 + l2 (c = sup phi'')."""
-        if self._lipschitz is None:
-            L = self._curvature * self._matrix(False).col_sqnorms() + self.l2
-            L.setflags(write=False)
-            self._lipschitz = L
         return self._lipschitz
 
     def _make_kernel(self, tracking, max_block):
