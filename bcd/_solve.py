@@ -9,8 +9,8 @@ from ._validation import (check_option, check_random_state, check_scalar, check_
                           seed_words)
 from .core import _engine
 from .core.blocks import BLOCKS, PARTITIONS, Units, make_units
-from .core.rules import RULES
-from .core.updates import UPDATES
+from .core.rules import GSD_DIAGONALS, GSQ_METHODS, RULES, RuleContext
+from .core.updates import LIPSCHITZ, UPDATES
 from .problems import Problem
 
 _INT_MAX = 2**62
@@ -33,17 +33,24 @@ class IterationInfo:
 def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient",
           partition="sort", max_iter=10000, tol=1e-6, max_time=None, x0=None,
           random_state=None, callback=None, verbose=False, check_every="auto",
-          callback_every=1):
+          callback_every=1, lipschitz="bound", gsd_diagonal="lipschitz", gsq_method="iht"):
     """Minimize a problem by block coordinate descent.
 
     Parameters
     ----------
     problem : bcd.problems.Problem
         A problem such as :class:`bcd.LeastSquares` or :class:`bcd.Logistic`.
-    rule : {"gs", "cyclic", "random", "lipschitz"}, default="gs"
+    rule : {"gs", "gsl", "gsd", "gsq", "cyclic", "random", "lipschitz"}, default="gs"
         Block selection rule.  ``"gs"`` (Gauss-Southwell) takes the block
         with the largest gradient norm (fixed blocks) or the ``block_size``
         coordinates with the largest ``|grad_i f|`` (variable blocks).
+        ``"gsl"`` maximizes ``||grad_b f||^2 / L_b`` (fixed blocks; for
+        variable blocks the GSD rule with SIRT diagonals, as in the paper).
+        ``"gsd"`` maximizes ``sum_{i in b} (grad_i f)^2 / D_i`` with ``D_i``
+        chosen by ``gsd_diagonal``.  ``"gsq"`` maximizes
+        ``grad_b.T H_b^{-1} grad_b``: exactly for fixed blocks, and for
+        variable blocks by an approximate L0-constrained quadratic solve
+        (``gsq_method``) started from the GS block.
         ``"lipschitz"`` samples blocks with probability proportional to
         ``L_b`` (fixed) or coordinates proportional to ``L_i`` without
         replacement (variable).  ``"cyclic"`` cycles through the fixed
@@ -54,9 +61,14 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         partition chosen once (see ``partition``).
     block_size : int, default=5
         Block size tau, between 1 and ``problem.n_features``.
-    update : {"gradient"}, default="gradient"
-        ``"gradient"``: ``x_b -= grad_b f / L_b`` with ``L_b`` the largest
-        eigenvalue of the block's curvature bound (Appendix B of the paper).
+    update : {"gradient", "linesearch", "matrix", "newton", "exact"}, default="gradient"
+        ``"gradient"``: ``x_b -= grad_b f / L_b`` (see ``lipschitz``).
+        ``"linesearch"``: the direction ``-grad_b f`` with an Armijo
+        backtracking search from step 1 (quadratic, then cubic
+        interpolation).  ``"matrix"``: ``x_b -= H_b^{-1} grad_b f`` with the
+        curvature bound ``H_b`` of Appendix B.  ``"newton"``: the block
+        Hessian at ``x`` instead of ``H_b``, with the same line search.
+        ``"exact"``: the block minimizer, for quadratic problems only.
     partition : {"sort", "order", "random", "avg"}, default="sort"
         How fixed blocks are formed; ignored for variable blocks.
     max_iter : int, default=10000
@@ -82,6 +94,20 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         cost of the iterations they follow.
     callback_every : int, default=1
         Iterations between callback calls.
+    lipschitz : {"bound", "estimate"}, default="bound"
+        Step size of the gradient update.  ``"bound"``: ``L_b`` is the
+        largest eigenvalue of the block's curvature bound.  ``"estimate"``:
+        a running estimate that starts at 1 and doubles until the step
+        decreases f by ``||grad_b f||^2 / (2 L_b)`` (kept per block for
+        fixed blocks, per coordinate for variable blocks).
+    gsd_diagonal : {"lipschitz", "lipschitz_tau", "sirt"}, default="lipschitz"
+        ``D_i`` of the GSD rule: ``L_i``; ``L_i * tau`` (the variant with a
+        proven progress bound; it selects the same blocks when all have
+        size tau); or the row sums ``sum_j |M_ij|`` of the Hessian bound M
+        (SIRT).
+    gsq_method : {"iht", "omp"}, default="iht"
+        Approximation of the GSQ rule for variable blocks: 10 iterations of
+        iterative hard thresholding, or orthogonal matching pursuit.
 
     Returns
     -------
@@ -105,6 +131,9 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
     check_option(blocks, "blocks", BLOCKS)
     check_option(update, "update", tuple(UPDATES))
     check_option(partition, "partition", PARTITIONS)
+    check_option(lipschitz, "lipschitz", LIPSCHITZ)
+    check_option(gsd_diagonal, "gsd_diagonal", GSD_DIAGONALS)
+    check_option(gsq_method, "gsq_method", GSQ_METHODS)
     n = problem.n_features
     block_size = check_scalar(block_size, "block_size", low=1, high=n, integer=True)
     max_iter = check_scalar(max_iter, "max_iter", low=0, high=_INT_MAX, integer=True)
@@ -126,8 +155,9 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         check_every = check_scalar(check_every, "check_every", low=1, high=_INT_MAX,
                                    integer=True)
 
-    kernel, units, selector, step = _assemble(problem, rule, blocks, block_size, update,
-                                              partition, rng, x0)
+    kernel, units, selector, step = _assemble(
+        problem, rule, blocks, block_size, update, partition, rng, x0,
+        dict(lipschitz=lipschitz, gsd_diagonal=gsd_diagonal, gsq_method=gsq_method))
     if auto_check:
         per_iter, per_check = problem._costs(block_size, kernel.tracking)
         check_every = max(1, math.ceil(4.0 * per_check / max(per_iter, 1.0)))
@@ -155,26 +185,39 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         warnings.warn(f"{message} Optimality {opt:.3e} > tol {tol:.3e}.", ConvergenceWarning,
                       stacklevel=2)
     options = dict(rule=rule, blocks=blocks, block_size=block_size, update=update,
-                   partition=partition if blocks == "fixed" else None,
+                   partition=partition if blocks == "fixed" else None, lipschitz=lipschitz,
+                   gsd_diagonal=gsd_diagonal, gsq_method=gsq_method,
                    check_every=check_every, tol=tol, max_iter=max_iter)
     return Result(kernel.get_x().astype(problem.dtype, copy=False), float(obj), float(opt),
                   int(n_iter), converged, status_name, message, history,
                   float(history.time[-1]) if len(history) else 0.0, options)
 
 
-def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None):
+def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None, options=None):
     """Build the compiled parts of a solve from validated options.
 
     Returns ``(kernel, units, selector, step)``.
     """
+    options = options or {}
     factory, tracking = RULES[rule]
     kernel = problem._make_kernel(tracking, block_size)
     if x0 is not None:
         kernel.set_x(x0)
     units = make_units(blocks, kernel, block_size, partition, rng)
+    max_block = max(block_size, units.max_size)
+    kernel.reserve(max_block)
+    step = UPDATES[update](problem, kernel, units, options.get("lipschitz", "bound"))
+    step.reserve(max_block)
     if units.n_units == 0:
         # no coordinate can move; a one-unit placeholder keeps the selector valid
         placeholder = Units(np.array([0, 0], np.int32), np.zeros(0, np.int32), 1, np.zeros(1),
                             problem.n_features)
-        return kernel, units, factory(placeholder, blocks, (0, 0)), UPDATES[update]()
-    return kernel, units, factory(units, blocks, seed_words(rng)), UPDATES[update]()
+        return kernel, units, _cyclic_placeholder(placeholder), step
+    ctx = RuleContext(problem, kernel, units, blocks, block_size, seed_words(rng),
+                      options.get("gsd_diagonal", "lipschitz"), options.get("gsq_method", "iht"))
+    return kernel, units, factory(ctx), step
+
+
+def _cyclic_placeholder(units):
+    from .core._select import CyclicSelector
+    return CyclicSelector(units.ptr, units.coords, units.lipschitz, 1, (0, 0), False)

@@ -31,7 +31,7 @@ STATUS_MESSAGES = {
     MAX_ITER: "Stopped: reached max_iter before the optimality measure reached tol.",
     MAX_TIME: "Stopped: reached max_time before the optimality measure reached tol.",
     CALLBACK: "Stopped: the callback asked to stop.",
-    STALLED: "Stopped: no coordinate can make progress (all selected blocks have a zero step bound).",
+    STALLED: "Stopped: the selected block could not make progress (the step was rejected).",
 }
 
 
@@ -109,7 +109,6 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
     """
     cdef int[::1] block = np.zeros(max(1, max_block), dtype=np.int32)
     cdef double[::1] gb = np.zeros(max(1, max_block))
-    cdef double[::1] d = np.zeros(max(1, max_block))
     cdef History h
     cdef Py_ssize_t it = 0, nb, stalls = 0
     cdef Py_ssize_t to_check, to_callback, to_clock
@@ -144,14 +143,15 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
             while status != CONVERGED and it < max_iter:
                 nb = sel.select(prob, &block[0])
                 prob.grad_block(&block[0], nb, &gb[0])
-                if upd.step(prob, sel, &block[0], nb, &gb[0], &d[0]) == 0:
-                    prob.apply(&block[0], nb, &d[0])
+                if upd.step(prob, sel, &block[0], nb, &gb[0]) == 0:
                     sel.notify(prob)
                     prob.clear_dirty()
                     stalls = 0
                 else:
+                    # the state did not change: a greedy rule would pick the
+                    # same block again; a random one may find another
                     stalls += 1
-                    if stalls > sel.n_units:
+                    if sel.needs_gradient or stalls > 10 * sel.n_units:
                         status = STALLED
                         break
                 it += 1
@@ -200,7 +200,7 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
                 opt = prob.optimality(True)
                 obj = prob.objective()
                 _hist_push(&h, it, obj, opt, _now() - t0)
-                if opt <= tol and (status == MAX_ITER or status == MAX_TIME):
+                if opt <= tol and status != CALLBACK:
                     status = CONVERGED
         cols = _hist_to_numpy(&h)
     finally:

@@ -25,4 +25,10 @@ cdef class Matrix:
     cdef double col_sqnorm(self, Py_ssize_t j) noexcept nogil
     cdef void matvec(self, const double* x, double* out) noexcept nogil
     cdef void rmatvec(self, const double* w, double* out) noexcept nogil
-    cdef void gram(self, const int* cols, Py_ssize_t nb, double* G, double* work) noexcept nogil
+    cdef void gram(self, const int* cols, Py_ssize_t nb, const double* row_weight, double* G,
+                   double* work) noexcept nogil
+    cdef Py_ssize_t combine_columns(self, const int* cols, Py_ssize_t nb, const double* d,
+                                    int* rows, unsigned char* mark, double* acc,
+                                    double* out) noexcept nogil
+    cdef void rows_rmatvec_add(self, const int* rows, const double* vals, Py_ssize_t nr,
+                               double* out) noexcept nogil

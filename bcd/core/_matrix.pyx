@@ -1,6 +1,7 @@
 """Column access to dense and sparse matrices, shared by every kernel."""
 import numpy as np
 import scipy.sparse as sp
+from libc.math cimport fabs
 from scipy.linalg.cython_blas cimport ddot, daxpy, dgemv
 
 
@@ -43,6 +44,56 @@ cdef class Matrix:
         with nogil:
             for j in range(self.n_cols):
                 o[j] = self.col_sqnorm(j)
+        return out
+
+    def gram_abs_row_sums(self):
+        """sum_j |A[:, i] . A[:, j]| for every column i, without forming A.T A.
+
+        Sparse matrices need the row view; the cost is sum over rows of
+        nnz(row)^2.  Dense matrices are processed in column chunks.
+        """
+        cdef double[::1] o, acc
+        cdef unsigned char[::1] mark
+        cdef int[::1] lst
+        cdef Py_ssize_t i, p, q, r, c, nt, k
+        cdef double v, s
+        if self.dense:
+            A = np.asarray(self.values).reshape(self.n_cols, self.n_rows).T
+            out = np.empty(self.n_cols)
+            chunk = max(1, 2**22 // max(1, self.n_cols))
+            for start in range(0, self.n_cols, chunk):
+                out[start:start + chunk] = np.abs(A[:, start:start + chunk].T @ A).sum(axis=1)
+            return out
+        if not self.has_rows:
+            raise ValueError("the row view of A is needed")
+        out = np.zeros(self.n_cols)
+        acc_arr = np.zeros(self.n_cols)
+        mark_arr = np.zeros(self.n_cols, dtype=np.uint8)
+        list_arr = np.zeros(self.n_cols, dtype=np.int32)
+        o = out
+        acc = acc_arr
+        mark = mark_arr
+        lst = list_arr
+        with nogil:
+            for i in range(self.n_cols):
+                nt = 0
+                for p in range(self.indptr[i], self.indptr[i + 1]):
+                    r = self.indices[p]
+                    v = self.values[p]
+                    for q in range(self.r_indptr[r], self.r_indptr[r + 1]):
+                        c = self.r_indices[q]
+                        if not mark[c]:
+                            mark[c] = 1
+                            lst[nt] = <int>c
+                            nt += 1
+                        acc[c] += v * self.r_values[q]
+                s = 0.0
+                for k in range(nt):
+                    c = lst[k]
+                    s += fabs(acc[c])
+                    acc[c] = 0.0
+                    mark[c] = 0
+                o[i] = s
         return out
 
     cdef Py_ssize_t col_nnz(self, Py_ssize_t j) noexcept nogil:
@@ -127,31 +178,89 @@ cdef class Matrix:
         for j in range(self.n_cols):
             out[j] = self.col_dot(j, w)
 
-    cdef void gram(self, const int* cols, Py_ssize_t nb, double* G, double* work) noexcept nogil:
-        """G (nb x nb, row-major) = A[:, cols].T @ A[:, cols].
+    cdef void gram(self, const int* cols, Py_ssize_t nb, const double* row_weight, double* G,
+                   double* work) noexcept nogil:
+        """G (nb x nb, row-major) = A[:, cols].T @ diag(row_weight) @ A[:, cols].
 
-        ``work`` is a zeroed buffer of length n_rows; it is zero again on
-        return.  Cost O(nb^2 * nnz per column).
+        ``row_weight`` may be NULL (unweighted).  ``work`` is a zeroed buffer
+        of length n_rows and is zero again on return.  Cost O(nb^2 * nnz per
+        column).
         """
-        cdef Py_ssize_t a, b, p, start, end
+        cdef Py_ssize_t a, b, p, i, start, end
         cdef double s
         for a in range(nb):
-            G[a * nb + a] = self.col_sqnorm(cols[a])
-            if a + 1 == nb:
-                break
             if self.dense:
-                for b in range(a + 1, nb):
-                    s = self.col_dot(cols[b], &self.values[cols[a] * self.n_rows])
-                    G[a * nb + b] = s
-                    G[b * nb + a] = s
-                continue
-            start = self.indptr[cols[a]]
-            end = self.indptr[cols[a] + 1]
+                start = cols[a] * self.n_rows
+                end = start + self.n_rows
+            else:
+                start = self.indptr[cols[a]]
+                end = self.indptr[cols[a] + 1]
+            # scatter the (weighted) column a into work
             for p in range(start, end):
-                work[self.indices[p]] = self.values[p]
-            for b in range(a + 1, nb):
+                i = self.indices[p] if not self.dense else p - start
+                work[i] = self.values[p] * (row_weight[i] if row_weight != NULL else 1.0)
+            for b in range(a, nb):
                 s = self.col_dot(cols[b], work)
                 G[a * nb + b] = s
                 G[b * nb + a] = s
             for p in range(start, end):
-                work[self.indices[p]] = 0.0
+                i = self.indices[p] if not self.dense else p - start
+                work[i] = 0.0
+
+    cdef Py_ssize_t combine_columns(self, const int* cols, Py_ssize_t nb, const double* d,
+                                    int* rows, unsigned char* mark, double* acc,
+                                    double* out) noexcept nogil:
+        """Compute A[:, cols] @ d on the rows it touches.
+
+        Sparse: the touched rows go to ``rows`` and the values, in the same
+        order, to ``out``; returns their count.  ``mark`` and ``acc`` are
+        zeroed buffers of length n_rows and are zero again on return.
+        Dense: every row is touched; ``out`` (length n_rows) receives the
+        product and ``rows`` is unused.
+        """
+        cdef Py_ssize_t a, p, i, k, nt = 0
+        if self.dense:
+            for i in range(self.n_rows):
+                out[i] = 0.0
+            for a in range(nb):
+                if d[a] != 0.0:
+                    self.col_axpy(cols[a], d[a], out)
+            return self.n_rows
+        for a in range(nb):
+            if d[a] == 0.0:
+                continue
+            for p in range(self.indptr[cols[a]], self.indptr[cols[a] + 1]):
+                i = self.indices[p]
+                if not mark[i]:
+                    mark[i] = 1
+                    rows[nt] = <int>i
+                    nt += 1
+                acc[i] += d[a] * self.values[p]
+        for k in range(nt):
+            i = rows[k]
+            out[k] = acc[i]
+            acc[i] = 0.0
+            mark[i] = 0
+        return nt
+
+    cdef void rows_rmatvec_add(self, const int* rows, const double* vals, Py_ssize_t nr,
+                               double* out) noexcept nogil:
+        """out += A[rows].T @ vals (rows NULL: every row, vals of length n_rows)."""
+        cdef Py_ssize_t k, p, i
+        cdef int m, n, inc = 1
+        cdef double one = 1.0, v
+        cdef char trans = b'T'
+        if self.dense:
+            m = <int>self.n_rows
+            n = <int>self.n_cols
+            # out += A.T @ vals
+            dgemv(&trans, &m, &n, &one, <double*>&self.values[0], &m, <double*>vals, &inc,
+                  &one, out, &inc)
+            return
+        for k in range(nr):
+            v = vals[k]
+            if v == 0.0:
+                continue
+            i = rows[k]
+            for p in range(self.r_indptr[i], self.r_indptr[i + 1]):
+                out[self.r_indices[p]] += self.r_values[p] * v

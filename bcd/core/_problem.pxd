@@ -1,36 +1,58 @@
+from bcd.core._linalg cimport BlockWork
+
+
 cdef class Problem:
     """Compiled state and oracles of a smooth objective f.
 
     Subclasses hold the data and whatever incremental state makes a block
-    step cheap (residuals, margins, scores).  The engine talks to a problem
-    only through the methods below, so adding a problem never touches the
-    loop.
+    step cheap (residuals, margins, scores).  The engine and the updates
+    talk to a problem only through the methods below, so adding a problem
+    never touches them.
 
     When ``tracking`` is on, the full gradient ``g`` is kept up to date by
-    :meth:`apply` and the coordinates whose gradient entry changed are listed
-    in ``dirty`` (greedy rules read them).  When it is off, gradient entries
-    are computed on demand by :meth:`grad_coord`.
+    every step, and the coordinates whose gradient entry changed are listed
+    in ``dirty`` (greedy rules read them); ``all_dirty`` says that nearly
+    all changed.  Without tracking, gradient entries are computed on demand
+    by :meth:`grad_coord`.
+
+    A step along a direction d on block b is taken in three parts so that
+    line searches are cheap (Section 4.4 of the paper): ``direction_prepare``
+    computes what one unit of d changes in the state, ``direction_delta``
+    returns f(x + alpha U_b d) - f(x) from it, and ``direction_commit``
+    moves x by alpha d.  ``apply`` is prepare + commit with alpha = 1.
     """
     cdef readonly Py_ssize_t n
     cdef double[::1] x
     cdef double[::1] g
     cdef readonly const double[::1] lipschitz   # L_i, coordinate-wise bounds
     cdef readonly bint tracking
+    cdef readonly bint is_quadratic
     cdef int[::1] dirty
     cdef unsigned char[::1] dirty_mark
     cdef Py_ssize_t n_dirty
     cdef bint all_dirty
-    cdef double[::1] _gbuf                   # scratch for full gradients
+    cdef double[::1] _gbuf                      # scratch for full gradients
+    cdef BlockWork _bw                          # scratch for block_lipschitz
+    cdef double[::1] _hbuf
+    cdef readonly Py_ssize_t reserved           # largest block the scratch fits
 
     # -- to implement in subclasses -------------------------------------
     cdef void reset(self) noexcept nogil
     cdef double grad_coord(self, Py_ssize_t j) noexcept nogil
     cdef void full_gradient(self, double* out) noexcept nogil
     cdef double objective(self) noexcept nogil
-    cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil
-    cdef double block_lipschitz(self, const int* blk, Py_ssize_t nb) noexcept nogil
+    cdef void direction_prepare(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil
+    cdef double direction_delta(self, double alpha) noexcept nogil
+    cdef void direction_commit(self, double alpha) noexcept nogil
+    # optional curvature oracles (return False when unavailable)
+    cdef bint block_hessian_bound(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil
+    cdef bint block_hessian(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil
+    cdef bint bound_matvec(self, const int* support, const double* v, Py_ssize_t ns,
+                           double* out) noexcept nogil
 
     # -- provided -------------------------------------------------------
+    cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil
+    cdef double block_lipschitz(self, const int* blk, Py_ssize_t nb) noexcept nogil
     cdef void grad_block(self, const int* blk, Py_ssize_t nb, double* out) noexcept nogil
     cdef double optimality(self, bint exact) noexcept nogil
     cdef void clear_dirty(self) noexcept nogil

@@ -2,19 +2,36 @@
 import numpy as np
 from libc.math cimport fabs
 
+from bcd.core._linalg cimport BlockWork, lambda_max
+
 
 cdef class Problem:
 
-    def __init__(self, Py_ssize_t n, lipschitz, bint tracking):
+    def __init__(self, Py_ssize_t n, lipschitz, bint tracking, bint is_quadratic=False):
         self.n = n
         self.x = np.zeros(n)
         self.lipschitz = np.ascontiguousarray(lipschitz, dtype=np.float64)
         self.tracking = tracking
+        self.is_quadratic = is_quadratic
         self._gbuf = np.zeros(n)
         if tracking:
             self.g = np.zeros(n)
             self.dirty = np.zeros(n, dtype=np.int32)
             self.dirty_mark = np.zeros(n, dtype=np.uint8)
+        Problem.reserve(self, 1)
+
+    def reserve(self, Py_ssize_t max_block):
+        """Make the scratch fit blocks of up to ``max_block`` coordinates.
+
+        Scratch only grows; subclasses extend this and call it first.
+        Returns True when it grew.
+        """
+        if max_block <= self.reserved:
+            return False
+        self.reserved = max_block
+        self._bw = BlockWork(max_block)
+        self._hbuf = np.zeros(max_block * max_block)
+        return True
 
     def set_x(self, x0):
         """Set the iterate (copied) and recompute all state exactly."""
@@ -38,6 +55,31 @@ cdef class Problem:
             self.full_gradient(&o[0])
         return out
 
+    def get_block_matrix(self, block, bint exact=False):
+        """H_b (the bound of Appendix B, or the Hessian with ``exact``) or None."""
+        cdef int[::1] b = np.ascontiguousarray(block, dtype=np.int32)
+        cdef Py_ssize_t nb = b.shape[0]
+        H = np.zeros((nb, nb))
+        cdef double[:, ::1] Hv = H
+        cdef bint ok
+        self.reserve(nb)          # grows only
+        with nogil:
+            ok = self.block_hessian(&b[0], nb, &Hv[0, 0]) if exact else \
+                self.block_hessian_bound(&b[0], nb, &Hv[0, 0])
+        return H if ok else None
+
+    def blocks_lipschitz(self, const int[::1] unit_ptr, const int[::1] unit_coords):
+        """L_b for every block of a partition given in CSR-like form."""
+        cdef Py_ssize_t u, nu = unit_ptr.shape[0] - 1
+        out = np.empty(nu)
+        cdef double[::1] o = out
+        with nogil:
+            for u in range(nu):
+                o[u] = self.block_lipschitz(&unit_coords[unit_ptr[u]],
+                                            unit_ptr[u + 1] - unit_ptr[u])
+        return out
+
+    # ------------------------------------------------ subclass interface
     cdef void reset(self) noexcept nogil:
         pass
 
@@ -52,13 +94,42 @@ cdef class Problem:
     cdef double objective(self) noexcept nogil:
         return 0.0
 
-    cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
+    cdef void direction_prepare(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
         pass
 
+    cdef double direction_delta(self, double alpha) noexcept nogil:
+        return 0.0
+
+    cdef void direction_commit(self, double alpha) noexcept nogil:
+        pass
+
+    cdef bint block_hessian_bound(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
+        return False
+
+    cdef bint block_hessian(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
+        return False
+
+    cdef bint bound_matvec(self, const int* support, const double* v, Py_ssize_t ns,
+                           double* out) noexcept nogil:
+        return False
+
+    # ------------------------------------------------------------ provided
+    cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
+        self.direction_prepare(blk, nb, d)
+        self.direction_commit(1.0)
+
     cdef double block_lipschitz(self, const int* blk, Py_ssize_t nb) noexcept nogil:
+        """lambda_max of the block bound H_b; the sum of L_i without one."""
         cdef Py_ssize_t a
         cdef double s = 0.0
-        # sum of L_i is always a valid (if loose) bound on L_b
+        if nb == 1:
+            return self.lipschitz[blk[0]]
+        if self.block_hessian_bound(blk, nb, &self._hbuf[0]):
+            s = lambda_max(self._bw, &self._hbuf[0], nb)
+            if s > 0.0:
+                return s
+            s = 0.0
+        # the sum of coordinate constants is always a valid (loose) bound
         for a in range(nb):
             s += self.lipschitz[blk[a]]
         return s
@@ -87,7 +158,7 @@ cdef class Problem:
             gp = &self._gbuf[0]
             self.full_gradient(gp)
             if self.tracking:
-                # the tracked gradient is refreshed; greedy rules rebuild
+                # the tracked gradient is refreshed; greedy rules rescore
                 for j in range(self.n):
                     self.g[j] = gp[j]
                 self.all_dirty = True
@@ -105,13 +176,3 @@ cdef class Problem:
             self.dirty_mark[self.dirty[a]] = 0
         self.n_dirty = 0
         self.all_dirty = False
-
-    def blocks_lipschitz(self, const int[::1] unit_ptr, const int[::1] unit_coords):
-        """L_b for every block of a partition given in CSR-like form."""
-        cdef Py_ssize_t u, nu = unit_ptr.shape[0] - 1
-        out = np.empty(nu)
-        cdef double[::1] o = out
-        with nogil:
-            for u in range(nu):
-                o[u] = self.block_lipschitz(&unit_coords[unit_ptr[u]], unit_ptr[u + 1] - unit_ptr[u])
-        return out

@@ -19,7 +19,34 @@ cdef class Selector:
     cdef int[::1] chosen
     cdef RNG rng
     cdef public double last_L       # L_b of the last block when known, else 0
+    cdef public Py_ssize_t last_unit  # the unit picked when it was one, else -1
 
     cdef Py_ssize_t pick(self, Problem prob) noexcept nogil
     cdef Py_ssize_t select(self, Problem prob, int* block) noexcept nogil
     cdef void notify(self, Problem prob) noexcept nogil
+
+
+cdef class GreedySelector(Selector):
+    cdef const double[::1] coord_weight
+    cdef const double[::1] unit_scale
+    cdef const int[::1] unit_of
+    cdef double[::1] key
+    cdef int[::1] cand
+    cdef unsigned char[::1] in_cand
+    cdef Py_ssize_t n_cand
+    cdef Py_ssize_t cap
+    cdef int[::1] scan_heap
+    cdef double theta_key
+    cdef int theta_unit
+    cdef bint keys_stale
+    cdef bint cand_valid
+
+    cdef bint _better(self, int a, int b) noexcept nogil
+    cdef bint _at_least_theta(self, int u) noexcept nogil
+    cdef double _score(self, Problem prob, int u) noexcept nogil
+    cdef void _rescore_all(self, Problem prob) noexcept nogil
+    cdef Py_ssize_t _insert_best(self, int* c, Py_ssize_t nc, int u) noexcept nogil
+    cdef Py_ssize_t _scan_top(self) noexcept nogil
+    cdef void _rebuild_candidates(self) noexcept nogil
+    cdef void _heap_up(self, int* h, Py_ssize_t i) noexcept nogil
+    cdef void _heap_down(self, int* h, Py_ssize_t n) noexcept nogil

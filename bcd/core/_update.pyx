@@ -1,30 +1,232 @@
 """Block updates."""
+import numpy as np
+from libc.math cimport sqrt, isfinite
+
+from bcd.core._linalg cimport BlockWork, spd_solve
 from bcd.core._problem cimport Problem
 from bcd.core._select cimport Selector
+
+# Armijo constant and backtracking limits of the line searches
+cdef double ARMIJO_C = 1e-10
+cdef int MAX_BACKTRACKS = 60
 
 
 cdef class Update:
 
+    def __init__(self):
+        self.reserve(1)
+
+    def reserve(self, Py_ssize_t max_block):
+        """Make the scratch fit blocks of up to ``max_block`` coordinates (grows only)."""
+        if max_block <= self.reserved:
+            return
+        self.reserved = max_block
+        self.d = np.zeros(max_block)
+        self.H = np.zeros(max_block * max_block)
+        self.bw = BlockWork(max_block)
+
+    def enable_trace(self, Py_ssize_t capacity):
+        """Record (alpha, f change, alpha g.d) of up to ``capacity`` steps."""
+        self.tracing = True
+        self.n_trace = 0
+        self.tr_alpha = np.zeros(capacity)
+        self.tr_delta = np.zeros(capacity)
+        self.tr_slope = np.zeros(capacity)
+
+    def trace(self):
+        n = self.n_trace
+        return (np.asarray(self.tr_alpha)[:n].copy(), np.asarray(self.tr_delta)[:n].copy(),
+                np.asarray(self.tr_slope)[:n].copy())
+
+    cdef void record(self, double alpha, double delta, double slope) noexcept nogil:
+        if self.tracing and self.n_trace < self.tr_alpha.shape[0]:
+            self.tr_alpha[self.n_trace] = alpha
+            self.tr_delta[self.n_trace] = delta
+            self.tr_slope[self.n_trace] = slope
+            self.n_trace += 1
+
     cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
-                  const double* gb, double* d) noexcept nogil:
+                  const double* gb) noexcept nogil:
+        return 1
+
+    cdef int armijo(self, Problem prob, double gd, double alpha) noexcept nogil:
+        """Backtracking along the prepared direction, then commit.
+
+        Accepts the first alpha with f(x + alpha d) - f(x) <= c alpha g.d,
+        starting from ``alpha``.  The first backtrack minimizes the quadratic
+        interpolating f(x), g.d and the trial value; later ones the cubic
+        through the last two trials (Nocedal and Wright, section 3.5).  Each
+        new alpha is kept within [alpha/10, alpha/2] of the previous one.
+        """
+        cdef double fa, a_prev = 0.0, f_prev = 0.0, a_new, c1, c2, d1, A, B, disc
+        cdef int k
+        if not gd < 0.0:
+            return 1
+        fa = prob.direction_delta(alpha)
+        for k in range(MAX_BACKTRACKS):
+            if isfinite(fa) and fa <= ARMIJO_C * alpha * gd:
+                prob.direction_commit(alpha)
+                self.record(alpha, fa, alpha * gd)
+                return 0
+            if not isfinite(fa):
+                a_new = 0.1 * alpha
+            elif k == 0:
+                a_new = -gd * alpha * alpha / (2.0 * (fa - gd * alpha))
+            else:
+                c1 = fa - gd * alpha
+                c2 = f_prev - gd * a_prev
+                d1 = 1.0 / (a_prev * a_prev * alpha * alpha * (alpha - a_prev))
+                A = d1 * (a_prev * a_prev * c1 - alpha * alpha * c2)
+                B = d1 * (-a_prev * a_prev * a_prev * c1 + alpha * alpha * alpha * c2)
+                disc = B * B - 3.0 * A * gd
+                if A == 0.0 or disc < 0.0:
+                    a_new = 0.5 * alpha
+                else:
+                    a_new = (-B + sqrt(disc)) / (3.0 * A)
+            if not (a_new >= 0.1 * alpha):
+                a_new = 0.1 * alpha
+            elif a_new > 0.5 * alpha:
+                a_new = 0.5 * alpha
+            a_prev = alpha
+            f_prev = fa
+            alpha = a_new
+            fa = prob.direction_delta(alpha)
         return 1
 
 
 cdef class GradientUpdate(Update):
-    """d = -grad_b f / L_b with L_b = lambda_max of the block bound (eq. 10).
+    """d = -grad_b f / L_b (eq. 10).
 
-    L_b comes precomputed with a fixed partition and is computed from the
-    small block matrix for variable blocks.
+    With the global bound, L_b is the largest eigenvalue of the block's
+    curvature bound: precomputed per block for a fixed partition, computed
+    from the small block matrix for variable blocks.  With ``estimate``,
+    L_b is instead a running estimate (Section 4.3): it starts at 1 and is
+    doubled until f(x - g_b / L) <= f(x) - ||g_b||^2 / (2 L) holds; it is
+    kept per block for fixed blocks and per coordinate (a block uses its
+    largest) for variable blocks.
+    """
+    cdef bint estimate
+    cdef double[::1] L_unit
+    cdef double[::1] L_coord
+
+    def __init__(self, bint estimate=False, Py_ssize_t n_units=0, Py_ssize_t n=0):
+        Update.__init__(self)
+        self.estimate = estimate
+        if estimate:
+            self.L_unit = np.ones(max(1, n_units))
+            self.L_coord = np.ones(max(1, n))
+
+    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
+                  const double* gb) noexcept nogil:
+        cdef Py_ssize_t a
+        cdef double L, gg = 0.0, delta
+        cdef int doublings
+        if not self.estimate:
+            L = sel.last_L
+            if L <= 0.0:
+                L = prob.block_lipschitz(blk, nb)
+            if not L > 0.0:
+                return 1
+            for a in range(nb):
+                self.d[a] = -gb[a] / L
+            prob.apply(blk, nb, &self.d[0])
+            return 0
+        for a in range(nb):
+            gg += gb[a] * gb[a]
+            self.d[a] = -gb[a]
+        if gg == 0.0:
+            return 0
+        if sel.last_unit >= 0:
+            L = self.L_unit[sel.last_unit]
+        else:
+            L = 0.0
+            for a in range(nb):
+                L = max(L, self.L_coord[blk[a]])
+        prob.direction_prepare(blk, nb, &self.d[0])
+        delta = prob.direction_delta(1.0 / L)
+        doublings = 0
+        while not (delta <= -gg / (2.0 * L)) and doublings < 1100:
+            L *= 2.0
+            doublings += 1
+            delta = prob.direction_delta(1.0 / L)
+        if doublings == 1100:
+            return 1
+        prob.direction_commit(1.0 / L)
+        self.record(1.0 / L, delta, -gg / L)
+        if sel.last_unit >= 0:
+            self.L_unit[sel.last_unit] = L
+        else:
+            for a in range(nb):
+                self.L_coord[blk[a]] = L
+        return 0
+
+
+cdef class LineSearchUpdate(Update):
+    """The gradient direction d = -grad_b f with an Armijo backtracking line
+    search from alpha = 1 (Section 4.4)."""
+
+    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
+                  const double* gb) noexcept nogil:
+        cdef Py_ssize_t a
+        cdef double gd = 0.0
+        for a in range(nb):
+            self.d[a] = -gb[a]
+            gd -= gb[a] * gb[a]
+        if gd == 0.0:
+            return 0
+        prob.direction_prepare(blk, nb, &self.d[0])
+        return self.armijo(prob, gd, 1.0)
+
+
+cdef class MatrixUpdate(Update):
+    """d = -H_b^+ grad_b f with H_b the block's curvature bound (eq. 14).
+
+    H_b upper-bounds the block Hessian everywhere, so the unit step always
+    decreases f; for a quadratic it is the exact block minimizer.
     """
 
     cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
-                  const double* gb, double* d) noexcept nogil:
+                  const double* gb) noexcept nogil:
         cdef Py_ssize_t a
-        cdef double L = sel.last_L
-        if L <= 0.0:
-            L = prob.block_lipschitz(blk, nb)
-        if not L > 0.0:
+        if not prob.block_hessian_bound(blk, nb, &self.H[0]):
             return 1
         for a in range(nb):
-            d[a] = -gb[a] / L
+            self.d[a] = -gb[a]
+        if spd_solve(self.bw, &self.H[0], &self.d[0], nb) < 0:
+            return 1
+        prob.apply(blk, nb, &self.d[0])
         return 0
+
+
+cdef class NewtonUpdate(Update):
+    """d = -(block Hessian)^+ grad_b f with an Armijo line search from alpha = 1
+    (Section 4.6).  A singular block Hessian is handled by its
+    pseudo-inverse; if that is not a descent direction the step falls back
+    to -grad_b f."""
+
+    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
+                  const double* gb) noexcept nogil:
+        cdef Py_ssize_t a
+        cdef double gd = 0.0
+        cdef bint ok = prob.block_hessian(blk, nb, &self.H[0])
+        if not ok:
+            ok = prob.block_hessian_bound(blk, nb, &self.H[0])
+        for a in range(nb):
+            self.d[a] = -gb[a]
+        if ok and spd_solve(self.bw, &self.H[0], &self.d[0], nb) >= 0:
+            for a in range(nb):
+                gd += gb[a] * self.d[a]
+        if not gd < 0.0:
+            gd = 0.0
+            for a in range(nb):
+                self.d[a] = -gb[a]
+                gd -= gb[a] * gb[a]
+            if gd == 0.0:
+                return 0
+        prob.direction_prepare(blk, nb, &self.d[0])
+        return self.armijo(prob, gd, 1.0)
+
+
+cdef class ExactUpdate(MatrixUpdate):
+    """The minimizer of f over the block, for quadratic f: there the block
+    Hessian is constant and equal to H_b, so this is the matrix update."""

@@ -1,28 +1,123 @@
-"""Selection rules, by name."""
+"""Selection rules, by name.
+
+Each rule is a factory ``f(ctx)`` returning a compiled selector, where
+``ctx`` (a :class:`RuleContext`) carries the problem, its kernel, the units
+of the block strategy and the rule options.  ``RULES`` maps names to
+``(factory, needs the full gradient)``.
+"""
 import numpy as np
 
-from ._select import CyclicSelector, GreedySelector, LipschitzSelector, RandomSelector
+from ._select import (CyclicSelector, GreedySelector, LipschitzSelector,
+                      QuadraticGreedySelector, RandomSelector, SparseQuadraticSelector)
+
+GSD_DIAGONALS = ("lipschitz", "lipschitz_tau", "sirt")
+GSQ_METHODS = ("iht", "omp")
 
 
-def _cyclic(units, blocks, seed):
+class RuleContext:
+    """What a rule factory may use."""
+
+    def __init__(self, problem, kernel, units, blocks, block_size, seed, gsd_diagonal="lipschitz",
+                 gsq_method="iht", gsq_iterations=10):
+        self.problem = problem
+        self.kernel = kernel
+        self.units = units
+        self.blocks = blocks
+        self.block_size = block_size
+        self.seed = seed
+        self.gsd_diagonal = gsd_diagonal
+        self.gsq_method = gsq_method
+        self.gsq_iterations = gsq_iterations
+
+    @property
+    def n(self):
+        return self.units.unit_of.shape[0]
+
+
+def _cyclic(ctx):
+    u = ctx.units
     # fixed blocks are cycled in order; variable blocks are chunks of a fresh
     # random permutation every pass (Table 1 of the paper)
-    return CyclicSelector(units.ptr, units.coords, units.lipschitz, units.per_iteration,
-                          seed, blocks == "variable")
+    return CyclicSelector(u.ptr, u.coords, u.lipschitz, u.per_iteration, ctx.seed,
+                          ctx.blocks == "variable")
 
 
-def _random(units, blocks, seed):
-    return RandomSelector(units.ptr, units.coords, units.lipschitz, units.per_iteration, seed)
+def _random(ctx):
+    u = ctx.units
+    return RandomSelector(u.ptr, u.coords, u.lipschitz, u.per_iteration, ctx.seed)
 
 
-def _lipschitz(units, blocks, seed):
-    return LipschitzSelector(units.ptr, units.coords, units.lipschitz, units.per_iteration, seed)
+def _lipschitz(ctx):
+    u = ctx.units
+    return LipschitzSelector(u.ptr, u.coords, u.lipschitz, u.per_iteration, ctx.seed)
 
 
-def _gs(units, blocks, seed):
-    n = units.unit_of.shape[0]
-    return GreedySelector(units.ptr, units.coords, units.lipschitz, units.per_iteration, seed,
-                          units.unit_of, np.ones(n), np.ones(units.n_units))
+def _greedy(ctx, coord_weight, unit_scale):
+    u = ctx.units
+    return GreedySelector(u.ptr, u.coords, u.lipschitz, u.per_iteration, ctx.seed, u.unit_of,
+                          np.ascontiguousarray(coord_weight, dtype=np.float64),
+                          np.ascontiguousarray(unit_scale, dtype=np.float64))
+
+
+def _safe_inverse(v):
+    out = np.zeros_like(v, dtype=np.float64)
+    pos = v > 0
+    out[pos] = 1.0 / v[pos]
+    return out
+
+
+def _diagonal(ctx, kind):
+    """The D_i of the GSD rule (Section 4.1)."""
+    L = np.asarray(ctx.kernel.lipschitz)
+    if kind == "lipschitz":
+        return L
+    if kind == "lipschitz_tau":
+        return L * max(1, ctx.units.max_size if ctx.blocks == "fixed" else ctx.block_size)
+    return ctx.problem._sirt_diagonal()
+
+
+def _gs(ctx):
+    return _greedy(ctx, np.ones(ctx.n), np.ones(ctx.units.n_units))
+
+
+def _gsl(ctx):
+    if ctx.blocks == "fixed":
+        # ||g_b||^2 / L_b (eq. 12)
+        return _greedy(ctx, np.ones(ctx.n), _safe_inverse(ctx.units.lipschitz))
+    # variable blocks: the tractable GSD rule with SIRT diagonals (eq. 23)
+    return _greedy(ctx, _safe_inverse(_diagonal(ctx, "sirt")), np.ones(ctx.units.n_units))
+
+
+def _gsd(ctx):
+    # sum_{i in b} g_i^2 / D_i (eqs. 17 and 22)
+    return _greedy(ctx, _safe_inverse(_diagonal(ctx, ctx.gsd_diagonal)),
+                   np.ones(ctx.units.n_units))
+
+
+def _gsq(ctx):
+    u = ctx.units
+    if ctx.blocks == "fixed":
+        # exact: g_b.T H_b^+ g_b with H_b^+ stored per block (eq. 16)
+        inverses, ptr = [], [0]
+        for blk in u.blocks():
+            H = ctx.kernel.get_block_matrix(blk)
+            if H is None:
+                raise ValueError(f"rule 'gsq' needs block curvature bounds H_b, which "
+                                 f"{type(ctx.problem).__name__} does not provide.")
+            Hi = np.linalg.pinv(H, hermitian=True)
+            inverses.append(Hi.ravel())
+            ptr.append(ptr[-1] + Hi.size)
+        return QuadraticGreedySelector(u.ptr, u.coords, u.lipschitz, u.per_iteration, ctx.seed,
+                                       u.unit_of, np.concatenate(inverses),
+                                       np.asarray(ptr, dtype=np.int64))
+    M_norm = ctx.problem._hessian_bound_norm()
+    if M_norm is None or ctx.kernel.get_block_matrix([int(u.coords[0])]) is None:
+        raise ValueError(f"rule 'gsq' with variable blocks needs a Hessian bound M of the "
+                         f"whole problem, which {type(ctx.problem).__name__} does not provide; "
+                         f"use fixed blocks or rule 'gsd'.")
+    return SparseQuadraticSelector(u.ptr, u.coords, u.lipschitz, u.per_iteration, ctx.seed,
+                                   u.unit_of, 1.0 / M_norm, ctx.gsq_method, ctx.gsq_iterations,
+                                   np.asarray(ctx.kernel.lipschitz))
 
 
 #: name -> (factory, needs the full gradient)
@@ -31,4 +126,7 @@ RULES = {
     "random": (_random, False),
     "lipschitz": (_lipschitz, False),
     "gs": (_gs, True),
+    "gsl": (_gsl, True),
+    "gsd": (_gsd, True),
+    "gsq": (_gsq, True),
 }

@@ -1,7 +1,50 @@
-"""Block updates, by name."""
-from ._update import GradientUpdate
+"""Block updates, by name.
+
+``UPDATES`` maps names to factories ``f(problem, kernel, units, lipschitz)``
+returning a compiled update; a factory raises ``ValueError`` when the problem
+lacks what the update needs.
+"""
+from ._update import ExactUpdate, GradientUpdate, LineSearchUpdate, MatrixUpdate, NewtonUpdate
+
+LIPSCHITZ = ("bound", "estimate")
+
+
+def _gradient(problem, kernel, units, lipschitz):
+    return GradientUpdate(lipschitz == "estimate", units.n_units, kernel.n)
+
+
+def _linesearch(problem, kernel, units, lipschitz):
+    return LineSearchUpdate()
+
+
+def _needs_bound(name, problem, kernel, units):
+    if units.n_units and kernel.get_block_matrix(units.blocks()[0][:1]) is None:
+        raise ValueError(f"update {name!r} needs block curvature bounds H_b, which "
+                         f"{type(problem).__name__} does not provide.")
+
+
+def _matrix(problem, kernel, units, lipschitz):
+    _needs_bound("matrix", problem, kernel, units)
+    return MatrixUpdate()
+
+
+def _newton(problem, kernel, units, lipschitz):
+    return NewtonUpdate()
+
+
+def _exact(problem, kernel, units, lipschitz):
+    if not kernel.is_quadratic:
+        raise ValueError(f"update 'exact' needs a quadratic objective; "
+                         f"{type(problem).__name__} is not quadratic. Use 'newton' or 'matrix'.")
+    _needs_bound("exact", problem, kernel, units)
+    return ExactUpdate()
+
 
 #: name -> factory
 UPDATES = {
-    "gradient": GradientUpdate,
+    "gradient": _gradient,
+    "linesearch": _linesearch,
+    "matrix": _matrix,
+    "newton": _newton,
+    "exact": _exact,
 }

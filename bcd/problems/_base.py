@@ -35,6 +35,16 @@ class Problem:
     def _make_kernel(self, tracking, max_block):
         raise NotImplementedError
 
+    def _sirt_diagonal(self):
+        """Row sums sum_j |M_ij| of a Hessian bound M (the GSD-SIRT diagonal)."""
+        raise ValueError(f"{type(self).__name__} provides no Hessian bound M, which the "
+                         f"SIRT diagonal (gsd_diagonal='sirt', rule 'gsl' with variable "
+                         f"blocks) needs.")
+
+    def _hessian_bound_norm(self):
+        """lambda_max of a Hessian bound M of the whole problem, or None."""
+        return None
+
     def _costs(self, block_size, tracking):
         """Rough costs ``(per_iteration, per_check)`` in flops.
 

@@ -14,20 +14,26 @@ cdef class LinearModelKernel(Problem):
     cdef readonly double l2
     cdef readonly double curvature            # sup phi''
     cdef const double[::1] target
-    cdef double[::1] z                         # A x (scratch for least squares)
-    cdef double[::1] w
-    # scratch
-    cdef double[::1] dz
-    cdef double[::1] dw
+    cdef double[::1] z                         # A x (least squares keeps only w)
+    cdef double[::1] w                         # phi'(z)
+    # the prepared direction
+    cdef int[::1] dir_blk
+    cdef double[::1] dir_d
+    cdef Py_ssize_t dir_nb, dir_nt
+    cdef double dir_xd, dir_dd                 # x_b . d and d . d
+    cdef double[::1] dzc                       # A_b d on the touched rows
     cdef int[::1] touched
+    # scratch
+    cdef double[::1] acc
+    cdef double[::1] dw
     cdef unsigned char[::1] row_mark
     cdef double[::1] colbuf
-    cdef double[::1] gram_buf
-    cdef double[::1] eig_work
-    cdef int[::1] eig_iwork
+    cdef double[::1] rowbuf
 
     cdef void update_rows(self, const int* rows, const double* vals, Py_ssize_t nr,
                           double scale, double* dw_out) noexcept nogil
     cdef void w_from_z(self) noexcept nogil
     cdef double data_loss(self) noexcept nogil
+    cdef double rows_delta(self, double alpha) noexcept nogil
+    cdef bint curvature_weights(self, double* out) noexcept nogil
     cdef void push_gradient(self, const int* rows, const double* dw, Py_ssize_t nr) noexcept nogil

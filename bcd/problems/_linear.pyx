@@ -1,8 +1,6 @@
 """Compiled kernels of the linear-model problems (least squares, logistic)."""
 import numpy as np
-from libc.math cimport exp, log1p, fabs
-from scipy.linalg.cython_blas cimport dgemv
-from scipy.linalg.cython_lapack cimport dsyevr
+from libc.math cimport exp, expm1, log1p
 
 from bcd.core._problem cimport Problem
 from bcd.core._matrix cimport Matrix
@@ -11,34 +9,36 @@ from bcd.core._matrix cimport Matrix
 cdef class LinearModelKernel(Problem):
 
     def __init__(self, Matrix A, target, double l2, double curvature, lipschitz,
-                 bint tracking, Py_ssize_t max_block=1):
+                 bint tracking, Py_ssize_t max_block=1, bint is_quadratic=False):
         cdef Py_ssize_t m, n
         if tracking and not A.has_rows:
             raise ValueError("gradient tracking needs the row view of A")
         self.A = A
         m = self.A.n_rows
         n = self.A.n_cols
-        Problem.__init__(self, n, lipschitz, tracking)
+        Problem.__init__(self, n, lipschitz, tracking, is_quadratic)
         self.l2 = l2
         self.curvature = curvature
         self.target = target
         self.z = np.zeros(m)
         self.w = np.zeros(m)
-        self.dz = np.zeros(m)
+        self.dzc = np.zeros(m)
+        self.acc = np.zeros(m)
         self.dw = np.zeros(m)
         self.touched = np.zeros(m, dtype=np.int32)
         self.row_mark = np.zeros(m, dtype=np.uint8)
         self.colbuf = np.zeros(m)
+        self.rowbuf = np.zeros(m)
         self.reserve(max_block)
         with nogil:
             self.reset()
 
     def reserve(self, Py_ssize_t max_block):
-        """Allocate the scratch needed for blocks of up to ``max_block``."""
-        max_block = max(1, max_block)
-        self.gram_buf = np.zeros(max_block * max_block + max_block * max_block + max_block)
-        self.eig_work = np.zeros(26 * max_block + 1)
-        self.eig_iwork = np.zeros(10 * max_block + 2 * max_block + 1, dtype=np.int32)
+        if not Problem.reserve(self, max_block):
+            return False
+        self.dir_blk = np.zeros(max_block, dtype=np.int32)
+        self.dir_d = np.zeros(max_block)
+        return True
 
     # ---------------------------------------------------------------- state
     cdef void reset(self) noexcept nogil:
@@ -53,6 +53,13 @@ cdef class LinearModelKernel(Problem):
 
     cdef double data_loss(self) noexcept nogil:
         return 0.0
+
+    cdef double rows_delta(self, double alpha) noexcept nogil:
+        return 0.0
+
+    cdef bint curvature_weights(self, double* out) noexcept nogil:
+        """phi''(z_i) for every row; False when it is constant (= curvature)."""
+        return False
 
     cdef void update_rows(self, const int* rows, const double* vals, Py_ssize_t nr,
                           double scale, double* dw_out) noexcept nogil:
@@ -77,148 +84,139 @@ cdef class LinearModelKernel(Problem):
                 s += self.x[j] * self.x[j]
         return self.data_loss() + 0.5 * self.l2 * s
 
-    cdef double block_lipschitz(self, const int* blk, Py_ssize_t nb) noexcept nogil:
-        """lambda_max(curvature * A_b.T A_b + l2 I) (Appendix B)."""
+    cdef bint block_hessian_bound(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
+        """H_b = curvature * A_b.T A_b + l2 I (Appendix B)."""
         cdef Py_ssize_t a
-        cdef double* G = &self.gram_buf[0]
-        cdef double* Z = G + nb * nb
-        cdef double* ev = Z + nb * nb
-        cdef int n_, m_found = 0, il, iu, info = 0, lwork, liwork, ldz = 1
-        cdef double vl = 0.0, vu = 0.0, abstol = 0.0
-        cdef char jobz = b'N', rng = b'I', uplo = b'U'
-        if nb == 1:
-            return self.lipschitz[blk[0]]
-        self.A.gram(blk, nb, G, &self.colbuf[0])
+        self.A.gram(blk, nb, NULL, H, &self.colbuf[0])
         for a in range(nb * nb):
-            G[a] *= self.curvature
+            H[a] *= self.curvature
         for a in range(nb):
-            G[a * nb + a] += self.l2
-        n_ = <int>nb
-        il = n_
-        iu = n_
-        lwork = <int>(26 * nb)
-        liwork = <int>(10 * nb)
-        # np.linalg.eigvalsh(G)[-1]
-        dsyevr(&jobz, &rng, &uplo, &n_, G, &n_, &vl, &vu, &il, &iu, &abstol, &m_found,
-               ev, Z, &ldz, &self.eig_iwork[10 * nb], &self.eig_work[0], &lwork,
-               &self.eig_iwork[0], &liwork, &info)
-        if info != 0 or m_found < 1:
-            # fall back to the always-valid sum of coordinate constants
-            return Problem.block_lipschitz(self, blk, nb)
-        return ev[0]
+            H[a * nb + a] += self.l2
+        return True
 
-    # ----------------------------------------------------------------- step
+    cdef bint block_hessian(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
+        """The block of the Hessian at x: A_b.T diag(phi''(z)) A_b + l2 I."""
+        cdef Py_ssize_t a
+        if not self.curvature_weights(&self.rowbuf[0]):
+            return self.block_hessian_bound(blk, nb, H)
+        self.A.gram(blk, nb, &self.rowbuf[0], H, &self.colbuf[0])
+        for a in range(nb):
+            H[a * nb + a] += self.l2
+        return True
+
+    cdef bint bound_matvec(self, const int* support, const double* v, Py_ssize_t ns,
+                           double* out) noexcept nogil:
+        """out = (curvature A.T A + l2 I) v for v supported on ``support``."""
+        cdef Py_ssize_t j, k, nt
+        if not self.A.has_rows:
+            return False
+        nt = self.A.combine_columns(support, ns, v, &self.touched[0], &self.row_mark[0],
+                                    &self.acc[0], &self.rowbuf[0])
+        for k in range(nt):
+            self.rowbuf[k] *= self.curvature
+        for j in range(self.n):
+            out[j] = 0.0
+        self.A.rows_rmatvec_add(NULL if self.A.dense else &self.touched[0], &self.rowbuf[0],
+                                nt, out)
+        for k in range(ns):
+            out[support[k]] += self.l2 * v[k]
+        return True
+
+    # ----------------------------------------------------------------- steps
+    cdef void direction_prepare(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
+        cdef Py_ssize_t a
+        self.dir_nb = nb
+        self.dir_xd = 0.0
+        self.dir_dd = 0.0
+        for a in range(nb):
+            self.dir_blk[a] = blk[a]
+            self.dir_d[a] = d[a]
+            self.dir_xd += self.x[blk[a]] * d[a]
+            self.dir_dd += d[a] * d[a]
+        self.dir_nt = self.A.combine_columns(blk, nb, d, &self.touched[0], &self.row_mark[0],
+                                             &self.acc[0], &self.dzc[0])
+
+    cdef double direction_delta(self, double alpha) noexcept nogil:
+        return self.rows_delta(alpha) + self.l2 * (alpha * self.dir_xd
+                                                   + 0.5 * alpha * alpha * self.dir_dd)
+
+    cdef void direction_commit(self, double alpha) noexcept nogil:
+        cdef Py_ssize_t a
+        cdef const int* rows = NULL if self.A.dense else &self.touched[0]
+        cdef double* dwp = &self.dw[0] if self.tracking else NULL
+        for a in range(self.dir_nb):
+            self.x[self.dir_blk[a]] += alpha * self.dir_d[a]
+        self.update_rows(rows, &self.dzc[0], self.dir_nt, alpha, dwp)
+        if self.tracking:
+            self.push_gradient(rows, dwp, self.dir_nt)
+            for a in range(self.dir_nb):
+                self.g[self.dir_blk[a]] += self.l2 * alpha * self.dir_d[a]
+                self.mark_dirty(self.dir_blk[a])
+
     cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
-        cdef Py_ssize_t a, j, p, i, k, nt, start, end
+        cdef Py_ssize_t j, start, nt
         cdef const int* rows
         cdef const double* vals
-        cdef double* dwp = &self.dw[0] if self.tracking else NULL
-        cdef double v
-        if nb == 1:
-            j = blk[0]
-            if d[0] == 0.0:
-                return
-            self.x[j] += d[0]
-            if self.A.dense:
-                rows = NULL
-                vals = &self.A.values[j * self.A.n_rows]
-                nt = self.A.n_rows
-            else:
-                start = self.A.indptr[j]
-                rows = &self.A.indices[start]
-                vals = &self.A.values[start]
-                nt = self.A.indptr[j + 1] - start
-            self.update_rows(rows, vals, nt, d[0], dwp)
-            if self.tracking:
-                self.push_gradient(rows, dwp, nt)
-                self.g[j] += self.l2 * d[0]
-                self.mark_dirty(j)
+        cdef double* dwp
+        if nb != 1:
+            Problem.apply(self, blk, nb, d)
             return
-
-        for a in range(nb):
-            self.x[blk[a]] += d[a]
+        # one coordinate: its column's rows are distinct, update them in place
+        j = blk[0]
+        if d[0] == 0.0:
+            return
+        self.x[j] += d[0]
         if self.A.dense:
-            nt = self.A.n_rows
-            for i in range(nt):
-                self.dw[i] = 0.0
-            for a in range(nb):
-                if d[a] != 0.0:
-                    self.A.col_axpy(blk[a], d[a], &self.dw[0])
-            self.update_rows(NULL, &self.dw[0], nt, 1.0, &self.dw[0])
             rows = NULL
+            vals = &self.A.values[j * self.A.n_rows]
+            nt = self.A.n_rows
         else:
-            nt = 0
-            for a in range(nb):
-                if d[a] == 0.0:
-                    continue
-                j = blk[a]
-                for p in range(self.A.indptr[j], self.A.indptr[j + 1]):
-                    i = self.A.indices[p]
-                    if not self.row_mark[i]:
-                        self.row_mark[i] = 1
-                        self.touched[nt] = <int>i
-                        nt += 1
-                    self.dz[i] += d[a] * self.A.values[p]
-            for k in range(nt):
-                i = self.touched[k]
-                self.dw[k] = self.dz[i]
-                self.dz[i] = 0.0
-                self.row_mark[i] = 0
-            rows = &self.touched[0]
-            self.update_rows(rows, &self.dw[0], nt, 1.0, &self.dw[0])
+            start = self.A.indptr[j]
+            rows = &self.A.indices[start]
+            vals = &self.A.values[start]
+            nt = self.A.indptr[j + 1] - start
+        dwp = &self.dw[0] if self.tracking else NULL
+        self.update_rows(rows, vals, nt, d[0], dwp)
         if self.tracking:
-            self.push_gradient(rows, &self.dw[0], nt)
-            for a in range(nb):
-                self.g[blk[a]] += self.l2 * d[a]
-                self.mark_dirty(blk[a])
+            self.push_gradient(rows, dwp, nt)
+            self.g[j] += self.l2 * d[0]
+            self.mark_dirty(j)
 
     cdef void push_gradient(self, const int* rows, const double* dw, Py_ssize_t nr) noexcept nogil:
-        """g += A[rows].T @ dw, marking every changed gradient entry."""
-        cdef Py_ssize_t k, p, c, i
-        cdef int m, n, inc = 1
-        cdef double one = 1.0, dwk
-        cdef char trans = b'T'
+        """g += A[rows].T @ dw, recording which gradient entries changed."""
+        cdef Py_ssize_t k, p, c, i, reach = 0
+        cdef double dwk
+        cdef double* g = &self.g[0]
         if self.A.dense:
-            m = <int>self.A.n_rows
-            n = <int>self.A.n_cols
-            # g += A.T @ dw   (every row of a dense column is touched)
-            dgemv(&trans, &m, &n, &one, <double*>&self.A.values[0], &m, <double*>dw, &inc,
-                  &one, &self.g[0], &inc)
+            self.A.rows_rmatvec_add(NULL, dw, nr, g)
             self.all_dirty = True
             return
         # When the update reaches more gradient entries than there are
         # coordinates, nearly all of them change: report "all dirty" and
         # skip the per-entry bookkeeping.
-        cdef Py_ssize_t reach = 0
         for k in range(nr):
             i = rows[k]
             reach += self.A.r_indptr[i + 1] - self.A.r_indptr[i]
-        cdef bint mark = reach <= self.n
-        if not mark:
+        if reach > self.n:
             self.all_dirty = True
-        cdef double* g = &self.g[0]
-        cdef const int* rind = &self.A.r_indices[0]
-        cdef const double* rval = &self.A.r_values[0]
+            self.A.rows_rmatvec_add(rows, dw, nr, g)
+            return
         for k in range(nr):
             dwk = dw[k]
             if dwk == 0.0:
                 continue
             i = rows[k]
-            if mark:
-                for p in range(self.A.r_indptr[i], self.A.r_indptr[i + 1]):
-                    c = rind[p]
-                    g[c] += rval[p] * dwk
-                    self.mark_dirty(c)
-            else:
-                for p in range(self.A.r_indptr[i], self.A.r_indptr[i + 1]):
-                    g[rind[p]] += rval[p] * dwk
+            for p in range(self.A.r_indptr[i], self.A.r_indptr[i + 1]):
+                c = self.A.r_indices[p]
+                g[c] += self.A.r_values[p] * dwk
+                self.mark_dirty(c)
 
 
 cdef class LeastSquaresKernel(LinearModelKernel):
     """phi(z; b) = (z - b)^2 / 2, so w is the residual A x - b."""
 
     def __init__(self, Matrix A, b, double l2, lipschitz, bint tracking, Py_ssize_t max_block=1):
-        LinearModelKernel.__init__(self, A, b, l2, 1.0, lipschitz, tracking, max_block)
+        LinearModelKernel.__init__(self, A, b, l2, 1.0, lipschitz, tracking, max_block, True)
 
     cdef void w_from_z(self) noexcept nogil:
         cdef Py_ssize_t i
@@ -231,6 +229,17 @@ cdef class LeastSquaresKernel(LinearModelKernel):
         for i in range(self.w.shape[0]):
             s += self.w[i] * self.w[i]
         return 0.5 * s
+
+    cdef double rows_delta(self, double alpha) noexcept nogil:
+        # exact for a quadratic: alpha w.dz + alpha^2/2 dz.dz
+        cdef Py_ssize_t k
+        cdef double s1 = 0.0, s2 = 0.0, v
+        cdef bint dense = self.A.dense
+        for k in range(self.dir_nt):
+            v = self.dzc[k]
+            s1 += self.w[k if dense else self.touched[k]] * v
+            s2 += v * v
+        return alpha * s1 + 0.5 * alpha * alpha * s2
 
     cdef void update_rows(self, const int* rows, const double* vals, Py_ssize_t nr,
                           double scale, double* dw_out) noexcept nogil:
@@ -265,11 +274,19 @@ cdef inline double _logistic_dloss(double z, double t) noexcept nogil:
     return -t / (1.0 + exp(u))
 
 
+cdef inline double _sigmoid(double u) noexcept nogil:
+    cdef double e
+    if u >= 0.0:
+        return 1.0 / (1.0 + exp(-u))
+    e = exp(u)
+    return e / (1.0 + e)
+
+
 cdef class LogisticKernel(LinearModelKernel):
     """phi(z; t) = log(1 + exp(-t z)) with t in {-1, +1}."""
 
     def __init__(self, Matrix A, t, double l2, lipschitz, bint tracking, Py_ssize_t max_block=1):
-        LinearModelKernel.__init__(self, A, t, l2, 0.25, lipschitz, tracking, max_block)
+        LinearModelKernel.__init__(self, A, t, l2, 0.25, lipschitz, tracking, max_block, False)
 
     cdef void w_from_z(self) noexcept nogil:
         cdef Py_ssize_t i
@@ -282,6 +299,26 @@ cdef class LogisticKernel(LinearModelKernel):
         for i in range(self.z.shape[0]):
             s += _logistic_loss(-self.target[i] * self.z[i])
         return s
+
+    cdef double rows_delta(self, double alpha) noexcept nogil:
+        # log(1 + e^(u+h)) - log(1 + e^u) = log1p(sigmoid(u) expm1(h)): accurate
+        # relative to the change itself, so line searches work near the optimum
+        cdef Py_ssize_t k, i
+        cdef double s = 0.0, t
+        cdef bint dense = self.A.dense
+        for k in range(self.dir_nt):
+            i = k if dense else self.touched[k]
+            t = self.target[i]
+            s += log1p(_sigmoid(-t * self.z[i]) * expm1(-t * alpha * self.dzc[k]))
+        return s
+
+    cdef bint curvature_weights(self, double* out) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef double p
+        for i in range(self.z.shape[0]):
+            p = _sigmoid(self.z[i])
+            out[i] = p * (1.0 - p)
+        return True
 
     cdef void update_rows(self, const int* rows, const double* vals, Py_ssize_t nr,
                           double scale, double* dw_out) noexcept nogil:

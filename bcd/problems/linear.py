@@ -1,6 +1,7 @@
 """Least squares and binary logistic regression."""
 import numpy as np
 import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 
 from .._validation import check_matrix, check_scalar, check_vector
 from ..core._matrix import Matrix
@@ -42,6 +43,28 @@ class _LinearModel(Problem):
     def _make_kernel(self, tracking, max_block):
         return self._kernel_class(self._matrix(bool(tracking)), self._target, self.l2,
                                   self.lipschitz, bool(tracking), int(max_block))
+
+    def _sirt_diagonal(self):
+        """D_i = sum_j |M_ij| for M = c A.T A + l2 I (eq. 23), cached."""
+        if getattr(self, "_sirt", None) is None:
+            D = self._curvature * self._matrix(True).gram_abs_row_sums() + self.l2
+            D.setflags(write=False)
+            self._sirt = D
+        return self._sirt
+
+    def _hessian_bound_norm(self):
+        """lambda_max(c A.T A + l2 I), by Lanczos, cached (with a 1% margin)."""
+        if getattr(self, "_M_norm", None) is None:
+            A, c, l2 = self.A, self._curvature, self.l2
+            op = spla.LinearOperator((self.n_features, self.n_features), dtype=np.float64,
+                                     matvec=lambda v: c * (A.T @ (A @ v)) + l2 * v)
+            if self.n_features <= 3:
+                lam = np.linalg.eigvalsh(op @ np.eye(self.n_features))[-1]
+            else:
+                lam = spla.eigsh(op, k=1, which="LA", tol=1e-6,
+                                 v0=np.ones(self.n_features))[0][0]
+            self._M_norm = 1.01 * float(lam)
+        return self._M_norm
 
     def _costs(self, block_size, tracking):
         nnz = self.A.nnz if sp.issparse(self.A) else self.A.size

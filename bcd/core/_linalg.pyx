@@ -1,0 +1,81 @@
+"""Small dense symmetric linear algebra for block updates."""
+import numpy as np
+from libc.string cimport memcpy
+from scipy.linalg.cython_lapack cimport dsyevr, dpotrf, dpotrs, dsyev
+
+
+cdef class BlockWork:
+
+    def __init__(self, Py_ssize_t size):
+        size = max(1, size)
+        self.size = size
+        self.mat = np.zeros(size * size)
+        self.vecs = np.zeros(size * size)
+        self.vals = np.zeros(size)
+        self.tmp = np.zeros(size)
+        self.work = np.zeros(max(26 * size, 3 * size) + 64)
+        self.iwork = np.zeros(12 * size + 4, dtype=np.int32)
+
+
+cdef double lambda_max(BlockWork w, const double* H, Py_ssize_t n) noexcept nogil:
+    """Largest eigenvalue of the symmetric n x n matrix H (row-major)."""
+    cdef int n_ = <int>n, il = n_, iu = n_, m_found = 0, info = 0, ldz = 1
+    cdef int lwork = <int>(w.work.shape[0]), liwork = <int>(10 * n)
+    cdef double vl = 0.0, vu = 0.0, abstol = 0.0
+    cdef char jobz = b'N', rng = b'I', uplo = b'U'
+    if n == 1:
+        return H[0]
+    memcpy(&w.mat[0], H, n * n * sizeof(double))
+    # np.linalg.eigvalsh(H)[-1]
+    dsyevr(&jobz, &rng, &uplo, &n_, &w.mat[0], &n_, &vl, &vu, &il, &iu, &abstol, &m_found,
+           &w.vals[0], &w.vecs[0], &ldz, &w.iwork[10 * n], &w.work[0], &lwork,
+           &w.iwork[0], &liwork, &info)
+    if info != 0 or m_found < 1:
+        return -1.0
+    return w.vals[0]
+
+
+cdef int spd_solve(BlockWork w, const double* H, double* b, Py_ssize_t n) noexcept nogil:
+    """Overwrite b with H^+ b for a symmetric positive semi-definite H.
+
+    Cholesky first; if H is not numerically positive definite, an
+    eigendecomposition gives the pseudo-inverse, ignoring eigenvalues below
+    1e-12 times the largest.  Returns 0 (Cholesky), 1 (pseudo-inverse) or
+    -1 (failure, b unchanged).
+    """
+    cdef int n_ = <int>n, info = 0, one = 1, lwork = <int>(w.work.shape[0])
+    cdef char uplo = b'U', jobz = b'V'
+    cdef Py_ssize_t i, j
+    cdef double s, cutoff
+    if n == 1:
+        if H[0] > 0.0:
+            b[0] /= H[0]
+            return 0
+        return -1
+    memcpy(&w.mat[0], H, n * n * sizeof(double))
+    # np.linalg.solve(H, b) through the Cholesky factor
+    dpotrf(&uplo, &n_, &w.mat[0], &n_, &info)
+    if info == 0:
+        dpotrs(&uplo, &n_, &one, &w.mat[0], &n_, b, &n_, &info)
+        if info == 0:
+            return 0
+    memcpy(&w.mat[0], H, n * n * sizeof(double))
+    # vals, vecs = np.linalg.eigh(H)   (vecs column-major in mat)
+    dsyev(&jobz, &uplo, &n_, &w.mat[0], &n_, &w.vals[0], &w.work[0], &lwork, &info)
+    if info != 0 or not w.vals[n - 1] > 0.0:
+        return -1
+    cutoff = 1e-12 * w.vals[n - 1]
+    # b = V diag(1/vals) V^T b over eigenvalues above the cutoff
+    for j in range(n):
+        s = 0.0
+        if w.vals[j] > cutoff:
+            for i in range(n):
+                s += w.mat[j * n + i] * b[i]
+            s /= w.vals[j]
+        w.tmp[j] = s
+    for i in range(n):
+        s = 0.0
+        for j in range(n):
+            s += w.mat[j * n + i] * w.tmp[j]
+        b[i] = s
+    return 1
