@@ -15,11 +15,11 @@ True
 from . import datasets, problems
 from ._result import ConvergenceWarning, History, Result
 from ._solve import IterationInfo, solve
-from .problems import LeastSquares, Logistic
+from .problems import LeastSquares, Logistic, Multinomial
 
 __version__ = "0.1.0"
 
 __all__ = [
     "solve", "Result", "History", "IterationInfo", "ConvergenceWarning",
-    "LeastSquares", "Logistic", "problems", "datasets",
+    "LeastSquares", "Logistic", "Multinomial", "problems", "datasets",
 ]

@@ -60,7 +60,7 @@ def logistic_optimum(problem):
             margin = float(np.min(y * (A @ lp.x)))
             return 0.0, (f"data linearly separable (an LP finds w with min_i y_i a_i^T w = "
                          f"{margin:.3f} > 0), so the infimum is 0")
-    res = scipy.optimize.minimize(problem.objective, np.zeros(problem.n_features),
+    res = scipy.optimize.minimize(problem.objective, np.zeros(problem.n_coordinates),
                                   jac=problem.gradient, method="L-BFGS-B",
                                   options=dict(gtol=1e-12, ftol=1e-16, maxiter=100000))
     return float(res.fun), f"tight L-BFGS-B solve, ||grad f||_inf = {np.max(np.abs(res.jac)):.1e}"

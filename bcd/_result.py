@@ -49,8 +49,9 @@ class Result:
 
     Attributes
     ----------
-    x : ndarray of shape (n_features,)
-        Final iterate, in the problem's dtype.
+    x : ndarray of shape (n_coordinates,)
+        Final iterate, in the problem's dtype (for multi-class problems use
+        the problem's ``coef`` to reshape it).
     objective : float
         f(x) at the final iterate.
     optimality : float

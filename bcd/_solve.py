@@ -60,7 +60,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         Variable blocks: any ``block_size`` coordinates.  Fixed blocks: a
         partition chosen once (see ``partition``).
     block_size : int, default=5
-        Block size tau, between 1 and ``problem.n_features``.
+        Block size tau, between 1 and ``problem.n_coordinates``.
     update : {"gradient", "linesearch", "matrix", "newton", "exact"}, default="gradient"
         ``"gradient"``: ``x_b -= grad_b f / L_b`` (see ``lipschitz``).
         ``"linesearch"``: the direction ``-grad_b f`` with an Armijo
@@ -78,7 +78,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
     max_time : float or None, default=None
         Wall-clock limit in seconds for the iteration loop (None or inf: no
         limit).
-    x0 : array-like of shape (n_features,), optional
+    x0 : array-like of shape (n_coordinates,), optional
         Starting point (default zeros).  Not modified.
     random_state : None, int, RandomState or Generator
         Seed for random rules, random partitions and cyclic permutations.
@@ -134,7 +134,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
     check_option(lipschitz, "lipschitz", LIPSCHITZ)
     check_option(gsd_diagonal, "gsd_diagonal", GSD_DIAGONALS)
     check_option(gsq_method, "gsq_method", GSQ_METHODS)
-    n = problem.n_features
+    n = problem.n_coordinates
     block_size = check_scalar(block_size, "block_size", low=1, high=n, integer=True)
     max_iter = check_scalar(max_iter, "max_iter", low=0, high=_INT_MAX, integer=True)
     tol = check_scalar(tol, "tol", low=0.0)
@@ -211,7 +211,7 @@ def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None
     if units.n_units == 0:
         # no coordinate can move; a one-unit placeholder keeps the selector valid
         placeholder = Units(np.array([0, 0], np.int32), np.zeros(0, np.int32), 1, np.zeros(1),
-                            problem.n_features)
+                            problem.n_coordinates)
         return kernel, units, _cyclic_placeholder(placeholder), step
     ctx = RuleContext(problem, kernel, units, blocks, block_size, seed_words(rng),
                       options.get("gsd_diagonal", "lipschitz"), options.get("gsq_method", "iht"))

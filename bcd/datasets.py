@@ -22,7 +22,8 @@ def _paper_matrix(rs, m, n):
     return A
 
 
-def make_paper_dataset(name, random_state=1, n_samples=None, n_features=None, sparse=True):
+def make_paper_dataset(name, random_state=1, n_samples=None, n_features=None, sparse=True,
+                       n_classes=50):
     """Generate one of the paper's datasets.
 
     The recipes follow Appendix F.1 of Nutini, Laradji and Schmidt with
@@ -31,15 +32,20 @@ def make_paper_dataset(name, random_state=1, n_samples=None, n_features=None, sp
 
     Parameters
     ----------
-    name : {"A", "B"}
+    name : {"A", "B", "C"}
         ``"A"``: least squares, returns ``(A, b)``.  ``"B"``: binary
         logistic regression on the same kind of matrix, returns ``(A, y)``
-        with ``y`` in {-1, +1}.
+        with ``y`` in {-1, +1}.  ``"C"``: 50-class logistic regression,
+        1000 x 1000, returns ``(A, y)`` with ``y`` in 0..49 (labels
+        ``argmax(A W + E)`` for standard normal W and E).
     random_state : int or numpy.random.RandomState, default=1
         Seed of the legacy generator.
     n_samples, n_features : int, optional
-        Size of the matrix (default 1000 x 10000, as in the paper).  Smaller
-        sizes give quick versions with the same structure.
+        Size of the matrix (default 1000 x 10000 for A and B, 1000 x 1000
+        for C, as in the paper).  Smaller sizes give quick versions with the
+        same structure.
+    n_classes : int, default=50
+        Number of classes of dataset C.
     sparse : bool, default=True
         Return the matrix as a CSC sparse matrix (about 7% of its entries are
         non-zero at the default size) or as a dense array.
@@ -51,12 +57,19 @@ def make_paper_dataset(name, random_state=1, n_samples=None, n_features=None, sp
     >>> A.shape, b.shape
     ((100, 400), (100,))
     """
-    if name not in ("A", "B"):
-        raise ValueError(f"Unknown dataset {name!r}; valid names are 'A', 'B'.")
+    if name not in ("A", "B", "C"):
+        raise ValueError(f"Unknown dataset {name!r}; valid names are 'A', 'B', 'C'.")
     m = check_scalar(1000 if n_samples is None else n_samples, "n_samples", low=2, integer=True)
-    n = check_scalar(10000 if n_features is None else n_features, "n_features", low=1, integer=True)
+    default_n = 1000 if name == "C" else 10000
+    n = check_scalar(default_n if n_features is None else n_features, "n_features", low=1,
+                     integer=True)
     rs = _legacy_rng(random_state)
     A = _paper_matrix(rs, m, n)
+    if name == "C":
+        k = check_scalar(n_classes, "n_classes", low=2, integer=True)
+        W = rs.randn(n, k)
+        target = np.argmax(A @ W + rs.randn(m, k), axis=1)
+        return (sp.csc_matrix(A) if sparse else np.asfortranarray(A)), target
     x_true = rs.randn(n) * (rs.rand(n) < 0.1)
     if name == "A":
         target = A @ x_true + rs.randn(m)

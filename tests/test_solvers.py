@@ -27,7 +27,7 @@ def logistic_data(m=60, n=15, seed=1, sparse=True):
 
 
 def lbfgs_reference(problem):
-    res = scipy.optimize.minimize(problem.objective, np.zeros(problem.n_features),
+    res = scipy.optimize.minimize(problem.objective, np.zeros(problem.n_coordinates),
                                   jac=problem.gradient, method="L-BFGS-B",
                                   options=dict(gtol=1e-13, ftol=1e-16, maxiter=20000,
                                                maxcor=30))

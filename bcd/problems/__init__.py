@@ -2,15 +2,17 @@
 
 >>> import bcd
 >>> sorted(bcd.problems.available())
-['least_squares', 'logistic']
+['least_squares', 'logistic', 'multinomial']
 >>> problem = bcd.problems.make("least_squares", A=[[1.0, 0.0], [0.0, 1.0]], b=[1.0, 2.0])
 >>> type(problem).__name__
 'LeastSquares'
 """
 from ._base import Problem
 from .linear import LeastSquares, Logistic
+from .multinomial import Multinomial
 
-__all__ = ["Problem", "LeastSquares", "Logistic", "available", "make", "register"]
+__all__ = ["Problem", "LeastSquares", "Logistic", "Multinomial", "available", "make",
+           "register"]
 
 _REGISTRY = {}
 
@@ -45,3 +47,4 @@ def make(name, **kwargs):
 
 register("least_squares", LeastSquares)
 register("logistic", Logistic)
+register("multinomial", Multinomial)

@@ -7,7 +7,7 @@ class Problem:
 
     A problem owns its validated data and knows
 
-    * ``n_features``: the number of coordinates of ``x``;
+    * ``n_coordinates``: the length of the optimization variable ``x``;
     * ``lipschitz``: the coordinate-wise Lipschitz constants ``L_i`` of the
       gradient (Appendix B of Nutini, Laradji and Schmidt);
     * :meth:`objective` and :meth:`gradient`: plain NumPy evaluations of the
@@ -18,7 +18,7 @@ class Problem:
     :func:`bcd.problems.register`.
     """
 
-    n_features = 0
+    n_coordinates = 0
     #: dtype of returned solutions (float32 for float32 input).
     dtype = np.dtype(np.float64)
 
@@ -51,4 +51,4 @@ class Problem:
         The solver uses them to space the stopping tests so that testing
         adds a bounded fraction to the run time.
         """
-        return float(block_size), float(self.n_features)
+        return float(block_size), float(self.n_coordinates)

@@ -20,6 +20,7 @@ class _LinearModel(Problem):
         self.A = A
         self.dtype = np.dtype(dtype)
         self.n_samples, self.n_features = self.A.shape
+        self.n_coordinates = self.n_features
         self.l2 = check_scalar(l2, "l2", low=0.0)
         self._target = target
         self._matrices = {}
@@ -79,7 +80,7 @@ class _LinearModel(Problem):
         return block_size * col + block_size ** 2 * col, float(nnz + m + n)
 
     def _check_x(self, x):
-        return check_vector(x, "x", self.n_features)
+        return check_vector(x, "x", self.n_coordinates)
 
     def _margins(self, x):
         return self.A @ self._check_x(x)

@@ -1,0 +1,159 @@
+"""Multinomial (softmax) logistic regression."""
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .._validation import check_matrix, check_scalar, check_vector
+from ..core._matrix import Matrix
+from ._base import Problem
+from ._multinomial import MultinomialKernel
+
+
+class Multinomial(Problem):
+    r"""Multinomial logistic regression.
+
+    .. math::
+        f(X) = \sum_i \Big[\log \sum_c \exp(a_i^T x_c) - a_i^T x_{y_i}\Big]
+               + \tfrac{l_2}{2}\|X\|_F^2
+
+    with one weight vector :math:`x_c` per class (Appendix B.4 of Nutini,
+    Laradji and Schmidt).
+
+    Parameters
+    ----------
+    A : array-like or sparse matrix of shape (n_samples, n_features)
+        Data matrix (rows are samples).
+    y : array-like of shape (n_samples,)
+        Integer class labels.  Any set of at least two distinct integers is
+        accepted; labels are mapped to 0, ..., n_classes - 1 in increasing
+        order (``classes`` keeps the original values).
+    l2 : float, default=0.0
+        Ridge penalty (>= 0).
+
+    Notes
+    -----
+    The variable is the n_features x n_classes matrix X, flattened row-major:
+    coordinate ``j * n_classes + c`` is the weight of feature j for class c,
+    so ``n_coordinates = n_features * n_classes`` and :meth:`coef` reshapes a
+    solution.  A block may mix features and classes; its curvature bound is
+    1/2 (I - 11'/k') (x) A_f'A_f with k' = min(n_classes, classes in the
+    block + 1).
+
+    Examples
+    --------
+    >>> import numpy as np, bcd
+    >>> rs = np.random.RandomState(0)
+    >>> A = rs.randn(60, 4)
+    >>> y = np.argmax(A @ rs.randn(4, 3), axis=1)
+    >>> problem = bcd.Multinomial(A, y, l2=1.0)
+    >>> result = bcd.solve(problem, rule="gsd", blocks="variable", block_size=3,
+    ...                    update="newton", tol=1e-8, max_iter=10000)
+    >>> result.converged, problem.coef(result.x).shape
+    (True, (4, 3))
+    """
+
+    def __init__(self, A, y, l2=0.0):
+        self.A, dtype = check_matrix(A, "A")
+        self.dtype = np.dtype(dtype)
+        self.n_samples, self.n_features = self.A.shape
+        self.l2 = check_scalar(l2, "l2", low=0.0)
+        y_arr = np.asarray(y)
+        if y_arr.dtype.kind in "US" or y_arr.dtype == object:
+            raise TypeError("y must hold integer class labels.")
+        yv = check_vector(y_arr, "y", self.n_samples)
+        if not np.all(yv == np.round(yv)):
+            raise ValueError("y must hold integer class labels; got non-integer values.")
+        self.classes, y_idx = np.unique(yv, return_inverse=True)
+        if self.classes.size < 2:
+            raise ValueError(f"y must contain at least two classes; got only {self.classes.tolist()}.")
+        self.n_classes = int(self.classes.size)
+        self.y = np.ascontiguousarray(y_idx, dtype=np.int32)
+        self._Y = np.eye(self.n_classes)[self.y]
+        self.n_coordinates = self.n_features * self.n_classes
+        self._matrices = {}
+        sq = self._matrix(False).col_sqnorms()
+        L = np.repeat(0.25 * sq, self.n_classes) + self.l2
+        if not np.all(np.isfinite(L)):
+            raise ValueError("A has a column whose squared norm overflows float64; rescale A.")
+        L.setflags(write=False)
+        self._lipschitz = L
+
+    def _matrix(self, rows):
+        if rows not in self._matrices:
+            self._matrices[rows] = Matrix(self.A, need_rows=rows)
+        return self._matrices[rows]
+
+    @property
+    def lipschitz(self):
+        """L_(j,c) = ||A[:, j]||^2 / 4 + l2 (the bound with k' = 2)."""
+        return self._lipschitz
+
+    def coef(self, x):
+        """The n_features x n_classes weight matrix of a flat solution ``x``."""
+        return np.asarray(x).reshape(self.n_features, self.n_classes)
+
+    def _make_kernel(self, tracking, max_block):
+        return MultinomialKernel(self._matrix(bool(tracking)), self.y, self.n_classes, self.l2,
+                                 self.lipschitz, bool(tracking), int(max_block))
+
+    def _check_X(self, x):
+        x = np.asarray(x)
+        if x.ndim == 2:
+            if x.shape != (self.n_features, self.n_classes):
+                raise ValueError(f"x has shape {x.shape}, expected "
+                                 f"({self.n_features}, {self.n_classes}).")
+            x = x.ravel()
+        return check_vector(x, "x", self.n_coordinates).reshape(self.n_features, self.n_classes)
+
+    def objective(self, x):
+        """Value of the objective at ``x`` (flat or n_features x n_classes)."""
+        X = self._check_X(x)
+        S = np.asarray(self.A @ X)
+        mx = S.max(axis=1, keepdims=True)
+        lse = (mx + np.log(np.exp(S - mx).sum(axis=1, keepdims=True))).ravel()
+        return float(np.sum(lse - S[np.arange(self.n_samples), self.y])) \
+            + 0.5 * self.l2 * float(np.sum(X * X))
+
+    def gradient(self, x):
+        """Gradient at ``x``, flattened like ``x``."""
+        X = self._check_X(x)
+        S = np.asarray(self.A @ X)
+        S -= S.max(axis=1, keepdims=True)
+        P = np.exp(S)
+        P /= P.sum(axis=1, keepdims=True)
+        G = np.asarray(self.A.T @ (P - self._Y)) + self.l2 * X
+        return G.ravel()
+
+    def _sirt_diagonal(self):
+        """D_(j,c) = sum |M_(j,c),.| = (k - 1)/k sum_j' |a_j . a_j'| + l2."""
+        if getattr(self, "_sirt", None) is None:
+            k = self.n_classes
+            S = self._matrix(True).gram_abs_row_sums()
+            D = np.repeat((k - 1) / k * S, k) + self.l2
+            D.setflags(write=False)
+            self._sirt = D
+        return self._sirt
+
+    def _hessian_bound_norm(self):
+        """lambda_max(1/2 (I - 11'/k) (x) A'A + l2 I) = lambda_max(A'A)/2 + l2."""
+        if getattr(self, "_M_norm", None) is None:
+            A = self.A
+            d = self.n_features
+            if d <= 3:
+                G = np.asarray((A.T @ A).todense() if sp.issparse(A) else A.T @ A)
+                lam = np.linalg.eigvalsh(G)[-1]
+            else:
+                op = spla.LinearOperator((d, d), dtype=np.float64, matvec=lambda v: A.T @ (A @ v))
+                lam = spla.eigsh(op, k=1, which="LA", tol=1e-6, v0=np.ones(d))[0][0]
+            self._M_norm = 1.01 * (0.5 * float(lam) + self.l2)
+        return self._M_norm
+
+    def _costs(self, block_size, tracking):
+        nnz = self.A.nnz if sp.issparse(self.A) else self.A.size
+        m, d = self.A.shape
+        k = self.n_classes
+        col = nnz / d
+        if tracking:
+            step = block_size * col * (k + nnz / m * k) + block_size ** 2 * col
+            return step, float(m * k + d * k)
+        return block_size * col * k + block_size ** 2 * col, float(nnz * k + m * k)
