@@ -428,18 +428,20 @@ cdef class SparseQuadraticSelector(Selector):
 
     The block is the support of an approximate solution of the L0-constrained
     quadratic  min_{||d||_0 <= tau} g.d + d.M d / 2  (eq. 24), with M the
-    problem's Hessian bound.  ``method="iht"``: iterative hard thresholding
-    started from the Gauss-Southwell block; ``method="omp"``: orthogonal
-    matching pursuit (forward selection).  Every support S met is rated by
-    the exact progress bound of a matrix step on it, g_S.T M_SS^+ g_S / 2,
-    and the best is returned, so the block is never worse than the GS block
-    (IHT) under that bound.
+    problem's Hessian bound.  Every support S met is rated by the exact
+    progress bound of a matrix step on it, g_S.T M_SS^+ g_S / 2, and the
+    best is returned.  The candidates always include the Gauss-Southwell
+    block and the GSD block (D_i = L_i), so the rule never guarantees less
+    progress than either.  ``method="iht"`` then runs iterative hard
+    thresholding from the better of the two in the metric of D:
+    u = d - D^{-1}(g + M d), keeping the tau entries with the largest
+    D_i u_i^2.  ``method="omp"`` runs orthogonal matching pursuit (forward
+    selection by |(g + M d)_i| / sqrt(D_i)) from the empty set.
     """
     cdef GreedySelector gs
+    cdef GreedySelector gsd
     cdef bint omp
     cdef Py_ssize_t n_iter
-    cdef double eta
-    cdef double[::1] full_d      # d on all coordinates (zero off support)
     cdef double[::1] mv          # M d
     cdef double[::1] u
     cdef int[::1] support
@@ -453,17 +455,21 @@ cdef class SparseQuadraticSelector(Selector):
     cdef const double[::1] diag
 
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed, unit_of,
-                 double step, str method, Py_ssize_t n_iter, diag):
+                 str method, Py_ssize_t n_iter, diag):
         Selector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
         n = unit_of.shape[0]
+        n_units = unit_ptr.shape[0] - 1
         self.needs_gradient = True
+        diag = np.ascontiguousarray(diag, dtype=np.float64)
+        inv = np.zeros(n)
+        inv[diag > 0] = 1.0 / diag[diag > 0]
         self.gs = GreedySelector(unit_ptr, unit_coords, unit_L, k, seed, unit_of, np.ones(n),
-                                 np.ones(unit_ptr.shape[0] - 1))
+                                 np.ones(n_units))
+        self.gsd = GreedySelector(unit_ptr, unit_coords, unit_L, k, seed, unit_of, inv,
+                                  np.ones(n_units))
         self.omp = method == "omp"
         self.n_iter = n_iter
-        self.eta = step
         self.diag = diag
-        self.full_d = np.zeros(n)
         self.mv = np.zeros(n)
         self.u = np.zeros(n)
         self.in_set = np.zeros(n, dtype=np.uint8)
@@ -477,6 +483,7 @@ cdef class SparseQuadraticSelector(Selector):
 
     cdef void notify(self, Problem prob) noexcept nogil:
         self.gs.notify(prob)
+        self.gsd.notify(prob)
 
     cdef double _model(self, Problem prob, const int* S, Py_ssize_t ns) noexcept nogil:
         """-g_S.T M_SS^+ g_S / 2 (the decrease bound of a matrix step on S);
@@ -492,18 +499,39 @@ cdef class SparseQuadraticSelector(Selector):
             q += 0.5 * prob.g[S[a]] * self.sol[a]
         return q
 
-    cdef Py_ssize_t _top_abs(self, const double* v, int* out) noexcept nogil:
-        """The k coordinates with largest |v| (ties to the smaller index)."""
+    cdef Py_ssize_t _greedy_block(self, GreedySelector sel, Problem prob, int* out) noexcept nogil:
+        cdef Py_ssize_t a, nb = sel.pick(prob)
+        for a in range(nb):
+            out[a] = self.unit_coords[sel.chosen[a]]    # units are coordinates
+        _sort_ints(out, nb)
+        return nb
+
+    cdef double _consider(self, Problem prob, Py_ssize_t ns, Py_ssize_t nb,
+                          double q_best) noexcept nogil:
+        """Rate self.support; adopt it as best if it is better."""
+        cdef Py_ssize_t a
+        cdef double q
+        if ns != nb:
+            return q_best
+        q = self._model(prob, &self.support[0], ns)
+        if q < q_best:
+            for a in range(ns):
+                self.best[a] = self.support[a]
+            return q
+        return q_best
+
+    cdef Py_ssize_t _top_scaled(self, int* out) noexcept nogil:
+        """The k coordinates with the largest D_i u_i^2 (ties: smaller index)."""
         cdef Py_ssize_t p, a, nc = 0, k = self.k
         cdef int i
         cdef double x
         for p in range(self.unit_coords.shape[0]):
             i = self.unit_coords[p]
-            x = fabs(v[i])
-            if nc == k and not (x > fabs(v[out[k - 1]])):
+            x = self.diag[i] * self.u[i] * self.u[i]
+            if nc == k and not (x > self.diag[out[k - 1]] * self.u[out[k - 1]] * self.u[out[k - 1]]):
                 continue
             a = nc if nc < k else k - 1
-            while a > 0 and x > fabs(v[out[a - 1]]):
+            while a > 0 and x > self.diag[out[a - 1]] * self.u[out[a - 1]] * self.u[out[a - 1]]:
                 out[a] = out[a - 1]
                 a -= 1
             out[a] = i
@@ -512,35 +540,28 @@ cdef class SparseQuadraticSelector(Selector):
         return nc
 
     cdef Py_ssize_t pick(self, Problem prob) noexcept nogil:
-        cdef Py_ssize_t a, it, nb, ns, k = self.k, n = prob.n
+        cdef Py_ssize_t a, it, nb, ns, n = prob.n
         cdef double q_best, q
         cdef int i
-        # the Gauss-Southwell block is the starting point and the fallback
-        nb = self.gs.pick(prob)
-        for a in range(nb):
-            self.best[a] = self.unit_coords[self.gs.chosen[a]]   # units are coordinates
-        _sort_ints(&self.best[0], nb)
+        nb = self._greedy_block(self.gs, prob, &self.best[0])
         q_best = self._model(prob, &self.best[0], nb)
+        ns = self._greedy_block(self.gsd, prob, &self.support[0])
+        q_best = self._consider(prob, ns, nb, q_best)
         if self.omp:
             ns = 0
-            for a in range(n):
-                self.full_d[a] = 0.0
-            for it in range(k):
+            for it in range(nb):
                 # residual gradient of the model at the current d
                 if ns > 0:
                     prob.bound_matvec(&self.support[0], &self.dsup[0], ns, &self.mv[0])
-                    for a in range(n):
-                        self.u[a] = prob.g[a] + self.mv[a]
-                else:
-                    for a in range(n):
-                        self.u[a] = prob.g[a]
                 i = -1
                 q = -1.0
                 for a in range(self.unit_coords.shape[0]):
                     if self.in_set[self.unit_coords[a]]:
                         continue
-                    if fabs(self.u[self.unit_coords[a]]) / sqrt(self.diag[self.unit_coords[a]]) > q:
-                        q = fabs(self.u[self.unit_coords[a]]) / sqrt(self.diag[self.unit_coords[a]])
+                    self.u[0] = prob.g[self.unit_coords[a]] + (self.mv[self.unit_coords[a]]
+                                                               if ns > 0 else 0.0)
+                    if fabs(self.u[0]) / sqrt(self.diag[self.unit_coords[a]]) > q:
+                        q = fabs(self.u[0]) / sqrt(self.diag[self.unit_coords[a]])
                         i = self.unit_coords[a]
                 if i < 0:
                     break
@@ -553,33 +574,28 @@ cdef class SparseQuadraticSelector(Selector):
                     self.dsup[a] = self.sol[a]
             for a in range(ns):
                 self.in_set[self.support[a]] = 0
-            q = self._model(prob, &self.support[0], ns)
-            if ns == nb and q < q_best:
-                for a in range(ns):
-                    self.best[a] = self.support[a]
+            q_best = self._consider(prob, ns, nb, q_best)
         else:
-            # IHT: d <- H_k(d - eta (g + M d)), from the matrix step on the GS block
+            # IHT from the matrix step on the best block so far
             for a in range(nb):
                 self.support[a] = self.best[a]
+            self._model(prob, &self.support[0], nb)
+            for a in range(nb):
                 self.dsup[a] = self.sol[a]
             ns = nb
             for it in range(self.n_iter):
                 prob.bound_matvec(&self.support[0], &self.dsup[0], ns, &self.mv[0])
                 for a in range(n):
-                    self.u[a] = -self.eta * (prob.g[a] + self.mv[a])
+                    self.u[a] = -(prob.g[a] + self.mv[a]) / self.diag[a] if self.diag[a] > 0 else 0.0
                 for a in range(ns):
                     self.u[self.support[a]] += self.dsup[a]
-                ns = self._top_abs(&self.u[0], &self.trial[0])
+                ns = self._top_scaled(&self.trial[0])
                 for a in range(ns):
                     self.support[a] = self.trial[a]
                 _sort_ints(&self.support[0], ns)
                 for a in range(ns):
                     self.dsup[a] = self.u[self.support[a]]
-                q = self._model(prob, &self.support[0], ns)
-                if ns == nb and q < q_best:
-                    q_best = q
-                    for a in range(ns):
-                        self.best[a] = self.support[a]
+                q_best = self._consider(prob, ns, nb, q_best)
         for a in range(nb):
             self.chosen[a] = self.best[a]
         return nb
@@ -589,7 +605,6 @@ cdef class SparseQuadraticSelector(Selector):
         cdef Py_ssize_t a, nb = self.pick(prob)
         for a in range(nb):
             block[a] = self.chosen[a]
-        _sort_ints(block, nb)
         self.last_unit = -1
         self.last_L = 0.0
         return nb

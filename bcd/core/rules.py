@@ -110,13 +110,12 @@ def _gsq(ctx):
         return QuadraticGreedySelector(u.ptr, u.coords, u.lipschitz, u.per_iteration, ctx.seed,
                                        u.unit_of, np.concatenate(inverses),
                                        np.asarray(ptr, dtype=np.int64))
-    M_norm = ctx.problem._hessian_bound_norm()
-    if M_norm is None or ctx.kernel.get_block_matrix([int(u.coords[0])]) is None:
-        raise ValueError(f"rule 'gsq' with variable blocks needs a Hessian bound M of the "
-                         f"whole problem, which {type(ctx.problem).__name__} does not provide; "
-                         f"use fixed blocks or rule 'gsd'.")
+    if not ctx.problem._has_hessian_bound:
+        raise ValueError(f"rule 'gsq' with variable blocks needs products with a Hessian "
+                         f"bound M of the whole problem, which {type(ctx.problem).__name__} "
+                         f"does not provide; use fixed blocks or rule 'gsd'.")
     return SparseQuadraticSelector(u.ptr, u.coords, u.lipschitz, u.per_iteration, ctx.seed,
-                                   u.unit_of, 1.0 / M_norm, ctx.gsq_method, ctx.gsq_iterations,
+                                   u.unit_of, ctx.gsq_method, ctx.gsq_iterations,
                                    np.asarray(ctx.kernel.lipschitz))
 
 

@@ -19,6 +19,9 @@ class Problem:
     """
 
     n_coordinates = 0
+    #: Whether the kernel multiplies by a Hessian bound M of the whole
+    #: problem (needed by rule "gsq" with variable blocks).
+    _has_hessian_bound = False
     #: dtype of returned solutions (float32 for float32 input).
     dtype = np.dtype(np.float64)
 
@@ -40,10 +43,6 @@ class Problem:
         raise ValueError(f"{type(self).__name__} provides no Hessian bound M, which the "
                          f"SIRT diagonal (gsd_diagonal='sirt', rule 'gsl' with variable "
                          f"blocks) needs.")
-
-    def _hessian_bound_norm(self):
-        """lambda_max of a Hessian bound M of the whole problem, or None."""
-        return None
 
     def _costs(self, block_size, tracking):
         """Rough costs ``(per_iteration, per_check)`` in flops.

@@ -1,7 +1,6 @@
 """Least squares and binary logistic regression."""
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from .._validation import check_matrix, check_scalar, check_vector
 from ..core._matrix import Matrix
@@ -14,6 +13,7 @@ class _LinearModel(Problem):
 
     _kernel_class = None
     _curvature = 1.0
+    _has_hessian_bound = True
 
     def __init__(self, A, dtype, target, l2):
         # A is already validated by check_matrix
@@ -52,20 +52,6 @@ class _LinearModel(Problem):
             D.setflags(write=False)
             self._sirt = D
         return self._sirt
-
-    def _hessian_bound_norm(self):
-        """lambda_max(c A.T A + l2 I), by Lanczos, cached (with a 1% margin)."""
-        if getattr(self, "_M_norm", None) is None:
-            A, c, l2 = self.A, self._curvature, self.l2
-            op = spla.LinearOperator((self.n_features, self.n_features), dtype=np.float64,
-                                     matvec=lambda v: c * (A.T @ (A @ v)) + l2 * v)
-            if self.n_features <= 3:
-                lam = np.linalg.eigvalsh(op @ np.eye(self.n_features))[-1]
-            else:
-                lam = spla.eigsh(op, k=1, which="LA", tol=1e-6,
-                                 v0=np.ones(self.n_features))[0][0]
-            self._M_norm = 1.01 * float(lam)
-        return self._M_norm
 
     def _costs(self, block_size, tracking):
         nnz = self.A.nnz if sp.issparse(self.A) else self.A.size

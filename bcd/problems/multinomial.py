@@ -1,7 +1,6 @@
 """Multinomial (softmax) logistic regression."""
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from .._validation import check_matrix, check_scalar, check_vector
 from ..core._matrix import Matrix
@@ -51,6 +50,8 @@ class Multinomial(Problem):
     >>> result.converged, problem.coef(result.x).shape
     (True, (4, 3))
     """
+
+    _has_hessian_bound = True
 
     def __init__(self, A, y, l2=0.0):
         self.A, dtype = check_matrix(A, "A")
@@ -133,20 +134,6 @@ class Multinomial(Problem):
             D.setflags(write=False)
             self._sirt = D
         return self._sirt
-
-    def _hessian_bound_norm(self):
-        """lambda_max(1/2 (I - 11'/k) (x) A'A + l2 I) = lambda_max(A'A)/2 + l2."""
-        if getattr(self, "_M_norm", None) is None:
-            A = self.A
-            d = self.n_features
-            if d <= 3:
-                G = np.asarray((A.T @ A).todense() if sp.issparse(A) else A.T @ A)
-                lam = np.linalg.eigvalsh(G)[-1]
-            else:
-                op = spla.LinearOperator((d, d), dtype=np.float64, matvec=lambda v: A.T @ (A @ v))
-                lam = spla.eigsh(op, k=1, which="LA", tol=1e-6, v0=np.ones(d))[0][0]
-            self._M_norm = 1.01 * (0.5 * float(lam) + self.l2)
-        return self._M_norm
 
     def _costs(self, block_size, tracking):
         nnz = self.A.nnz if sp.issparse(self.A) else self.A.size
