@@ -1,0 +1,75 @@
+"""Shared data and helpers for the benchmarks.
+
+The paper's 1000 x 10000 datasets take about half a second to generate, so
+they are built lazily and kept for the lifetime of the benchmark process.
+"""
+import functools
+import warnings
+
+import numpy as np
+
+import bcd
+
+RULES = ["cyclic", "random", "lipschitz", "gs"]
+BLOCKS = ["fixed", "variable"]
+DATASETS = ["A", "B"]
+BLOCK_SIZE = 5
+PARTITION = "sort"     # partition used with fixed blocks
+SEED = 0               # random_state of every solve
+NO_CHECKS = 10**9      # check_every value that tests only the start and the end
+
+
+def quiet():
+    """Silence the warning issued when a solve stops on ``max_iter``."""
+    warnings.simplefilter("ignore", bcd.ConvergenceWarning)
+
+
+@functools.lru_cache(maxsize=None)
+def paper_dataset(name):
+    """``(A, target)`` of the paper's dataset ``name`` at full size."""
+    return bcd.datasets.make_paper_dataset(name, random_state=1)
+
+
+def make_problem(name):
+    """The problem of dataset ``name``: least squares for A, logistic for B."""
+    A, target = paper_dataset(name)
+    if name == "A":
+        return bcd.LeastSquares(A, target)
+    return bcd.Logistic(A, target)
+
+
+def objective(name, x):
+    """Objective of dataset ``name`` at ``x``, computed with NumPy/SciPy."""
+    A, target = paper_dataset(name)
+    z = A @ x
+    if name == "A":
+        r = z - target
+        return 0.5 * float(r @ r)
+    return float(np.sum(np.logaddexp(0.0, -target * z)))
+
+
+@functools.lru_cache(maxsize=None)
+def optimal_value(name):
+    """Optimal objective value f* of dataset ``name``.
+
+    A: the matrix is underdetermined with full row rank, so the least-squares
+    residual can be driven to zero; f* is evaluated at a tight LSQR solution
+    (it is zero up to rounding).  B: the data are linearly separable (more
+    features than samples, full row rank), so the infimum of the logistic
+    loss is 0.
+    """
+    if name == "A":
+        from scipy.sparse.linalg import lsqr
+
+        A, b = paper_dataset(name)
+        x = lsqr(A, b, atol=1e-14, btol=1e-14, iter_lim=100 * A.shape[1])[0]
+        return objective(name, x)
+    return 0.0
+
+
+def solve_options(rule, blocks):
+    """Keyword arguments of ``bcd.solve`` for a rule x blocks combination."""
+    options = dict(rule=rule, blocks=blocks, block_size=BLOCK_SIZE, random_state=SEED)
+    if blocks == "fixed":
+        options["partition"] = PARTITION
+    return options
