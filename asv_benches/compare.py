@@ -140,7 +140,7 @@ def compare_cyclic_sklearn(A, b, repeats, epochs=20):
     bcd_epoch, sk_epoch, sk_epochs_done = [], [], set()
     for _ in range(repeats):
         result = _solve(problem, max_iter=epochs * n, **options)
-        bcd_epoch.append(result.time / epochs)
+        bcd_epoch.append(result.iteration_time / epochs)
         t1, done1 = _lasso_fit_seconds(A, b, epochs)
         t2, done2 = _lasso_fit_seconds(A, b, 2 * epochs)
         sk_epoch.append((t2 - t1) / epochs)
@@ -238,7 +238,7 @@ def compare_gs_numpy(A, b, name, repeats, n_iter, target):
         x_ref, per_iter, blocks, steps = numpy_gs_vb(A, b, n_iter)
         theirs.append(per_iter)
         result = _solve(problem, max_iter=n_iter, **options)
-        ours.append(result.time / result.n_iter)
+        ours.append(result.iteration_time / result.n_iter)
         _check_iterates(problem, result.x, x_ref, blocks, steps, name)
     mine, ref = _median(ours), _median(theirs)
     ratio = ref / mine
@@ -253,10 +253,10 @@ def compare_gs_random(A, b, name, repeats, n_iter=20000, target=10.0):
     gs, rnd = [], []
     for seed in range(repeats):
         r = _solve(problem, rule="gs", blocks="variable", block_size=TAU, max_iter=n_iter)
-        gs.append(r.time / r.n_iter)
+        gs.append(r.iteration_time / r.n_iter)
         r = _solve(problem, rule="random", blocks="variable", block_size=TAU, max_iter=n_iter,
                    random_state=seed)
-        rnd.append(r.time / r.n_iter)
+        rnd.append(r.iteration_time / r.n_iter)
     g, q = _median(gs), _median(rnd)
     ratio = g / q
     return Row(f"b. per iteration on {name}: GS-VB / Random-VB", _fmt_time(g), _fmt_time(q),

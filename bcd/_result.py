@@ -70,13 +70,18 @@ class Result:
     history : History
         Objective, optimality and time at every stopping test.
     time : float
-        Wall-clock seconds spent in the iteration loop.
+        Wall-clock seconds of the solve from the first to the last
+        optimality evaluation (both included).
+    iteration_time : float
+        Seconds spent in the iterations proper: ``time`` without the initial
+        and final exact optimality evaluations.  ``iteration_time / n_iter``
+        is the cost of one iteration.
     options : dict
         The resolved solver options (rule, blocks, update, ...).
     """
 
     def __init__(self, x, objective, optimality, n_iter, converged, status, message,
-                 history, time, options):
+                 history, time, options, iteration_time=0.0):
         self.x = x
         self.objective = objective
         self.optimality = optimality
@@ -86,6 +91,7 @@ class Result:
         self.message = message
         self.history = history
         self.time = time
+        self.iteration_time = iteration_time
         self.options = options
 
     def __repr__(self):

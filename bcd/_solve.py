@@ -173,7 +173,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
             return callback(IterationInfo(it, k.get_x().astype(dtype), k.get_objective()))
 
     max_block = max(block_size, units.max_size)
-    n_iter, status, opt, obj, cols = _engine.run(
+    n_iter, status, opt, obj, cols, loop_time = _engine.run(
         kernel, selector, step, max_iter, tol, max_time or 0.0, check_every, engine_cb,
         callback_every, max_block, bool(verbose))
 
@@ -190,7 +190,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
                    check_every=check_every, tol=tol, max_iter=max_iter)
     return Result(kernel.get_x().astype(problem.dtype, copy=False), float(obj), float(opt),
                   int(n_iter), converged, status_name, message, history,
-                  float(history.time[-1]) if len(history) else 0.0, options)
+                  float(history.time[-1]) if len(history) else 0.0, options, loop_time)
 
 
 def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None, options=None):

@@ -104,8 +104,10 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
     gradient is confirmed on a gradient recomputed from scratch, so
     ``converged`` never rests on accumulated rounding.
 
-    Returns ``(n_iter, status, optimality, objective, history_columns)`` with
-    ``status`` a key of ``STATUS_NAMES``.
+    Returns ``(n_iter, status, optimality, objective, history_columns,
+    loop_seconds)`` with ``status`` a key of ``STATUS_NAMES`` and
+    ``loop_seconds`` the time of the iterations proper (without the initial
+    and final exact evaluations).
     """
     cdef int[::1] block = np.zeros(max(1, max_block), dtype=np.int32)
     cdef double[::1] gb = np.zeros(max(1, max_block))
@@ -116,6 +118,8 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
     cdef int status = MAX_ITER
     cdef bint has_cb = callback is not None
     cdef bint stop_cb = False
+    cdef bint tracking = prob.tracking
+    cdef double t_loop = 0.0, t_start
     h.size = 0
     h.cap = 0
     h.it = NULL
@@ -140,12 +144,14 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
             to_check = check_every
             to_callback = callback_every
             to_clock = 256
+            t_start = _now()
             while status != CONVERGED and it < max_iter:
                 nb = sel.select(prob, &block[0])
                 prob.grad_block(&block[0], nb, &gb[0])
                 if upd.step(prob, sel, &block[0], nb, &gb[0]) == 0:
-                    sel.notify(prob)
-                    prob.clear_dirty()
+                    if tracking:
+                        sel.notify(prob)
+                        prob.clear_dirty()
                     stalls = 0
                 else:
                     # the state did not change: a greedy rule would pick the
@@ -194,6 +200,7 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
                     if stop_cb:
                         status = CALLBACK
                         break
+            t_loop = _now() - t_start
             # the reported solution is always certified on exact state
             if it > 0 and h.it[h.size - 1] != it:
                 prob.reset()
@@ -208,4 +215,4 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
         free(h.obj)
         free(h.opt)
         free(h.time)
-    return it, status, opt, obj, cols
+    return it, status, opt, obj, cols, t_loop

@@ -112,14 +112,18 @@ cdef class Matrix:
             return ddot(&m, <double*>&self.values[j * self.n_rows], &inc, <double*>v, &inc)
         start = self.indptr[j]
         end = self.indptr[j + 1]
+        cdef const int* ind = &self.indices[0]
+        cdef const double* val = &self.values[0]
         for p in range(start, end):
-            s += self.values[p] * v[self.indices[p]]
+            s += val[p] * v[ind[p]]
         return s
 
     cdef void col_axpy(self, Py_ssize_t j, double alpha, double* v) noexcept nogil:
         """v += alpha * A[:, j]."""
         cdef Py_ssize_t p, start, end
         cdef int m, inc = 1
+        cdef const int* ind
+        cdef const double* val
         if self.dense:
             m = <int>self.n_rows
             # v += alpha * A[:, j]
@@ -127,8 +131,10 @@ cdef class Matrix:
             return
         start = self.indptr[j]
         end = self.indptr[j + 1]
+        ind = &self.indices[0]
+        val = &self.values[0]
         for p in range(start, end):
-            v[self.indices[p]] += alpha * self.values[p]
+            v[ind[p]] += alpha * val[p]
 
     cdef double col_sqnorm(self, Py_ssize_t j) noexcept nogil:
         cdef Py_ssize_t p, start, end
@@ -226,16 +232,18 @@ cdef class Matrix:
                 if d[a] != 0.0:
                     self.col_axpy(cols[a], d[a], out)
             return self.n_rows
+        cdef const int* ind = &self.indices[0]
+        cdef const double* val = &self.values[0]
         for a in range(nb):
             if d[a] == 0.0:
                 continue
             for p in range(self.indptr[cols[a]], self.indptr[cols[a] + 1]):
-                i = self.indices[p]
+                i = ind[p]
                 if not mark[i]:
                     mark[i] = 1
                     rows[nt] = <int>i
                     nt += 1
-                acc[i] += d[a] * self.values[p]
+                acc[i] += d[a] * val[p]
         for k in range(nt):
             i = rows[k]
             out[k] = acc[i]
@@ -257,10 +265,13 @@ cdef class Matrix:
             dgemv(&trans, &m, &n, &one, <double*>&self.values[0], &m, <double*>vals, &inc,
                   &one, out, &inc)
             return
+        cdef const int* rptr = &self.r_indptr[0]
+        cdef const int* rind = &self.r_indices[0]
+        cdef const double* rval = &self.r_values[0]
         for k in range(nr):
             v = vals[k]
             if v == 0.0:
                 continue
             i = rows[k]
-            for p in range(self.r_indptr[i], self.r_indptr[i + 1]):
-                out[self.r_indices[p]] += self.r_values[p] * v
+            for p in range(rptr[i], rptr[i + 1]):
+                out[rind[p]] += rval[p] * v

@@ -1,3 +1,4 @@
+cimport cython
 from bcd.core._problem cimport Problem
 from bcd.core._random cimport RNG
 
@@ -40,13 +41,19 @@ cdef class GreedySelector(Selector):
     cdef int theta_unit
     cdef bint keys_stale
     cdef bint cand_valid
+    cdef bint simple_score             # singleton units scored by the GS/GSD formula
+    cdef readonly Py_ssize_t n_rebuilds
 
-    cdef bint _better(self, int a, int b) noexcept nogil
-    cdef bint _at_least_theta(self, int u) noexcept nogil
     cdef double _score(self, Problem prob, int u) noexcept nogil
+    @cython.final
     cdef void _rescore_all(self, Problem prob) noexcept nogil
+    @cython.final
     cdef Py_ssize_t _insert_best(self, int* c, Py_ssize_t nc, int u) noexcept nogil
+    @cython.final
     cdef Py_ssize_t _scan_top(self) noexcept nogil
+    @cython.final
     cdef void _rebuild_candidates(self) noexcept nogil
+    @cython.final
     cdef void _heap_up(self, int* h, Py_ssize_t i) noexcept nogil
+    @cython.final
     cdef void _heap_down(self, int* h, Py_ssize_t n) noexcept nogil

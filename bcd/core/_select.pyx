@@ -22,6 +22,16 @@ cdef inline void _sort_ints(int* a, Py_ssize_t n) noexcept nogil:
         a[j + 1] = v
 
 
+cdef inline bint _gt(const double* key, int a, int b) noexcept nogil:
+    """a ranks above b: larger key, ties to the smaller index."""
+    return key[a] > key[b] or (key[a] == key[b] and a < b)
+
+
+cdef inline bint _ge_thr(const double* key, int u, double tk, int tu) noexcept nogil:
+    """u ranks at or above the threshold (tk, tu)."""
+    return key[u] > tk or (key[u] == tk and u <= tu)
+
+
 cdef class Selector:
 
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed):
@@ -248,12 +258,8 @@ cdef class GreedySelector(Selector):
         self.n_cand = 0
         self.keys_stale = True
         self.cand_valid = False
-
-    cdef bint _better(self, int a, int b) noexcept nogil:
-        return self.key[a] > self.key[b] or (self.key[a] == self.key[b] and a < b)
-
-    cdef bint _at_least_theta(self, int u) noexcept nogil:
-        return self.key[u] > self.theta_key or (self.key[u] == self.theta_key and u <= self.theta_unit)
+        self.simple_score = (type(self) is GreedySelector
+                             and self.unit_coords.shape[0] == self.n_units)
 
     cdef double _score(self, Problem prob, int u) noexcept nogil:
         cdef Py_ssize_t p
@@ -267,8 +273,16 @@ cdef class GreedySelector(Selector):
 
     cdef void _rescore_all(self, Problem prob) noexcept nogil:
         cdef Py_ssize_t u
-        for u in range(self.n_units):
-            self.key[u] = self._score(prob, <int>u)
+        cdef int i
+        cdef double gi
+        if self.simple_score:
+            for u in range(self.n_units):
+                i = self.unit_coords[u]
+                gi = prob.g[i]
+                self.key[u] = self.coord_weight[i] * gi * gi * self.unit_scale[u]
+        else:
+            for u in range(self.n_units):
+                self.key[u] = self._score(prob, <int>u)
         self.keys_stale = False
 
     cdef void notify(self, Problem prob) noexcept nogil:
@@ -280,13 +294,21 @@ cdef class GreedySelector(Selector):
             return
         if self.keys_stale:
             return
+        cdef int i
+        cdef double gi
         for a in range(prob.n_dirty):
-            u = self.unit_of[prob.dirty[a]]
+            i = prob.dirty[a]
+            u = self.unit_of[i]
             if u < 0:
                 continue
             # a unit listed twice is simply re-scored twice
-            self.key[u] = self._score(prob, u)
-            if self.cand_valid and not self.in_cand[u] and self._at_least_theta(u):
+            if self.simple_score:
+                gi = prob.g[i]
+                self.key[u] = self.coord_weight[i] * gi * gi * self.unit_scale[u]
+            else:
+                self.key[u] = self._score(prob, u)
+            if self.cand_valid and not self.in_cand[u] and \
+                    _ge_thr(&self.key[0], u, self.theta_key, self.theta_unit):
                 self.in_cand[u] = 1
                 self.cand[self.n_cand] = u
                 self.n_cand += 1
@@ -302,14 +324,19 @@ cdef class GreedySelector(Selector):
         if not self.cand_valid:
             self._rebuild_candidates()
         # top k of the members still at or above theta; drop the others
+        cdef const double* key = &self.key[0]
+        cdef int* cand = &self.cand[0]
+        cdef double tk = self.theta_key
+        cdef int tu = self.theta_unit
         for a in range(self.n_cand):
-            u = self.cand[a]
-            if not self._at_least_theta(u):
+            u = cand[a]
+            if not _ge_thr(key, u, tk, tu):
                 self.in_cand[u] = 0
                 continue
-            self.cand[kept] = u
+            cand[kept] = u
             kept += 1
-            nc = self._insert_best(c, nc, u)
+            if nc < k or _gt(key, u, c[k - 1]):
+                nc = self._insert_best(c, nc, u)
         self.n_cand = kept
         if kept < k:
             self._rebuild_candidates()
@@ -321,10 +348,11 @@ cdef class GreedySelector(Selector):
     cdef Py_ssize_t _insert_best(self, int* c, Py_ssize_t nc, int u) noexcept nogil:
         """Insert u into the best-first list c of length nc (at most k)."""
         cdef Py_ssize_t a, k = self.k
-        if nc == k and not self._better(u, c[k - 1]):
+        cdef const double* key = &self.key[0]
+        if nc == k and not _gt(key, u, c[k - 1]):
             return nc
         a = nc if nc < k else k - 1
-        while a > 0 and self._better(u, c[a - 1]):
+        while a > 0 and _gt(key, u, c[a - 1]):
             c[a] = c[a - 1]
             a -= 1
         c[a] = u
@@ -341,15 +369,17 @@ cdef class GreedySelector(Selector):
         """C = the K best units; theta = the worst of them."""
         cdef Py_ssize_t u, a, K = self.cap, nh = 0
         cdef int* h = &self.scan_heap[0]
+        self.n_rebuilds += 1
         for a in range(self.n_cand):
             self.in_cand[self.cand[a]] = 0
         # bounded min-heap (worst on top) of the K best seen so far
+        cdef const double* key = &self.key[0]
         for u in range(self.n_units):
             if nh < K:
                 h[nh] = <int>u
                 self._heap_up(h, nh)
                 nh += 1
-            elif self._better(<int>u, h[0]):
+            elif _gt(key, <int>u, h[0]):
                 h[0] = <int>u
                 self._heap_down(h, nh)
         self.theta_unit = h[0]
@@ -363,9 +393,10 @@ cdef class GreedySelector(Selector):
     cdef void _heap_up(self, int* h, Py_ssize_t i) noexcept nogil:
         cdef Py_ssize_t parent
         cdef int t
+        cdef const double* key = &self.key[0]
         while i > 0:
             parent = (i - 1) >> 1
-            if self._better(h[parent], h[i]):
+            if _gt(key, h[parent], h[i]):
                 t = h[i]
                 h[i] = h[parent]
                 h[parent] = t
@@ -376,14 +407,15 @@ cdef class GreedySelector(Selector):
     cdef void _heap_down(self, int* h, Py_ssize_t n) noexcept nogil:
         cdef Py_ssize_t i = 0, c, worst
         cdef int t
+        cdef const double* key = &self.key[0]
         while True:
             c = 2 * i + 1
             if c >= n:
                 break
             worst = c
-            if c + 1 < n and self._better(h[c], h[c + 1]):
+            if c + 1 < n and _gt(key, h[c], h[c + 1]):
                 worst = c + 1
-            if self._better(h[i], h[worst]):
+            if _gt(key, h[i], h[worst]):
                 t = h[i]
                 h[i] = h[worst]
                 h[worst] = t

@@ -201,15 +201,25 @@ cdef class LinearModelKernel(Problem):
             self.all_dirty = True
             self.A.rows_rmatvec_add(rows, dw, nr, g)
             return
+        cdef const int* rptr = &self.A.r_indptr[0]
+        cdef const int* rind = &self.A.r_indices[0]
+        cdef const double* rval = &self.A.r_values[0]
+        cdef int* dirty = &self.dirty[0]
+        cdef unsigned char* mark = &self.dirty_mark[0]
+        cdef Py_ssize_t nd = self.n_dirty
         for k in range(nr):
             dwk = dw[k]
             if dwk == 0.0:
                 continue
             i = rows[k]
-            for p in range(self.A.r_indptr[i], self.A.r_indptr[i + 1]):
-                c = self.A.r_indices[p]
-                g[c] += self.A.r_values[p] * dwk
-                self.mark_dirty(c)
+            for p in range(rptr[i], rptr[i + 1]):
+                c = rind[p]
+                g[c] += rval[p] * dwk
+                if not mark[c]:
+                    mark[c] = 1
+                    dirty[nd] = <int>c
+                    nd += 1
+        self.n_dirty = nd
 
 
 cdef class LeastSquaresKernel(LinearModelKernel):
