@@ -6,8 +6,8 @@ Usage, from the repository root with bcd installed::
     python -m asv_benches.compare --quick    # 3 repeats
 
 Everything runs in one process; each figure is the median over the
-repeats.  bcd's iteration times are ``Result.time`` (seconds spent in the
-compiled loop) divided by the number of iterations, with the stopping test
+repeats.  bcd's iteration times are ``Result.iteration_time`` (seconds spent in
+the iterations proper) divided by the number of iterations, with the stopping test
 disabled (``tol=0``, ``check_every=10**9``).
 
 a. Cyclic single-coordinate epochs on dataset A (least squares, sparse
@@ -30,18 +30,27 @@ c. Fixed cost of ``bcd.solve`` on a 10 x 5 dense problem with
    ``max_iter=1`` (wall time of the call).  Target <= 1 ms.
 
 A missed target is reported as MISS; the exit code is 0 regardless.
-"""
-import argparse
-import os
-import platform
-import sys
-import time
-import warnings
-from pathlib import Path
 
-import numpy as np
-import scipy
-import scipy.sparse as sp
+Every algorithm compared here is single-threaded, so BLAS is limited to
+one thread before NumPy is imported: idle OpenBLAS workers spin after each
+BLAS call, and on a two-core machine they would steal time from whichever
+single-threaded loop is timed next.
+"""
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import scipy  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,3 +1,7 @@
+cimport cython
+
+
+@cython.final
 cdef class Matrix:
     """Column access to a dense Fortran-ordered or CSC sparse matrix.
 

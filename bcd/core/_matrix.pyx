@@ -114,9 +114,19 @@ cdef class Matrix:
         end = self.indptr[j + 1]
         cdef const int* ind = &self.indices[0]
         cdef const double* val = &self.values[0]
-        for p in range(start, end):
+        # four partial sums break the chain of dependent additions
+        cdef double s1 = 0.0, s2 = 0.0, s3 = 0.0
+        p = start
+        while p + 4 <= end:
             s += val[p] * v[ind[p]]
-        return s
+            s1 += val[p + 1] * v[ind[p + 1]]
+            s2 += val[p + 2] * v[ind[p + 2]]
+            s3 += val[p + 3] * v[ind[p + 3]]
+            p += 4
+        while p < end:
+            s += val[p] * v[ind[p]]
+            p += 1
+        return (s + s1) + (s2 + s3)
 
     cdef void col_axpy(self, Py_ssize_t j, double alpha, double* v) noexcept nogil:
         """v += alpha * A[:, j]."""

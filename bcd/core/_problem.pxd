@@ -1,3 +1,4 @@
+cimport cython
 from bcd.core._linalg cimport BlockWork
 
 
@@ -53,8 +54,11 @@ cdef class Problem:
     # -- provided -------------------------------------------------------
     cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil
     cdef double block_lipschitz(self, const int* blk, Py_ssize_t nb) noexcept nogil
+    @cython.final
     cdef void grad_block(self, const int* blk, Py_ssize_t nb, double* out) noexcept nogil
+    @cython.final
     cdef double optimality(self, bint exact) noexcept nogil
+    @cython.final
     cdef void clear_dirty(self) noexcept nogil
     cdef inline void mark_dirty(self, Py_ssize_t j) noexcept nogil:
         if not self.dirty_mark[j]:

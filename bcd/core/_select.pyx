@@ -275,11 +275,16 @@ cdef class GreedySelector(Selector):
         cdef Py_ssize_t u
         cdef int i
         cdef double gi
+        cdef double* key = &self.key[0]
+        cdef const double* g = &prob.g[0]
+        cdef const int* coords = &self.unit_coords[0]
+        cdef const double* w = &self.coord_weight[0]
+        cdef const double* sc = &self.unit_scale[0]
         if self.simple_score:
             for u in range(self.n_units):
-                i = self.unit_coords[u]
-                gi = prob.g[i]
-                self.key[u] = self.coord_weight[i] * gi * gi * self.unit_scale[u]
+                i = coords[u]
+                gi = g[i]
+                key[u] = w[i] * gi * gi * sc[u]
         else:
             for u in range(self.n_units):
                 self.key[u] = self._score(prob, <int>u)
@@ -360,9 +365,12 @@ cdef class GreedySelector(Selector):
 
     cdef Py_ssize_t _scan_top(self) noexcept nogil:
         """Top k units by one pass over all keys."""
-        cdef Py_ssize_t u, nc = 0
+        cdef Py_ssize_t u, nc = 0, k = self.k
+        cdef int* c = &self.chosen[0]
+        cdef const double* key = &self.key[0]
         for u in range(self.n_units):
-            nc = self._insert_best(&self.chosen[0], nc, <int>u)
+            if nc < k or _gt(key, <int>u, c[k - 1]):
+                nc = self._insert_best(c, nc, <int>u)
         return nc
 
     cdef void _rebuild_candidates(self) noexcept nogil:
