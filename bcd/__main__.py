@@ -1,4 +1,9 @@
-"""Command line: ``python -m bcd demo [--plot FILE.png]``."""
+"""Command line.
+
+``python -m bcd demo [--plot FILE.png]``: the paper's Figure 4 on datasets A
+and B with timings.  ``python -m bcd reproduce FIGURE [--plot FILE.png]``:
+one of the paper's figures on datasets A, B and C.
+"""
 import argparse
 import sys
 
@@ -13,18 +18,28 @@ def main(argv=None):
     demo.add_argument("--block-size", type=int, default=5)
     demo.add_argument("--small", action="store_true",
                       help="use 200 x 2000 versions of the datasets (a quick check)")
+    from ._experiments import FIGURES
+    rep = sub.add_parser("reproduce", help="one of the paper's figures: " + ", ".join(FIGURES))
+    rep.add_argument("figure", choices=list(FIGURES))
+    rep.add_argument("--plot", metavar="FILE.png", help="write the panels (needs matplotlib)")
+    rep.add_argument("--iterations", type=int, default=500)
+    rep.add_argument("--small", action="store_true",
+                     help="use 200 x 2000 (C: 200 x 200) versions of the datasets")
     args = parser.parse_args(argv)
+    if getattr(args, "plot", None):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            parser.error("--plot needs matplotlib (pip install matplotlib)")
 
     if args.command == "demo":
         from ._experiments import demo as run_demo
-        if args.plot:
-            try:
-                import matplotlib  # noqa: F401
-            except ImportError:
-                parser.error("--plot needs matplotlib (pip install matplotlib)")
         size = dict(n_samples=200, n_features=2000) if args.small else {}
         run_demo(plot_file=args.plot, max_iter=args.iterations, block_size=args.block_size,
                  **size)
+    elif args.command == "reproduce":
+        from ._experiments import reproduce
+        reproduce(args.figure, plot_file=args.plot, max_iter=args.iterations, small=args.small)
     return 0
 
 

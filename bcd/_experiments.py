@@ -11,8 +11,7 @@ import scipy.sparse.linalg as spla
 from . import datasets
 from ._result import ConvergenceWarning
 from ._solve import solve
-from .core.rules import RULES
-from .problems import LeastSquares, Logistic
+from .problems import LeastSquares, Logistic, Multinomial
 
 
 class Experiment:
@@ -28,7 +27,10 @@ class Experiment:
         A = self.problem.A
         nnz = A.nnz if sp.issparse(A) else np.count_nonzero(A)
         kind = type(self.problem).__name__
-        return (f"Dataset {self.name}: {kind}, {A.shape[0]} x {A.shape[1]}, {nnz} non-zeros.\n"
+        extra = (f", {self.problem.n_classes} classes" if hasattr(self.problem, "n_classes")
+                 else "")
+        return (f"Dataset {self.name}: {kind}, {A.shape[0]} x {A.shape[1]}{extra}, {nnz} "
+                f"non-zeros.\n"
                 f"  f* = {self.f_star:.6g}  ({self.how})")
 
 
@@ -43,47 +45,68 @@ def least_squares_optimum(problem):
     return f, f"tight LSQR solve: f = {f:.3e}, ||grad f||_inf = {grad:.1e}"
 
 
-def logistic_optimum(problem):
-    """f* of a logistic problem.
+def _lbfgs(problem, **options):
+    return scipy.optimize.minimize(problem.objective, np.zeros(problem.n_coordinates),
+                                   jac=problem.gradient, method="L-BFGS-B", options=options)
 
-    Without regularization, f* = 0 exactly when the data are linearly
-    separable; this is certified by a linear program finding w with
-    y_i a_i^T w >= 1 for all i.  Otherwise (or with l2 > 0) f* comes from a
-    tight L-BFGS-B solve.
+
+def _logistic_margins(problem, x):
+    return problem.y * (problem.A @ x)
+
+
+def _multinomial_margins(problem, x):
+    S = np.asarray(problem.A @ problem.coef(x))
+    rows = np.arange(S.shape[0])
+    own = S[rows, problem.y].copy()
+    S[rows, problem.y] = -np.inf
+    return own - S.max(axis=1)
+
+
+def classification_optimum(problem):
+    """f* of an unregularized (binary or multinomial) logistic problem.
+
+    If some x classifies every sample with a positive margin, f(t x) -> 0 as
+    t -> infinity, so the infimum is exactly 0; a short L-BFGS-B run looks
+    for such an x.  Otherwise (or with l2 > 0) f* comes from a tight
+    L-BFGS-B solve, stated with its gradient norm.
     """
-    A, y = problem.A, problem.y
+    margins = _multinomial_margins if hasattr(problem, "n_classes") else _logistic_margins
     if problem.l2 == 0.0:
-        M = -(sp.diags(y) @ sp.csr_matrix(A))
-        lp = scipy.optimize.linprog(np.zeros(A.shape[1]), A_ub=M, b_ub=-np.ones(A.shape[0]),
-                                    bounds=(None, None), method="highs")
-        if lp.status == 0:
-            margin = float(np.min(y * (A @ lp.x)))
-            return 0.0, (f"data linearly separable (an LP finds w with min_i y_i a_i^T w = "
-                         f"{margin:.3f} > 0), so the infimum is 0")
-    res = scipy.optimize.minimize(problem.objective, np.zeros(problem.n_coordinates),
-                                  jac=problem.gradient, method="L-BFGS-B",
-                                  options=dict(gtol=1e-12, ftol=1e-16, maxiter=100000))
+        res = _lbfgs(problem, maxiter=500)
+        least = float(np.min(margins(problem, res.x)))
+        if least > 0:
+            return 0.0, (f"the data are separable: an x found by L-BFGS-B classifies every "
+                         f"sample with margin >= {least:.3g} > 0, so inf f = lim f(t x) = 0")
+    res = _lbfgs(problem, gtol=1e-12, ftol=1e-16, maxiter=100000)
     return float(res.fun), f"tight L-BFGS-B solve, ||grad f||_inf = {np.max(np.abs(res.jac)):.1e}"
 
 
+_EXPERIMENTS = {}
+
+
 def paper_experiment(name, n_samples=None, n_features=None, random_state=1):
-    """Dataset ``name`` of the paper as an :class:`Experiment`."""
+    """Dataset ``name`` of the paper as an :class:`Experiment` (cached)."""
+    key = (name, n_samples, n_features, random_state)
+    if key in _EXPERIMENTS:
+        return _EXPERIMENTS[key]
     A, t = datasets.make_paper_dataset(name, random_state=random_state, n_samples=n_samples,
                                        n_features=n_features)
     if name == "A":
         problem = LeastSquares(A, t)
         f_star, how = least_squares_optimum(problem)
     else:
-        problem = Logistic(A, t)
-        f_star, how = logistic_optimum(problem)
-    return Experiment(name, problem, f_star, how)
+        problem = Logistic(A, t) if name == "B" else Multinomial(A, t)
+        f_star, how = classification_optimum(problem)
+    exp = _EXPERIMENTS[key] = Experiment(name, problem, f_star, how)
+    return exp
 
 
-def run_grid(experiment, configs, max_iter, random_state=0):
+def run_grid(experiment, configs, max_iter, random_state=0, timed=True):
     """Run every configuration; return {label: (iterations, gap, seconds/iter)}.
 
-    Each configuration runs twice: once testing every iteration to record
-    f(x_k) - f*, once testing only at the end to time the iterations.
+    Each configuration runs with a test at every iteration to record
+    f(x_k) - f*; with ``timed`` it runs again testing only at the end, to
+    time the iterations (seconds/iter is NaN otherwise).
     """
     out = {}
     for label, options in configs:
@@ -91,69 +114,160 @@ def run_grid(experiment, configs, max_iter, random_state=0):
             warnings.simplefilter("ignore", ConvergenceWarning)
             traced = solve(experiment.problem, max_iter=max_iter, tol=0.0, check_every=1,
                            random_state=random_state, **options)
-            timed = solve(experiment.problem, max_iter=max_iter, tol=0.0, check_every=10**9,
-                          random_state=random_state, **options)
+            spi = float("nan")
+            if timed:
+                run = solve(experiment.problem, max_iter=max_iter, tol=0.0,
+                            check_every=10**9, random_state=random_state, **options)
+                spi = run.iteration_time / max(run.n_iter, 1)
         gap = traced.history.objective - experiment.f_star
-        out[label] = (traced.history.iteration, gap, timed.time / max(timed.n_iter, 1))
+        out[label] = (traced.history.iteration, gap, spi)
     return out
 
 
-def figure4_configs(block_size=5):
-    """Every rule with fixed sorted blocks (FB) and variable blocks (VB)."""
-    configs = []
-    for rule in RULES:
-        for blocks, tag in (("fixed", "FB"), ("variable", "VB")):
-            configs.append((f"{rule}-{tag}", dict(rule=rule, blocks=blocks,
+FIGURE4_RULES = ("cyclic", "random", "lipschitz", "gs", "gsl", "gsd")
+MATRIX_RULES = ("gs", "gsl", "gsd", "gsq")
+
+
+def fixed_and_variable(rules, update):
+    """Configurations ``rule-FB`` (fixed blocks, sorted by L_i) and ``rule-VB``."""
+    def configs(block_size):
+        out = []
+        for rule in rules:
+            for blocks, tag in (("fixed", "FB"), ("variable", "VB")):
+                out.append((f"{rule}-{tag}", dict(rule=rule, blocks=blocks,
                                                   block_size=block_size, partition="sort",
-                                                  update="gradient")))
+                                                  update=update)))
+        return out
     return configs
 
 
-def format_table(results, checkpoints):
+def lipschitz_estimates(block_size):
+    """Fixed-block rules with L_b from the bound (Lb) or estimated (LA)."""
+    return [(f"{rule}-{tag}", dict(rule=rule, blocks="fixed", block_size=block_size,
+                                   partition="sort", update="gradient", lipschitz=lip))
+            for rule in ("cyclic", "random", "gs", "gsl")
+            for lip, tag in (("bound", "Lb"), ("estimate", "LA"))]
+
+
+def partitions(block_size):
+    """Greedy fixed-block rules over the three partitions."""
+    return [(f"{rule}-{part}", dict(rule=rule, blocks="fixed", block_size=block_size,
+                                    partition=part, update="gradient"))
+            for rule in ("gs", "gsl") for part in ("order", "sort", "avg")]
+
+
+class Figure:
+    """One of the paper's figures: datasets x block sizes x configurations."""
+
+    def __init__(self, title, names, sizes, configs):
+        self.title = title
+        self.names = names
+        self.sizes = sizes
+        self.configs = configs
+
+
+FIGURES = {
+    "4": Figure("Figure 4: greedy and non-greedy rules, gradient updates", ("A", "B", "C"),
+                (5,), fixed_and_variable(FIGURE4_RULES, "gradient")),
+    "5": Figure("Figure 5: greedy rules, matrix updates", ("A", "B", "C"), (5,),
+                fixed_and_variable(MATRIX_RULES, "matrix")),
+    "8": Figure("Figure 8: rules and block sizes, gradient updates", ("A", "B", "C"),
+                (5, 50, 100), fixed_and_variable(FIGURE4_RULES, "gradient")),
+    "9": Figure("Figure 9: bound (Lb) versus estimated (LA) Lipschitz constants, fixed blocks",
+                ("A", "B", "C"), (5, 50, 100), lipschitz_estimates),
+    "10": Figure("Figure 10: partitions of fixed blocks (order, sort, avg), gradient updates",
+                 ("A", "B", "C"), (5, 50, 100), partitions),
+    "11": Figure("Figure 11: greedy rules and block sizes, matrix updates", ("A", "B", "C"),
+                 (5, 50, 100), fixed_and_variable(MATRIX_RULES, "matrix")),
+    "12": Figure("Figure 12: greedy rules, Newton updates with a line search", ("B", "C"),
+                 (5, 50, 100), fixed_and_variable(MATRIX_RULES, "newton")),
+}
+
+
+def format_table(results, checkpoints, timing=True):
+    """f(x_k) - f* at the checkpoints (and seconds per iteration) per method."""
     head = "  ".join(f"{f'k={k}':>12s}" for k in checkpoints)
-    lines = [f"  {'method':<14s}{head}  {'time/iter':>11s}"]
+    lines = [f"  {'method':<14s}{head}" + (f"  {'time/iter':>11s}" if timing else "")]
     for label, (its, gap, spi) in results.items():
         vals = []
         for k in checkpoints:
             idx = np.searchsorted(its, k)
             vals.append(f"{gap[idx]:12.4e}" if idx < len(its) and its[idx] == k else f"{'-':>12s}")
-        lines.append(f"  {label:<14s}" + "  ".join(vals) + f"  {spi * 1e6:9.1f}us")
+        lines.append(f"  {label:<14s}" + "  ".join(vals)
+                     + (f"  {spi * 1e6:9.1f}us" if timing else ""))
     return "\n".join(lines)
 
 
-def plot(panels, filename, title):
-    """Write log-scale f(x_k) - f* curves, one panel per (name, results)."""
+def plot(panels, filename, title, ncols=None):
+    """Write log-scale f(x_k) - f* curves, one panel per (name, results).
+
+    Curves of one rule share a colour; the variants of a rule (FB/VB,
+    Lb/LA, partitions) differ in line style.
+    """
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 4.6), squeeze=False)
-    for ax, (name, results) in zip(axes[0], panels):
+    ncols = ncols or len(panels)
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.6 * ncols, 4.2 * nrows), squeeze=False)
+    cmap = plt.get_cmap("tab10")
+    styles = ["--", "-", ":", "-."]
+    for ax in axes.ravel()[len(panels):]:
+        ax.set_visible(False)
+    for ax, (name, results) in zip(axes.ravel(), panels):
         labels = list(results)
-        cmap = plt.get_cmap("tab10")
         rules = list(dict.fromkeys(lab.rsplit("-", 1)[0] for lab in labels))
+        variants = list(dict.fromkeys(lab.rsplit("-", 1)[1] for lab in labels))
         for label in labels:
             its, gap, _ = results[label]
-            rule, tag = label.rsplit("-", 1)
-            color = cmap(rules.index(rule) % 10)
-            style = "-" if tag == "VB" else "--"
-            ax.semilogy(its, np.maximum(gap, 1e-16), style, color=color, label=label, lw=1.6)
-        ax.set_title(name)
+            rule, variant = label.rsplit("-", 1)
+            ax.semilogy(its, np.maximum(gap, 1e-16), styles[variants.index(variant) % 4],
+                        color=cmap(rules.index(rule) % 10), label=label, lw=1.5)
+        ax.set_title(name, fontsize=10)
         ax.set_xlabel("iteration k")
         ax.set_ylabel("f(x_k) - f*")
         ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=8, ncol=2)
+        ax.legend(fontsize=7, ncol=2)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(filename, dpi=110)
+    fig.savefig(filename, dpi=100)
     plt.close(fig)
+
+
+SMALL = dict(n_samples=200, n_features=2000)
+SMALL_C = dict(n_samples=200, n_features=200)
+
+
+def reproduce(number, plot_file=None, max_iter=500, small=False, out=print):
+    """Run one of the paper's figures (see ``FIGURES``); print tables, plot."""
+    fig = FIGURES[number]
+    checkpoints = [k for k in (10, 100, max_iter) if k <= max_iter]
+    out(f"{fig.title}; {max_iter} iterations from x0 = 0.")
+    panels = []
+    for name in fig.names:
+        size = (SMALL_C if name == "C" else SMALL) if small else {}
+        t0 = time.perf_counter()
+        exp = paper_experiment(name, **size)
+        out("")
+        out(exp.describe())
+        for tau in fig.sizes:
+            results = run_grid(exp, fig.configs(tau), max_iter, timed=False)
+            out(f"  block size {tau}: f(x_k) - f*")
+            out(format_table(results, checkpoints, timing=False))
+            panels.append((f"{name}, block size {tau}", results))
+        out(f"  ({time.perf_counter() - t0:.1f}s for this dataset)")
+    if plot_file:
+        plot(panels, plot_file, fig.title, ncols=len(fig.sizes))
+        out(f"\nWrote {plot_file}")
+    return panels
 
 
 def demo(plot_file=None, max_iter=500, block_size=5, n_samples=None, n_features=None,
          out=print):
     """Figure 4 of the paper on datasets A and B."""
     checkpoints = [k for k in (10, 100, max_iter) if k <= max_iter]
-    configs = figure4_configs(block_size)
+    configs = fixed_and_variable(FIGURE4_RULES, "gradient")(block_size)
     panels = []
     out(f"Figure 4: gradient updates (x_b -= grad_b f / L_b), block size {block_size}, "
         f"{max_iter} iterations, x0 = 0.")
