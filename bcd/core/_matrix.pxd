@@ -23,6 +23,18 @@ cdef class Matrix:
     cdef const double[::1] r_values
     cdef object _keep   # Python references that own the buffers
 
+    cdef inline void col_range(self, Py_ssize_t j, Py_ssize_t* start, Py_ssize_t* end) noexcept nogil:
+        """Positions of column j in ``values``; its rows are ``row(p, start)``."""
+        if self.dense:
+            start[0] = j * self.n_rows
+            end[0] = start[0] + self.n_rows
+        else:
+            start[0] = self.indptr[j]
+            end[0] = self.indptr[j + 1]
+
+    cdef inline Py_ssize_t row(self, Py_ssize_t p, Py_ssize_t start) noexcept nogil:
+        return p - start if self.dense else self.indices[p]
+
     cdef Py_ssize_t col_nnz(self, Py_ssize_t j) noexcept nogil
     cdef double col_dot(self, Py_ssize_t j, const double* v) noexcept nogil
     cdef void col_axpy(self, Py_ssize_t j, double alpha, double* v) noexcept nogil

@@ -149,12 +149,7 @@ cdef class Matrix:
     cdef double col_sqnorm(self, Py_ssize_t j) noexcept nogil:
         cdef Py_ssize_t p, start, end
         cdef double s = 0.0
-        if self.dense:
-            start = j * self.n_rows
-            end = start + self.n_rows
-        else:
-            start = self.indptr[j]
-            end = self.indptr[j + 1]
+        self.col_range(j, &start, &end)
         for p in range(start, end):
             s += self.values[p] * self.values[p]
         return s
@@ -205,23 +200,17 @@ cdef class Matrix:
         cdef Py_ssize_t a, b, p, i, start, end
         cdef double s
         for a in range(nb):
-            if self.dense:
-                start = cols[a] * self.n_rows
-                end = start + self.n_rows
-            else:
-                start = self.indptr[cols[a]]
-                end = self.indptr[cols[a] + 1]
+            self.col_range(cols[a], &start, &end)
             # scatter the (weighted) column a into work
             for p in range(start, end):
-                i = self.indices[p] if not self.dense else p - start
+                i = self.row(p, start)
                 work[i] = self.values[p] * (row_weight[i] if row_weight != NULL else 1.0)
             for b in range(a, nb):
                 s = self.col_dot(cols[b], work)
                 G[a * nb + b] = s
                 G[b * nb + a] = s
             for p in range(start, end):
-                i = self.indices[p] if not self.dense else p - start
-                work[i] = 0.0
+                work[self.row(p, start)] = 0.0
 
     cdef Py_ssize_t combine_columns(self, const int* cols, Py_ssize_t nb, const double* d,
                                     int* rows, unsigned char* mark, double* acc,

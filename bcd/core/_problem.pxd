@@ -35,6 +35,8 @@ cdef class Problem:
     cdef double[::1] _gbuf                      # scratch for full gradients
     cdef BlockWork _bw                          # scratch for block_lipschitz
     cdef double[::1] _hbuf
+    cdef int[::1] dir_blk                       # the prepared direction's block
+    cdef double[::1] dir_d                      # and its values
     cdef readonly Py_ssize_t reserved           # largest block the scratch fits
 
     # -- to implement in subclasses -------------------------------------

@@ -31,6 +31,8 @@ cdef class Problem:
         self.reserved = max_block
         self._bw = BlockWork(max_block)
         self._hbuf = np.zeros(max_block * max_block)
+        self.dir_blk = np.zeros(max_block, dtype=np.int32)
+        self.dir_d = np.zeros(max_block)
         return True
 
     def set_x(self, x0):

@@ -24,3 +24,4 @@ cdef class Update:
                   const double* gb) noexcept nogil
     cdef void record(self, double alpha, double delta, double slope) noexcept nogil
     cdef int armijo(self, Problem prob, double gd, double alpha) noexcept nogil
+    cdef double steepest(self, const double* gb, Py_ssize_t nb) noexcept nogil

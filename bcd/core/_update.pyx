@@ -49,6 +49,15 @@ cdef class Update:
                   const double* gb) noexcept nogil:
         return 1
 
+    cdef double steepest(self, const double* gb, Py_ssize_t nb) noexcept nogil:
+        """d = -g_b; returns g_b . d."""
+        cdef Py_ssize_t a
+        cdef double gd = 0.0
+        for a in range(nb):
+            self.d[a] = -gb[a]
+            gd -= gb[a] * gb[a]
+        return gd
+
     cdef int armijo(self, Problem prob, double gd, double alpha) noexcept nogil:
         """Backtracking along the prepared direction, then commit.
 
@@ -119,7 +128,7 @@ cdef class GradientUpdate(Update):
     cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
                   const double* gb) noexcept nogil:
         cdef Py_ssize_t a
-        cdef double L, gg = 0.0, delta
+        cdef double L, gg, delta
         cdef int doublings
         if not self.estimate:
             L = sel.last_L
@@ -131,9 +140,7 @@ cdef class GradientUpdate(Update):
                 self.d[a] = -gb[a] / L
             prob.apply(blk, nb, &self.d[0])
             return 0
-        for a in range(nb):
-            gg += gb[a] * gb[a]
-            self.d[a] = -gb[a]
+        gg = -self.steepest(gb, nb)
         if gg == 0.0:
             return 0
         if sel.last_unit >= 0:
@@ -167,11 +174,7 @@ cdef class LineSearchUpdate(Update):
 
     cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
                   const double* gb) noexcept nogil:
-        cdef Py_ssize_t a
-        cdef double gd = 0.0
-        for a in range(nb):
-            self.d[a] = -gb[a]
-            gd -= gb[a] * gb[a]
+        cdef double gd = self.steepest(gb, nb)
         if gd == 0.0:
             return 0
         prob.direction_prepare(blk, nb, &self.d[0])
@@ -217,10 +220,7 @@ cdef class NewtonUpdate(Update):
             for a in range(nb):
                 gd += gb[a] * self.d[a]
         if not gd < 0.0:
-            gd = 0.0
-            for a in range(nb):
-                self.d[a] = -gb[a]
-                gd -= gb[a] * gb[a]
+            gd = self.steepest(gb, nb)
             if gd == 0.0:
                 return 0
         prob.direction_prepare(blk, nb, &self.d[0])

@@ -1,6 +1,8 @@
 """The Python face of a problem."""
 import numpy as np
 
+from ..core._matrix import Matrix
+
 
 class Problem:
     """Base class of the problems :func:`bcd.solve` accepts.
@@ -27,7 +29,22 @@ class Problem:
 
     @property
     def lipschitz(self):
-        raise NotImplementedError
+        """Coordinate-wise Lipschitz constants L_i (read-only array)."""
+        return self._lipschitz
+
+    def _set_lipschitz(self, L):
+        L = np.asarray(L, dtype=np.float64)
+        if not np.all(np.isfinite(L)):
+            raise ValueError("A has a column whose squared norm overflows float64; rescale A.")
+        L.setflags(write=False)
+        self._lipschitz = L
+
+    def _columns(self, rows=False):
+        """Compiled column access to ``self.A`` (with its row view if asked), cached."""
+        cache = self.__dict__.setdefault("_column_access", {})
+        if rows not in cache:
+            cache[rows] = Matrix(self.A, need_rows=rows)
+        return cache[rows]
 
     def objective(self, x):
         raise NotImplementedError

@@ -33,13 +33,6 @@ cdef class LinearModelKernel(Problem):
         with nogil:
             self.reset()
 
-    def reserve(self, Py_ssize_t max_block):
-        if not Problem.reserve(self, max_block):
-            return False
-        self.dir_blk = np.zeros(max_block, dtype=np.int32)
-        self.dir_d = np.zeros(max_block)
-        return True
-
     # ---------------------------------------------------------------- state
     cdef void reset(self) noexcept nogil:
         self.A.matvec(&self.x[0], &self.z[0])

@@ -25,8 +25,6 @@ cdef class MultinomialKernel(Problem):
     cdef double[::1] lse
     cdef double[::1] W                # P - Y, row-major m x k
     # the prepared direction
-    cdef int[::1] dir_blk
-    cdef double[::1] dir_d
     cdef Py_ssize_t dir_nb, dir_nt, dir_ncls
     cdef double dir_xd, dir_dd
     cdef double[::1] dS               # m x k, nonzero only on touched rows x block classes
@@ -65,15 +63,10 @@ cdef class MultinomialKernel(Problem):
     def reserve(self, Py_ssize_t max_block):
         if not Problem.reserve(self, max_block):
             return False
-        self.dir_blk = np.zeros(max_block, dtype=np.int32)
-        self.dir_d = np.zeros(max_block)
         self.feat = np.zeros(max_block, dtype=np.int32)
         return True
 
     # ---------------------------------------------------------------- rows
-    cdef inline Py_ssize_t _row(self, Py_ssize_t p, Py_ssize_t start) noexcept nogil:
-        return p - start if self.A.dense else self.A.indices[p]
-
     cdef void _refresh_row(self, Py_ssize_t r, double* dw_out) noexcept nogil:
         """Recompute lse, P - Y of row r from S; dw_out (k) gets the change."""
         cdef Py_ssize_t c, k = self.n_classes
@@ -97,14 +90,9 @@ cdef class MultinomialKernel(Problem):
         for r in range(m * k):
             self.S[r] = 0.0
         for j in range(self.A.n_cols):
-            if self.A.dense:
-                start = j * m
-                end = start + m
-            else:
-                start = self.A.indptr[j]
-                end = self.A.indptr[j + 1]
+            self.A.col_range(j, &start, &end)
             for p in range(start, end):
-                r = self._row(p, start)
+                r = self.A.row(p, start)
                 a = self.A.values[p]
                 for c in range(k):
                     self.S[r * k + c] += a * self.x[j * k + c]
@@ -118,14 +106,9 @@ cdef class MultinomialKernel(Problem):
     cdef double grad_coord(self, Py_ssize_t i) noexcept nogil:
         cdef Py_ssize_t k = self.n_classes, j = i // k, c = i - j * k, p, start, end
         cdef double s = 0.0
-        if self.A.dense:
-            start = j * self.A.n_rows
-            end = start + self.A.n_rows
-        else:
-            start = self.A.indptr[j]
-            end = self.A.indptr[j + 1]
+        self.A.col_range(j, &start, &end)
         for p in range(start, end):
-            s += self.A.values[p] * self.W[self._row(p, start) * k + c]
+            s += self.A.values[p] * self.W[self.A.row(p, start) * k + c]
         return s + self.l2 * self.x[i]
 
     cdef void full_gradient(self, double* out) noexcept nogil:
@@ -198,25 +181,15 @@ cdef class MultinomialKernel(Problem):
         self._split(blk, nb)
         for a in range(nb):
             ca = blk[a] - self.feat[a] * k
-            if self.A.dense:
-                start = self.feat[a] * self.A.n_rows
-                end = start + self.A.n_rows
-            else:
-                start = self.A.indptr[self.feat[a]]
-                end = self.A.indptr[self.feat[a] + 1]
+            self.A.col_range(self.feat[a], &start, &end)
             for p in range(start, end):
-                work[self._row(p, start)] = self.A.values[p]
+                work[self.A.row(p, start)] = self.A.values[p]
             for b in range(a, nb):
                 cb = blk[b] - self.feat[b] * k
-                if self.A.dense:
-                    start = self.feat[b] * self.A.n_rows
-                    end = start + self.A.n_rows
-                else:
-                    start = self.A.indptr[self.feat[b]]
-                    end = self.A.indptr[self.feat[b] + 1]
+                self.A.col_range(self.feat[b], &start, &end)
                 s = 0.0
                 for p in range(start, end):
-                    r = self._row(p, start)
+                    r = self.A.row(p, start)
                     if work[r] == 0.0:
                         continue
                     pa = self.W[r * k + ca] + (1.0 if ca == self.y[r] else 0.0)
@@ -224,14 +197,9 @@ cdef class MultinomialKernel(Problem):
                     s += work[r] * self.A.values[p] * pa * ((1.0 if ca == cb else 0.0) - pb)
                 H[a * nb + b] = s
                 H[b * nb + a] = s
-            if self.A.dense:
-                start = self.feat[a] * self.A.n_rows
-                end = start + self.A.n_rows
-            else:
-                start = self.A.indptr[self.feat[a]]
-                end = self.A.indptr[self.feat[a] + 1]
+            self.A.col_range(self.feat[a], &start, &end)
             for p in range(start, end):
-                work[self._row(p, start)] = 0.0
+                work[self.A.row(p, start)] = 0.0
             H[a * nb + a] += self.l2
         return True
 
@@ -275,14 +243,9 @@ cdef class MultinomialKernel(Problem):
                 self.dir_ncls += 1
             if d[a] == 0.0:
                 continue
-            if self.A.dense:
-                start = j * self.A.n_rows
-                end = start + self.A.n_rows
-            else:
-                start = self.A.indptr[j]
-                end = self.A.indptr[j + 1]
+            self.A.col_range(j, &start, &end)
             for p in range(start, end):
-                r = self._row(p, start)
+                r = self.A.row(p, start)
                 if not self.A.dense and not self.row_mark[r]:
                     self.row_mark[r] = 1
                     self.touched[nt] = <int>r

@@ -3,7 +3,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_matrix, check_scalar, check_vector
-from ..core._matrix import Matrix
 from ._base import Problem
 from ._linear import LeastSquaresKernel, LogisticKernel
 
@@ -23,32 +22,17 @@ class _LinearModel(Problem):
         self.n_coordinates = self.n_features
         self.l2 = check_scalar(l2, "l2", low=0.0)
         self._target = target
-        self._matrices = {}
-        L = self._curvature * self._matrix(False).col_sqnorms() + self.l2
-        if not np.all(np.isfinite(L)):
-            raise ValueError("A has a column whose squared norm overflows float64; "
-                             "rescale A.")
-        L.setflags(write=False)
-        self._lipschitz = L
-
-    def _matrix(self, rows):
-        if rows not in self._matrices:
-            self._matrices[rows] = Matrix(self.A, need_rows=rows)
-        return self._matrices[rows]
-
-    @property
-    def lipschitz(self):
-        """Coordinate-wise constants L_i = c ||A[:, i]||^2 + l2 (c = sup phi'')."""
-        return self._lipschitz
+        # L_i = c ||A[:, i]||^2 + l2 with c = sup phi''
+        self._set_lipschitz(self._curvature * self._columns().col_sqnorms() + self.l2)
 
     def _make_kernel(self, tracking, max_block):
-        return self._kernel_class(self._matrix(bool(tracking)), self._target, self.l2,
+        return self._kernel_class(self._columns(bool(tracking)), self._target, self.l2,
                                   self.lipschitz, bool(tracking), int(max_block))
 
     def _sirt_diagonal(self):
         """D_i = sum_j |M_ij| for M = c A.T A + l2 I (eq. 23), cached."""
         if getattr(self, "_sirt", None) is None:
-            D = self._curvature * self._matrix(True).gram_abs_row_sums() + self.l2
+            D = self._curvature * self._columns(True).gram_abs_row_sums() + self.l2
             D.setflags(write=False)
             self._sirt = D
         return self._sirt

@@ -3,7 +3,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_matrix, check_scalar, check_vector
-from ..core._matrix import Matrix
 from ._base import Problem
 from ._multinomial import MultinomialKernel
 
@@ -71,30 +70,16 @@ class Multinomial(Problem):
         self.y = np.ascontiguousarray(y_idx, dtype=np.int32)
         self._Y = np.eye(self.n_classes)[self.y]
         self.n_coordinates = self.n_features * self.n_classes
-        self._matrices = {}
-        sq = self._matrix(False).col_sqnorms()
-        L = np.repeat(0.25 * sq, self.n_classes) + self.l2
-        if not np.all(np.isfinite(L)):
-            raise ValueError("A has a column whose squared norm overflows float64; rescale A.")
-        L.setflags(write=False)
-        self._lipschitz = L
-
-    def _matrix(self, rows):
-        if rows not in self._matrices:
-            self._matrices[rows] = Matrix(self.A, need_rows=rows)
-        return self._matrices[rows]
-
-    @property
-    def lipschitz(self):
-        """L_(j,c) = ||A[:, j]||^2 / 4 + l2 (the bound with k' = 2)."""
-        return self._lipschitz
+        # L_(j,c) = ||A[:, j]||^2 / 4 + l2 (the block bound with k' = 2)
+        self._set_lipschitz(np.repeat(0.25 * self._columns().col_sqnorms(), self.n_classes)
+                            + self.l2)
 
     def coef(self, x):
         """The n_features x n_classes weight matrix of a flat solution ``x``."""
         return np.asarray(x).reshape(self.n_features, self.n_classes)
 
     def _make_kernel(self, tracking, max_block):
-        return MultinomialKernel(self._matrix(bool(tracking)), self.y, self.n_classes, self.l2,
+        return MultinomialKernel(self._columns(bool(tracking)), self.y, self.n_classes, self.l2,
                                  self.lipschitz, bool(tracking), int(max_block))
 
     def _check_X(self, x):
@@ -129,7 +114,7 @@ class Multinomial(Problem):
         """D_(j,c) = sum |M_(j,c),.| = (k - 1)/k sum_j' |a_j . a_j'| + l2."""
         if getattr(self, "_sirt", None) is None:
             k = self.n_classes
-            S = self._matrix(True).gram_abs_row_sums()
+            S = self._columns(True).gram_abs_row_sums()
             D = np.repeat((k - 1) / k * S, k) + self.l2
             D.setflags(write=False)
             self._sirt = D
