@@ -4,14 +4,12 @@ import itertools
 
 import numpy as np
 import pytest
-import scipy.optimize
-import scipy.sparse as sp
 
 import bcd
 from bcd._solve import _assemble
 from bcd.core import _engine
 
-from _data import random_problem
+from _data import lbfgs_reference, random_problem
 
 UPDATES = ["gradient", "linesearch", "matrix", "newton"]
 GREEDY = ["gs", "gsl", "gsd", "gsq"]
@@ -22,14 +20,6 @@ def multinomial_data(m=80, d=12, k=4, seed=1, sparse=True):
     rs = np.random.RandomState(seed)
     y = np.argmax(A @ rs.randn(d, k) + rs.randn(m, k), axis=1)
     return A, y
-
-
-def lbfgs(problem):
-    res = scipy.optimize.minimize(problem.objective, np.zeros(problem.n_coordinates),
-                                  jac=problem.gradient, method="L-BFGS-B",
-                                  options=dict(gtol=1e-13, ftol=1e-16, maxiter=50000,
-                                               maxcor=30))
-    return res.x, res.fun
 
 
 def small(name, seed=1):
@@ -52,7 +42,7 @@ def final(problem, max_iter=300, **options):
 def test_multinomial_matches_lbfgs(sparse):
     A, y = multinomial_data(sparse=sparse)
     problem = bcd.Multinomial(A, y, l2=0.5)
-    x_ref, f_ref = lbfgs(problem)
+    x_ref, f_ref = lbfgs_reference(problem)
     r = bcd.solve(problem, rule="gsd", blocks="variable", block_size=6, update="newton",
                   tol=1e-8, max_iter=100000)
     assert r.converged and r.optimality <= 1e-8
@@ -83,7 +73,7 @@ def test_multinomial_matches_scikit_learn_objective():
 def test_multinomial_every_rule_and_update(rule, blocks, update):
     A, y = multinomial_data(m=50, d=8, k=3, seed=2)
     problem = bcd.Multinomial(A, y, l2=1.0)
-    f_ref = lbfgs(problem)[1]
+    f_ref = lbfgs_reference(problem)[1]
     r = bcd.solve(problem, rule=rule, blocks=blocks, block_size=4, update=update, tol=1e-7,
                   max_iter=300000, random_state=0)
     assert r.converged, r.message

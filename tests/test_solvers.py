@@ -3,15 +3,13 @@ import itertools
 
 import numpy as np
 import pytest
-import scipy.optimize
-import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import bcd
 from bcd._solve import _assemble
 from bcd.core.blocks import partition
 
-from _data import random_problem
+from _data import lbfgs_reference, random_problem
 
 RULES = ["cyclic", "random", "lipschitz", "gs"]
 BLOCKS = ["fixed", "variable"]
@@ -24,14 +22,6 @@ def logistic_data(m=60, n=15, seed=1, sparse=True):
     y = np.sign(A @ w + 0.5 * rs.randn(m))
     y[y == 0] = 1
     return A, y
-
-
-def lbfgs_reference(problem):
-    res = scipy.optimize.minimize(problem.objective, np.zeros(problem.n_coordinates),
-                                  jac=problem.gradient, method="L-BFGS-B",
-                                  options=dict(gtol=1e-13, ftol=1e-16, maxiter=20000,
-                                               maxcor=30))
-    return res.x, res.fun
 
 
 # --------------------------------------------------------------- references

@@ -37,6 +37,8 @@ cdef class Problem:
     cdef double[::1] _hbuf
     cdef int[::1] dir_blk                       # the prepared direction's block
     cdef double[::1] dir_d                      # and its values
+    cdef Py_ssize_t dir_nb
+    cdef double dir_xd, dir_dd                  # x_b . d and d . d
     cdef readonly Py_ssize_t reserved           # largest block the scratch fits
 
     # -- to implement in subclasses -------------------------------------
@@ -54,6 +56,8 @@ cdef class Problem:
                            double* out) noexcept nogil
 
     # -- provided -------------------------------------------------------
+    @cython.final
+    cdef void record_direction(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil
     cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil
     cdef double block_lipschitz(self, const int* blk, Py_ssize_t nb) noexcept nogil
     @cython.final

@@ -116,6 +116,19 @@ cdef class Problem:
         return False
 
     # ------------------------------------------------------------ provided
+    cdef void record_direction(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
+        """Keep a copy of a direction being prepared, with x_b . d and d . d
+        (the l2 terms of f(x + alpha d) - f(x))."""
+        cdef Py_ssize_t a
+        self.dir_nb = nb
+        self.dir_xd = 0.0
+        self.dir_dd = 0.0
+        for a in range(nb):
+            self.dir_blk[a] = blk[a]
+            self.dir_d[a] = d[a]
+            self.dir_xd += self.x[blk[a]] * d[a]
+            self.dir_dd += d[a] * d[a]
+
     cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
         self.direction_prepare(blk, nb, d)
         self.direction_commit(1.0)

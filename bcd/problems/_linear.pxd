@@ -17,8 +17,7 @@ cdef class LinearModelKernel(Problem):
     cdef double[::1] z                         # A x (least squares keeps only w)
     cdef double[::1] w                         # phi'(z)
     # the prepared direction
-    cdef Py_ssize_t dir_nb, dir_nt
-    cdef double dir_xd, dir_dd                 # x_b . d and d . d
+    cdef Py_ssize_t dir_nt
     cdef double[::1] dzc                       # A_b d on the touched rows
     cdef int[::1] touched
     # scratch

@@ -117,15 +117,7 @@ cdef class LinearModelKernel(Problem):
 
     # ----------------------------------------------------------------- steps
     cdef void direction_prepare(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
-        cdef Py_ssize_t a
-        self.dir_nb = nb
-        self.dir_xd = 0.0
-        self.dir_dd = 0.0
-        for a in range(nb):
-            self.dir_blk[a] = blk[a]
-            self.dir_d[a] = d[a]
-            self.dir_xd += self.x[blk[a]] * d[a]
-            self.dir_dd += d[a] * d[a]
+        self.record_direction(blk, nb, d)
         self.dir_nt = self.A.combine_columns(blk, nb, d, &self.touched[0], &self.row_mark[0],
                                              &self.acc[0], &self.dzc[0])
 

@@ -25,8 +25,7 @@ cdef class MultinomialKernel(Problem):
     cdef double[::1] lse
     cdef double[::1] W                # P - Y, row-major m x k
     # the prepared direction
-    cdef Py_ssize_t dir_nb, dir_nt, dir_ncls
-    cdef double dir_xd, dir_dd
+    cdef Py_ssize_t dir_nt, dir_ncls
     cdef double[::1] dS               # m x k, nonzero only on touched rows x block classes
     cdef int[::1] touched
     cdef int[::1] bcls                # distinct classes of the block
@@ -300,16 +299,8 @@ cdef class MultinomialKernel(Problem):
                         self.mark_dirty(j * k + c)
 
     cdef void direction_prepare(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
-        cdef Py_ssize_t a
         self._clear_scatter(self.dir_nt)
-        self.dir_nb = nb
-        self.dir_xd = 0.0
-        self.dir_dd = 0.0
-        for a in range(nb):
-            self.dir_blk[a] = blk[a]
-            self.dir_d[a] = d[a]
-            self.dir_xd += self.x[blk[a]] * d[a]
-            self.dir_dd += d[a] * d[a]
+        self.record_direction(blk, nb, d)
         self.dir_nt = self._scatter(blk, nb, d)
 
     cdef double direction_delta(self, double alpha) noexcept nogil:
