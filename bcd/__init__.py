@@ -15,11 +15,12 @@ True
 from . import datasets, problems
 from ._result import ConvergenceWarning, History, Result
 from ._solve import IterationInfo, solve
-from .problems import LeastSquares, Logistic, Multinomial
+from .problems import LabelPropagation, LeastSquares, Logistic, Multinomial, Quadratic
 
 __version__ = "0.1.0"
 
 __all__ = [
     "solve", "Result", "History", "IterationInfo", "ConvergenceWarning",
-    "LeastSquares", "Logistic", "Multinomial", "problems", "datasets",
+    "LeastSquares", "Logistic", "Multinomial", "Quadratic", "LabelPropagation", "problems",
+    "datasets",
 ]

@@ -32,7 +32,11 @@ def make_paper_dataset(name, random_state=1, n_samples=None, n_features=None, sp
 
     Parameters
     ----------
-    name : {"A", "B", "C"}
+    name : {"A", "B", "C", "D", "E"}
+        ``"D"`` and ``"E"`` are label propagation problems returning
+        ``(W, labels)`` for :class:`bcd.LabelPropagation` (NaN for unknown
+        nodes); see :func:`make_lattice_dataset` and
+        :func:`make_two_moons_dataset` for their sizes and parameters.
         ``"A"``: least squares, returns ``(A, b)``.  ``"B"``: binary
         logistic regression on the same kind of matrix, returns ``(A, y)``
         with ``y`` in {-1, +1}.  ``"C"``: 50-class logistic regression,
@@ -57,8 +61,10 @@ def make_paper_dataset(name, random_state=1, n_samples=None, n_features=None, sp
     >>> A.shape, b.shape
     ((100, 400), (100,))
     """
+    if name in ("D", "E"):
+        return _graph_dataset(name, random_state)
     if name not in ("A", "B", "C"):
-        raise ValueError(f"Unknown dataset {name!r}; valid names are 'A', 'B', 'C'.")
+        raise ValueError(f"Unknown dataset {name!r}; valid names are 'A', 'B', 'C', 'D', 'E'.")
     m = check_scalar(1000 if n_samples is None else n_samples, "n_samples", low=2, integer=True)
     default_n = 1000 if name == "C" else 10000
     n = check_scalar(default_n if n_features is None else n_features, "n_features", low=1,
@@ -79,3 +85,99 @@ def make_paper_dataset(name, random_state=1, n_samples=None, n_features=None, sp
         target *= np.sign(rs.rand(m) - 0.1)
     A = sp.csc_matrix(A) if sparse else np.asfortranarray(A)
     return A, target
+
+
+def make_lattice_graph(n_rows, n_cols, weight=1.0):
+    """Weights of a ``n_rows x n_cols`` lattice (4-neighbour grid), CSR.
+
+    Node ``i`` sits at row ``i % n_rows`` and column ``i // n_rows`` and is
+    joined to the next node down its column and to the node in the next
+    column.
+    """
+    n_rows = check_scalar(n_rows, "n_rows", low=1, integer=True)
+    n_cols = check_scalar(n_cols, "n_cols", low=1, integer=True)
+    weight = check_scalar(weight, "weight", low=0.0, low_inclusive=False)
+    n = n_rows * n_cols
+    i = np.arange(n)
+    down = i[(i % n_rows) < n_rows - 1]
+    right = i[i // n_rows < n_cols - 1]
+    rows = np.concatenate([down, right])
+    cols = np.concatenate([down + 1, right + n_rows])
+    W = sp.coo_matrix((np.full(rows.size, weight), (rows, cols)), shape=(n, n))
+    return (W + W.T).tocsr()
+
+
+def make_knn_graph(X, n_neighbors=5, weight=1.0):
+    """Symmetric k-nearest-neighbour graph of the rows of ``X`` (CSR).
+
+    Each point is joined to its ``n_neighbors`` nearest other points; the
+    graph is symmetrized by ``W = max(W, W.T)`` with unit (``weight``) edges.
+    """
+    from scipy.spatial import cKDTree
+
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 2:
+        raise ValueError(f"X must be a 2-D array with at least 2 rows, got shape {X.shape}.")
+    k = check_scalar(n_neighbors, "n_neighbors", low=1, high=X.shape[0] - 1, integer=True)
+    _, idx = cKDTree(X).query(X, k=k + 1)
+    rows = np.repeat(np.arange(X.shape[0]), k)
+    W = sp.coo_matrix((np.full(rows.size, float(weight)), (rows, idx[:, 1:].ravel())),
+                      shape=(X.shape[0], X.shape[0])).tocsr()
+    return W.maximum(W.T).tocsr()
+
+
+def make_lattice_dataset(size=50, n_labelled=100, weight=1e5, random_state=1):
+    """Dataset D: label propagation on a ``size x size`` lattice.
+
+    ``n_labelled`` nodes drawn by ``choice(size**2, n_labelled,
+    replace=False)`` get labels ``randn(n_labelled) * 10`` from NumPy's legacy
+    generator.  The weight 1e5 follows the authors' code (the paper's text
+    says 1e4).  With the defaults the optimal value of the resulting
+    :class:`bcd.LabelPropagation` problem is -1045999575.2270697.
+
+    Returns ``(W, labels)`` with NaN labels for the unknown nodes.
+    """
+    rs = _legacy_rng(random_state)
+    W = make_lattice_graph(size, size, weight)
+    n = size * size
+    n_labelled = check_scalar(n_labelled, "n_labelled", low=1, high=n - 1, integer=True)
+    labels = np.full(n, np.nan)
+    idx = rs.choice(n, n_labelled, replace=False)
+    labels[idx] = rs.randn(n_labelled) * 10.0
+    return W, labels
+
+
+def make_two_moons_dataset(n_samples=2000, n_labelled=100, n_neighbors=5, noise=0.2,
+                           random_state=1, return_points=False):
+    """Dataset E: label propagation on two moons.
+
+    Two half circles of radius 1 with angles uniform on [0, pi], the second
+    flipped and shifted by (+1, +0.5), Gaussian noise of standard deviation
+    ``noise`` (variance 0.04 by default), half of the points in each;
+    a symmetric ``n_neighbors``-nearest-neighbour graph with unit weights;
+    ``n_labelled`` points chosen at random keep their class (1 or 2).
+
+    Returns ``(W, labels)`` (and the points with ``return_points``).
+    """
+    rs = _legacy_rng(random_state)
+    n = check_scalar(n_samples, "n_samples", low=4, integer=True)
+    n1 = n // 2
+    n2 = n - n1
+    t1 = rs.rand(n1) * np.pi
+    t2 = rs.rand(n2) * np.pi
+    X = np.vstack([np.column_stack([np.cos(t1), np.sin(t1)]),
+                   np.column_stack([1.0 - np.cos(t2), 0.5 - np.sin(t2)])])
+    X += noise * rs.randn(n, 2)
+    classes = np.concatenate([np.ones(n1), 2.0 * np.ones(n2)])
+    W = make_knn_graph(X, n_neighbors)
+    n_labelled = check_scalar(n_labelled, "n_labelled", low=1, high=n - 1, integer=True)
+    labels = np.full(n, np.nan)
+    idx = rs.choice(n, n_labelled, replace=False)
+    labels[idx] = classes[idx]
+    return (W, labels, X) if return_points else (W, labels)
+
+
+def _graph_dataset(name, random_state):
+    if name == "D":
+        return make_lattice_dataset(random_state=random_state)
+    return make_two_moons_dataset(random_state=random_state)

@@ -2,7 +2,7 @@
 
 >>> import bcd
 >>> sorted(bcd.problems.available())
-['least_squares', 'logistic', 'multinomial']
+['label_propagation', 'least_squares', 'logistic', 'multinomial', 'quadratic']
 >>> problem = bcd.problems.make("least_squares", A=[[1.0, 0.0], [0.0, 1.0]], b=[1.0, 2.0])
 >>> type(problem).__name__
 'LeastSquares'
@@ -10,9 +10,10 @@
 from ._base import Problem
 from .linear import LeastSquares, Logistic
 from .multinomial import Multinomial
+from .quadratic import LabelPropagation, Quadratic
 
-__all__ = ["Problem", "LeastSquares", "Logistic", "Multinomial", "available", "make",
-           "register"]
+__all__ = ["Problem", "LeastSquares", "Logistic", "Multinomial", "Quadratic",
+           "LabelPropagation", "available", "make", "register"]
 
 _REGISTRY = {}
 
@@ -48,3 +49,5 @@ def make(name, **kwargs):
 register("least_squares", LeastSquares)
 register("logistic", Logistic)
 register("multinomial", Multinomial)
+register("quadratic", Quadratic)
+register("label_propagation", LabelPropagation)
