@@ -12,9 +12,10 @@ iteration loop, selection and updates are compiled.
 >>> result.converged
 True
 """
-from . import datasets, problems
+from . import datasets, forest, problems
 from ._result import ConvergenceWarning, History, Result
 from ._solve import IterationInfo, solve
+from .forest import tree_solve
 from .problems import LabelPropagation, LeastSquares, Logistic, Multinomial, Quadratic
 
 __version__ = "0.1.0"
@@ -22,5 +23,5 @@ __version__ = "0.1.0"
 __all__ = [
     "solve", "Result", "History", "IterationInfo", "ConvergenceWarning",
     "LeastSquares", "Logistic", "Multinomial", "Quadratic", "LabelPropagation", "problems",
-    "datasets",
+    "datasets", "forest", "tree_solve",
 ]

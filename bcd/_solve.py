@@ -8,9 +8,10 @@ from ._result import ConvergenceWarning, History, Result
 from ._validation import (check_option, check_random_state, check_scalar, check_vector,
                           seed_words)
 from .core import _engine
-from .core.blocks import BLOCKS, PARTITIONS, Units, make_units
-from .core.rules import GSD_DIAGONALS, GSQ_METHODS, RULES, RuleContext
-from .core.updates import LIPSCHITZ, UPDATES
+from .core.blocks import (BLOCKS, FOREST_BLOCKS, Units, default_partition, make_units,
+                          valid_partitions)
+from .core.rules import GSD_DIAGONALS, GSQ_METHODS, RuleContext, rules_for
+from .core.updates import FOREST_UPDATES, LIPSCHITZ, UPDATES, forest_update
 from .problems import Problem
 
 _INT_MAX = 2**62
@@ -31,7 +32,7 @@ class IterationInfo:
 
 
 def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient",
-          partition="sort", max_iter=10000, tol=1e-6, max_time=None, x0=None,
+          partition=None, max_iter=10000, tol=1e-6, max_time=None, x0=None,
           random_state=None, callback=None, verbose=False, check_every="auto",
           callback_every=1, lipschitz="bound", gsd_diagonal="lipschitz", gsq_method="iht"):
     """Minimize a problem by block coordinate descent.
@@ -56,9 +57,21 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         replacement (variable).  ``"cyclic"`` cycles through the fixed
         blocks, or through chunks of a fresh random permutation for
         variable blocks.  ``"random"`` samples uniformly.
-    blocks : {"variable", "fixed"}, default="variable"
+    blocks : {"variable", "fixed", "tree", "forest_partition", "coloring"}, default="variable"
         Variable blocks: any ``block_size`` coordinates.  Fixed blocks: a
-        partition chosen once (see ``partition``).
+        partition chosen once (see ``partition``).  The forest-structured
+        strategies need a problem with a sparse Hessian graph
+        (:class:`bcd.Quadratic`, :class:`bcd.LabelPropagation`); their blocks
+        induce forests of that graph and are solved exactly by message passing
+        in time linear in the block (``update`` "exact", "matrix" or "newton",
+        which coincide there; ``block_size`` is not used).  ``"tree"``
+        grows a maximal forest every iteration, trying nodes in decreasing
+        order of ``|grad_i f|`` (rule "gs"), ``|grad_i f| / sqrt(D_i)``
+        (rule "gsd") or in random order (rule "random").
+        ``"forest_partition"`` is the greedy partition into forests and
+        ``"coloring"`` the greedy (Welsh-Powell) colouring, whose blocks have
+        no internal edges (red-black on a lattice); their blocks are chosen
+        by any rule but "gsq".
     block_size : int, default=5
         Block size tau, between 1 and ``problem.n_coordinates``.
     update : {"gradient", "linesearch", "matrix", "newton", "exact"}, default="gradient"
@@ -69,8 +82,13 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         curvature bound ``H_b`` of Appendix B.  ``"newton"``: the block
         Hessian at ``x`` instead of ``H_b``, with the same line search.
         ``"exact"``: the block minimizer, for quadratic problems only.
-    partition : {"sort", "order", "random", "avg"}, default="sort"
-        How fixed blocks are formed; ignored for variable blocks.
+    partition : str, optional
+        How fixed blocks are formed: ``"sort"`` (default; by decreasing
+        ``L_i``, largest together), ``"order"``, ``"random"`` or ``"avg"``.
+        For ``"forest_partition"`` and ``"coloring"``, the order in which the
+        greedy algorithm visits the nodes: ``"natural"`` (default),
+        ``"random"`` or ``"lipschitz"`` (decreasing ``L_i``).  Not used by
+        variable blocks and trees.
     max_iter : int, default=10000
         Maximum number of block updates.
     tol : float, default=1e-6
@@ -127,10 +145,16 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a bcd problem instance (see bcd.problems.available()), "
                         f"got {type(problem).__name__}.")
-    check_option(rule, "rule", tuple(RULES))
     check_option(blocks, "blocks", BLOCKS)
-    check_option(update, "update", tuple(UPDATES))
-    check_option(partition, "partition", PARTITIONS)
+    check_option(rule, "rule", tuple(rules_for(blocks)),
+                 context="" if blocks in ("fixed", "variable") else f" with blocks={blocks!r}")
+    check_option(update, "update", FOREST_UPDATES if blocks in FOREST_BLOCKS else tuple(UPDATES),
+                 context=(f" with blocks={blocks!r} (forest blocks are solved by message "
+                          f"passing)") if blocks in FOREST_BLOCKS else "")
+    if partition is None:
+        partition = default_partition(blocks)
+    check_option(partition, "partition", valid_partitions(blocks),
+                 context=f" with blocks={blocks!r}")
     check_option(lipschitz, "lipschitz", LIPSCHITZ)
     check_option(gsd_diagonal, "gsd_diagonal", GSD_DIAGONALS)
     check_option(gsq_method, "gsq_method", GSQ_METHODS)
@@ -159,7 +183,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         problem, rule, blocks, block_size, update, partition, rng, x0,
         dict(lipschitz=lipschitz, gsd_diagonal=gsd_diagonal, gsq_method=gsq_method))
     if auto_check:
-        per_iter, per_check = problem._costs(block_size, kernel.tracking)
+        per_iter, per_check = problem._costs(units.typical_size, kernel.tracking)
         check_every = max(1, math.ceil(4.0 * per_check / max(per_iter, 1.0)))
     if units.n_units == 0:
         # every coordinate has L_i = 0: the gradient is constant, nothing to do
@@ -172,10 +196,9 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         def engine_cb(it, k):
             return callback(IterationInfo(it, k.get_x().astype(dtype), k.get_objective()))
 
-    max_block = max(block_size, units.max_size)
     n_iter, status, opt, obj, cols, loop_time = _engine.run(
         kernel, selector, step, max_iter, tol, max_time or 0.0, check_every, engine_cb,
-        callback_every, max_block, bool(verbose))
+        callback_every, units.max_block, bool(verbose))
 
     history = History(*cols)
     status_name = _engine.STATUS_NAMES[status]
@@ -185,7 +208,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         warnings.warn(f"{message} Optimality {opt:.3e} > tol {tol:.3e}.", ConvergenceWarning,
                       stacklevel=2)
     options = dict(rule=rule, blocks=blocks, block_size=block_size, update=update,
-                   partition=partition if blocks == "fixed" else None, lipschitz=lipschitz,
+                   partition=partition if blocks not in ("variable", "tree") else None, lipschitz=lipschitz,
                    gsd_diagonal=gsd_diagonal, gsq_method=gsq_method,
                    check_every=check_every, tol=tol, max_iter=max_iter)
     return Result(kernel.get_x().astype(problem.dtype, copy=False), float(obj), float(opt),
@@ -199,22 +222,32 @@ def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None
     Returns ``(kernel, units, selector, step)``.
     """
     options = options or {}
-    factory, tracking = RULES[rule]
+    factory, tracking = rules_for(blocks)[rule]
+    graph = None
+    if blocks in FOREST_BLOCKS:
+        graph = problem._graph()
+        if graph is None:
+            raise ValueError(f"blocks={blocks!r} needs the sparse graph of the Hessian, which "
+                             f"{type(problem).__name__} does not provide; forest-structured "
+                             f"blocks are available for Quadratic and LabelPropagation.")
     kernel = problem._make_kernel(tracking, block_size)
     if x0 is not None:
         kernel.set_x(x0)
-    units = make_units(blocks, kernel, block_size, partition, rng)
-    max_block = max(block_size, units.max_size)
-    kernel.reserve(max_block)
-    step = UPDATES[update](problem, kernel, units, options.get("lipschitz", "bound"))
-    step.reserve(max_block)
+    units = make_units(blocks, kernel, block_size, partition, rng, graph)
+    kernel.reserve(units.max_block, units.max_block if units.dense else 1)
+    if graph is None:
+        step = UPDATES[update](problem, kernel, units, options.get("lipschitz", "bound"))
+    else:
+        step = forest_update(graph[0], units)
+    step.reserve(units.max_block)
     if units.n_units == 0:
         # no coordinate can move; a one-unit placeholder keeps the selector valid
         placeholder = Units(np.array([0, 0], np.int32), np.zeros(0, np.int32), 1, np.zeros(1),
                             problem.n_coordinates)
         return kernel, units, _cyclic_placeholder(placeholder), step
     ctx = RuleContext(problem, kernel, units, blocks, block_size, seed_words(rng),
-                      options.get("gsd_diagonal", "lipschitz"), options.get("gsq_method", "iht"))
+                      options.get("gsd_diagonal", "lipschitz"), options.get("gsq_method", "iht"),
+                      graph=graph[0] if graph is not None else None)
     return kernel, units, factory(ctx), step
 
 

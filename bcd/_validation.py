@@ -92,11 +92,15 @@ def check_scalar(value, name, *, low=None, high=None, low_inclusive=True, intege
     return int(value) if integer else float(value)
 
 
-def check_option(value, name, choices):
-    """Check a string option against its accepted values."""
+def check_option(value, name, choices, context=""):
+    """Check a string option against its accepted values.
+
+    ``context`` (e.g. " with blocks='tree'") says what restricts the choices.
+    """
     if not isinstance(value, str) or value not in choices:
         valid = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"Unknown {name} {value!r}; valid values are {valid}.")
+        word = "Unsupported" if context else "Unknown"
+        raise ValueError(f"{word} {name} {value!r}{context}; valid values are {valid}.")
     return value
 
 
@@ -118,3 +122,12 @@ def seed_words(random_state):
     if isinstance(rs, np.random.Generator):
         return tuple(int(v) for v in rs.integers(0, hi, size=2))
     return tuple(int(v) for v in rs.randint(0, hi, size=2, dtype=np.int64))
+
+
+def check_symmetric(M, name):
+    """Raise ValueError unless M equals its transpose up to rounding."""
+    diff = abs(M - M.T)
+    scale = abs(M).max() if sp.issparse(M) else np.max(np.abs(M))
+    worst = diff.max() if sp.issparse(diff) else np.max(diff)
+    if worst > 1e-12 * max(scale, 1e-300):
+        raise ValueError(f"{name} must be symmetric; max |{name} - {name}.T| = {worst:.3g}.")

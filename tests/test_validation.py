@@ -214,7 +214,7 @@ def ls_problem():
     ("update", ["gradient"]),
     ("partition", ["order", "random", "sort", "avg"]),
 ])
-@pytest.mark.parametrize("bad", ["nope", "near-miss", 3, None])
+@pytest.mark.parametrize("bad", ["nope", "near-miss", 3, ""])
 def test_unknown_option_lists_valid_values(ls_problem, name, valid, bad):
     if bad == "near-miss":
         bad = valid[0].upper() + " "     # e.g. "CYCLIC ": matching is exact
@@ -223,6 +223,17 @@ def test_unknown_option_lists_valid_values(ls_problem, name, valid, bad):
     message = str(excinfo.value)
     for value in valid:
         assert repr(value) in message, (value, message)
+
+
+@pytest.mark.parametrize("name", ["rule", "blocks", "update"])
+def test_none_option_is_an_error(ls_problem, name):
+    with pytest.raises(ValueError, match=name):
+        bcd.solve(ls_problem, **{name: None})
+
+
+def test_partition_none_is_the_default(ls_problem):
+    result = bcd.solve(ls_problem, blocks="fixed", partition=None, max_iter=5, tol=0)
+    assert result.options["partition"] == "sort"
 
 
 @pytest.mark.parametrize("block_size", [0, -1, N_FEATURES + 1])

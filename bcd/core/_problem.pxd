@@ -40,6 +40,7 @@ cdef class Problem:
     cdef Py_ssize_t dir_nb
     cdef double dir_xd, dir_dd                  # x_b . d and d . d
     cdef readonly Py_ssize_t reserved           # largest block the scratch fits
+    cdef readonly Py_ssize_t reserved_dense     # largest block with dense scratch
 
     # -- to implement in subclasses -------------------------------------
     cdef void reset(self) noexcept nogil

@@ -20,17 +20,23 @@ cdef class Problem:
             self.dirty_mark = np.zeros(n, dtype=np.uint8)
         Problem.reserve(self, 1)
 
-    def reserve(self, Py_ssize_t max_block):
+    def reserve(self, Py_ssize_t max_block, Py_ssize_t max_dense=-1):
         """Make the scratch fit blocks of up to ``max_block`` coordinates.
 
-        Scratch only grows; subclasses extend this and call it first.
-        Returns True when it grew.
+        ``max_dense`` (default ``max_block``) is the largest block whose
+        dense curvature matrix is formed; forest-structured blocks, solved
+        by message passing, form none.  Scratch only grows; subclasses
+        extend this and call it first.  Returns True when the vectors grew.
         """
+        if max_dense < 0:
+            max_dense = max_block
+        if max_dense > self.reserved_dense:
+            self.reserved_dense = max_dense
+            self._bw = BlockWork(max_dense)
+            self._hbuf = np.zeros(max_dense * max_dense)
         if max_block <= self.reserved:
             return False
         self.reserved = max_block
-        self._bw = BlockWork(max_block)
-        self._hbuf = np.zeros(max_block * max_block)
         self.dir_blk = np.zeros(max_block, dtype=np.int32)
         self.dir_d = np.zeros(max_block)
         return True

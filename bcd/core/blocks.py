@@ -7,11 +7,36 @@ updated) into *units* and says how many units make one block:
 * ``"fixed"``: a partition into blocks of at most ``block_size``
   coordinates; one block per iteration.
 * ``"variable"``: single coordinates; ``block_size`` of them per iteration.
+
+and, for problems whose Hessian has a known sparse graph (quadratics), the
+forest-structured strategies of Section 5 of the paper, whose blocks are
+solved by message passing in linear time:
+
+* ``"tree"``: a maximal forest grown every iteration (greedily by the rule's
+  scores, or randomly); the units are single coordinates;
+* ``"forest_partition"``: the greedy partition into forests (Section 5.5);
+* ``"coloring"``: the greedy (Welsh-Powell) colouring, whose colour classes
+  have no internal edges (red-black on a lattice in natural order).
 """
 import numpy as np
 
+from ._forest import forest_partition, greedy_coloring
+
+#: orderings of ``blocks="fixed"``
 PARTITIONS = ("order", "random", "sort", "avg")
-BLOCKS = ("fixed", "variable")
+#: vertex orderings of the forest partitions
+FOREST_PARTITIONS = ("natural", "random", "lipschitz")
+FOREST_BLOCKS = ("tree", "forest_partition", "coloring")
+BLOCKS = ("fixed", "variable") + FOREST_BLOCKS
+
+
+def default_partition(blocks):
+    """The ``partition`` used when none is given."""
+    return "natural" if blocks in FOREST_BLOCKS else "sort"
+
+
+def valid_partitions(blocks):
+    return FOREST_PARTITIONS if blocks in FOREST_BLOCKS else PARTITIONS
 
 
 class Units:
@@ -27,9 +52,17 @@ class Units:
         ``L_b`` of every unit.
     unit_of : int32 array of length n
         Unit of each coordinate, -1 for inactive coordinates.
+    max_block : int
+        Largest number of coordinates one block can have.
+    typical_size : float
+        Expected block size (sets the spacing of stopping tests).
+    dense : bool
+        Whether blocks are solved with dense block matrices (False for
+        forest-structured blocks, solved by message passing).
     """
 
-    def __init__(self, ptr, coords, per_iteration, lipschitz, n):
+    def __init__(self, ptr, coords, per_iteration, lipschitz, n, max_block=None,
+                 typical_size=None, dense=True):
         self.ptr = np.ascontiguousarray(ptr, dtype=np.int32)
         self.coords = np.ascontiguousarray(coords, dtype=np.int32)
         self.per_iteration = int(per_iteration)
@@ -38,6 +71,12 @@ class Units:
         unit_of[self.coords] = np.repeat(np.arange(len(self.ptr) - 1, dtype=np.int32),
                                          np.diff(self.ptr))
         self.unit_of = unit_of
+        sizes = np.diff(self.ptr)
+        self.max_block = int(max_block if max_block is not None else
+                             self.per_iteration * (sizes.max() if sizes.size else 0))
+        self.typical_size = float(typical_size if typical_size is not None else
+                                  self.per_iteration * (sizes.mean() if sizes.size else 1))
+        self.dense = bool(dense)
 
     @property
     def n_units(self):
@@ -88,14 +127,60 @@ def partition(L, block_size, kind, rng):
     return [np.sort(order[s:s + block_size]) for s in range(0, n_active, block_size)]
 
 
-def make_units(kind, kernel, block_size, partition_kind, rng):
-    """Build the :class:`Units` of block strategy ``kind`` for ``kernel``."""
+def vertex_order(L, kind, rng):
+    """The active vertices (``L > 0``) in order ``kind`` (see FOREST_PARTITIONS)."""
+    active = np.flatnonzero(L > 0).astype(np.int32)
+    if kind == "random":
+        return active[rng.permutation(active.size)]
+    if kind == "lipschitz":
+        return active[np.argsort(-L[active], kind="stable")]
+    return active
+
+
+def _units_from_labels(labels, n):
+    """Blocks ``{i : labels[i] == k}`` (labels < 0: inactive) as ptr, coords."""
+    active = np.flatnonzero(labels >= 0)
+    coords = active[np.argsort(labels[active], kind="stable")].astype(np.int32)
+    counts = np.bincount(labels[active], minlength=labels.max() + 1 if active.size else 0)
+    ptr = np.zeros(counts.size + 1, dtype=np.int32)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr, coords
+
+
+def _gershgorin(graph_matrix, labels, n_blocks):
+    """max_{i in b} sum_{j in b} |Q_ij| for every block b: an upper bound on
+    lambda_max(Q_bb) computed in O(nnz) (no dense block is formed)."""
+    coo = graph_matrix.tocoo()
+    same = (labels[coo.row] == labels[coo.col]) & (labels[coo.row] >= 0)
+    rows = np.bincount(coo.row[same], np.abs(coo.data[same]), minlength=labels.size)
+    out = np.zeros(n_blocks)
+    act = labels >= 0
+    np.maximum.at(out, labels[act], rows[act])
+    return out
+
+
+def make_units(kind, kernel, block_size, partition_kind, rng, graph=None):
+    """Build the :class:`Units` of block strategy ``kind`` for ``kernel``.
+
+    ``graph`` is ``(Graph, matrix)`` of the problem, needed by the
+    forest-structured strategies.
+    """
     L = np.asarray(kernel.lipschitz)
     n = L.shape[0]
-    if kind == "variable":
+    if kind in ("variable", "tree"):
         active = np.flatnonzero(L > 0).astype(np.int32)
         ptr = np.arange(active.size + 1, dtype=np.int32)
+        if kind == "tree":
+            return Units(ptr, active, 1, L[active], n, max_block=active.size,
+                         typical_size=max(1.0, active.size / 2), dense=False)
         return Units(ptr, active, block_size, L[active], n)
+    if kind in FOREST_BLOCKS:
+        graph_obj, matrix = graph
+        order = vertex_order(L, partition_kind, rng)
+        build = greedy_coloring if kind == "coloring" else forest_partition
+        labels = build(graph_obj, order)
+        ptr, coords = _units_from_labels(labels, n)
+        return Units(ptr, coords, 1, _gershgorin(matrix, labels, len(ptr) - 1), n, dense=False)
     blocks = partition(L, block_size, partition_kind, rng)
     sizes = np.array([len(b) for b in blocks], dtype=np.int64)
     ptr = np.zeros(len(blocks) + 1, dtype=np.int32)

@@ -3,9 +3,12 @@
 Each rule is a factory ``f(ctx)`` returning a compiled selector, where
 ``ctx`` (a :class:`RuleContext`) carries the problem, its kernel, the units
 of the block strategy and the rule options.  ``RULES`` maps names to
-``(factory, needs the full gradient)``.
+``(factory, needs the full gradient)``; ``TREE_RULES`` does the same for
+forests grown every iteration (``blocks="tree"``).
 """
 import numpy as np
+
+from ._forest import TreeSelector
 
 from ._select import (CyclicSelector, GreedySelector, LipschitzSelector,
                       QuadraticGreedySelector, RandomSelector, SparseQuadraticSelector)
@@ -18,7 +21,7 @@ class RuleContext:
     """What a rule factory may use."""
 
     def __init__(self, problem, kernel, units, blocks, block_size, seed, gsd_diagonal="lipschitz",
-                 gsq_method="iht", gsq_iterations=10):
+                 gsq_method="iht", gsq_iterations=10, graph=None):
         self.problem = problem
         self.kernel = kernel
         self.units = units
@@ -28,6 +31,7 @@ class RuleContext:
         self.gsd_diagonal = gsd_diagonal
         self.gsq_method = gsq_method
         self.gsq_iterations = gsq_iterations
+        self.graph = graph
 
     @property
     def n(self):
@@ -129,3 +133,42 @@ RULES = {
     "gsd": (_gsd, True),
     "gsq": (_gsq, True),
 }
+
+
+def _tree(ctx, weight, randomize=False):
+    return TreeSelector(ctx.graph, ctx.units.coords,
+                        np.ascontiguousarray(weight, dtype=np.float64), randomize, ctx.seed)
+
+
+def _gs_tree(ctx):
+    return _tree(ctx, np.ones(ctx.n))
+
+
+def _gsd_tree(ctx):
+    return _tree(ctx, _safe_inverse(_diagonal(ctx, ctx.gsd_diagonal)))
+
+
+def _random_tree(ctx):
+    return _tree(ctx, np.zeros(ctx.n), randomize=True)
+
+
+#: forests grown every iteration (Section 5.6): nodes are tried in decreasing
+#: order of |grad_i f| ("gs"), of |grad_i f| / sqrt(D_i) ("gsd"), or randomly
+TREE_RULES = {
+    "gs": (_gs_tree, True),
+    "gsd": (_gsd_tree, True),
+    "random": (_random_tree, False),
+}
+
+#: rules over a fixed partition into forests: all but "gsq", whose exact
+#: form would store a dense inverse of every (large) block
+FOREST_PARTITION_RULES = tuple(r for r in RULES if r != "gsq")
+
+
+def rules_for(blocks):
+    """The rule table valid with block strategy ``blocks``."""
+    if blocks == "tree":
+        return TREE_RULES
+    if blocks in ("forest_partition", "coloring"):
+        return {r: RULES[r] for r in FOREST_PARTITION_RULES}
+    return RULES

@@ -4,6 +4,7 @@
 returning a compiled update; a factory raises ``ValueError`` when the problem
 lacks what the update needs.
 """
+from ._forest import ForestUpdate
 from ._update import ExactUpdate, GradientUpdate, LineSearchUpdate, MatrixUpdate, NewtonUpdate
 
 LIPSCHITZ = ("bound", "estimate")
@@ -48,3 +49,12 @@ UPDATES = {
     "newton": _newton,
     "exact": _exact,
 }
+
+
+#: updates on forest-structured blocks: for the quadratics that expose their
+#: graph the block Hessian is Q_bb, so all three are the message-passing solve
+FOREST_UPDATES = ("exact", "matrix", "newton")
+
+
+def forest_update(graph, units):
+    return ForestUpdate(graph, units.ptr)

@@ -55,6 +55,11 @@ class Problem:
     def _make_kernel(self, tracking, max_block):
         raise NotImplementedError
 
+    def _graph(self):
+        """``(Graph, matrix)``: the sparse graph of the Hessian for forest blocks,
+        or None when the problem has none."""
+        return None
+
     def _sirt_diagonal(self):
         """Row sums sum_j |M_ij| of a Hessian bound M (the GSD-SIRT diagonal)."""
         raise ValueError(f"{type(self).__name__} provides no Hessian bound M, which the "

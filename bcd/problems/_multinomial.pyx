@@ -59,8 +59,8 @@ cdef class MultinomialKernel(Problem):
         with nogil:
             self.reset()
 
-    def reserve(self, Py_ssize_t max_block):
-        if not Problem.reserve(self, max_block):
+    def reserve(self, Py_ssize_t max_block, Py_ssize_t max_dense=-1):
+        if not Problem.reserve(self, max_block, max_dense):
             return False
         self.feat = np.zeros(max_block, dtype=np.int32)
         return True

@@ -3,17 +3,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .._validation import check_matrix, check_vector
+from .._validation import check_matrix, check_symmetric, check_vector
 from ._base import Problem
+from ..forest import symmetric_graph
 from ._quadratic import QuadraticKernel
-
-
-def _check_symmetric(M, name):
-    diff = abs(M - M.T)
-    scale = abs(M).max() if sp.issparse(M) else np.max(np.abs(M))
-    worst = diff.max() if sp.issparse(diff) else np.max(diff)
-    if worst > 1e-12 * max(scale, 1e-300):
-        raise ValueError(f"{name} must be symmetric; max |{name} - {name}.T| = {worst:.3g}.")
 
 
 class Quadratic(Problem):
@@ -53,7 +46,7 @@ class Quadratic(Problem):
         self._init_quadratic(Q, dtype, check_vector(c, "c", Q.shape[0]), "Q")
 
     def _init_quadratic(self, Q, dtype, c, name):
-        _check_symmetric(Q, name)
+        check_symmetric(Q, name)
         diag = Q.diagonal() if sp.issparse(Q) else np.diag(Q).copy()
         if not np.all(diag > 0):
             i = int(np.flatnonzero(~(diag > 0))[0])
@@ -78,6 +71,12 @@ class Quadratic(Problem):
         """Gradient Qx - c at ``x``."""
         x = check_vector(x, "x", self.n_coordinates)
         return np.asarray(self.Q @ x).ravel() - self.c
+
+    def _graph(self):
+        cache = self.__dict__
+        if "_graph_cache" not in cache:
+            cache["_graph_cache"] = symmetric_graph(self.Q)
+        return cache["_graph_cache"]
 
     def _sirt_diagonal(self):
         return np.asarray(abs(self.Q).sum(axis=1)).ravel()
@@ -139,7 +138,7 @@ class LabelPropagation(Quadratic):
         W.eliminate_zeros()
         if W.nnz and W.data.min() < 0:
             raise ValueError("W must be non-negative (edge weights).")
-        _check_symmetric(W, "W")
+        check_symmetric(W, "W")
         labels = np.asarray(labels, dtype=np.float64)
         if labels.ndim != 1 or labels.shape[0] != n:
             raise ValueError(f"labels must have length {n} (one per node), got shape "
