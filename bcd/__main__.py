@@ -2,7 +2,8 @@
 
 ``python -m bcd demo [--plot FILE.png]``: the paper's Figure 4 on datasets A
 and B with timings.  ``python -m bcd reproduce FIGURE [--plot FILE.png]``:
-one of the paper's figures on datasets A, B and C.
+one of the paper's figures (4, 5, 8-12 on datasets A, B and C; 6 on
+the graph datasets D and E).
 """
 import argparse
 import sys
@@ -24,7 +25,8 @@ def main(argv=None):
     rep.add_argument("--plot", metavar="FILE.png", help="write the panels (needs matplotlib)")
     rep.add_argument("--iterations", type=int, default=500)
     rep.add_argument("--small", action="store_true",
-                     help="use 200 x 2000 (C: 200 x 200) versions of the datasets")
+                     help="use small versions of the datasets (A, B: 200 x 2000; C: 200 x "
+                          "200; D, E: 400 nodes)")
     args = parser.parse_args(argv)
     if getattr(args, "plot", None):
         try:

@@ -11,7 +11,7 @@ import scipy.sparse.linalg as spla
 from . import datasets
 from ._result import ConvergenceWarning
 from ._solve import solve
-from .problems import LeastSquares, Logistic, Multinomial
+from .problems import LabelPropagation, LeastSquares, Logistic, Multinomial
 
 
 class Experiment:
@@ -27,6 +27,10 @@ class Experiment:
         A = self.problem.A
         nnz = A.nnz if sp.issparse(A) else np.count_nonzero(A)
         kind = type(self.problem).__name__
+        if isinstance(self.problem, LabelPropagation):
+            return (f"Dataset {self.name}: {kind}, {A.shape[0]} unknown of "
+                    f"{self.problem.W.shape[0]} nodes, {nnz} non-zeros in Q.\n"
+                    f"  f* = {self.f_star:.17g}  ({self.how})")
         extra = (f", {self.problem.n_classes} classes" if hasattr(self.problem, "n_classes")
                  else "")
         return (f"Dataset {self.name}: {kind}, {A.shape[0]} x {A.shape[1]}{extra}, {nnz} "
@@ -81,6 +85,14 @@ def classification_optimum(problem):
     return float(res.fun), f"tight L-BFGS-B solve, ||grad f||_inf = {np.max(np.abs(res.jac)):.1e}"
 
 
+def quadratic_optimum(problem):
+    """f* of a sparse quadratic by a direct sparse solve."""
+    x = spla.spsolve(sp.csc_matrix(problem.Q), problem.c)
+    f = problem.objective(x)
+    res = np.max(np.abs(problem.gradient(x)))
+    return f, f"direct sparse solve: ||Qx - c||_inf = {res:.1e}"
+
+
 _EXPERIMENTS = {}
 
 
@@ -91,7 +103,10 @@ def paper_experiment(name, n_samples=None, n_features=None, random_state=1):
         return _EXPERIMENTS[key]
     A, t = datasets.make_paper_dataset(name, random_state=random_state, n_samples=n_samples,
                                        n_features=n_features)
-    if name == "A":
+    if name in ("D", "E"):
+        problem = LabelPropagation(A, t)
+        f_star, how = quadratic_optimum(problem)
+    elif name == "A":
         problem = LeastSquares(A, t)
         f_star, how = least_squares_optimum(problem)
     else:
@@ -130,7 +145,7 @@ MATRIX_RULES = ("gs", "gsl", "gsd", "gsq")
 
 def fixed_and_variable(rules, update):
     """Configurations ``rule-FB`` (fixed blocks, sorted by L_i) and ``rule-VB``."""
-    def configs(block_size):
+    def configs(block_size, n=None):
         out = []
         for rule in rules:
             for blocks, tag in (("fixed", "FB"), ("variable", "VB")):
@@ -141,7 +156,7 @@ def fixed_and_variable(rules, update):
     return configs
 
 
-def lipschitz_estimates(block_size):
+def lipschitz_estimates(block_size, n=None):
     """Fixed-block rules with L_b from the bound (Lb) or estimated (LA)."""
     return [(f"{rule}-{tag}", dict(rule=rule, blocks="fixed", block_size=block_size,
                                    partition="sort", update="gradient", lipschitz=lip))
@@ -149,11 +164,26 @@ def lipschitz_estimates(block_size):
             for lip, tag in (("bound", "Lb"), ("estimate", "LA"))]
 
 
-def partitions(block_size):
+def partitions(block_size, n=None):
     """Greedy fixed-block rules over the three partitions."""
     return [(f"{rule}-{part}", dict(rule=rule, blocks="fixed", block_size=block_size,
                                     partition=part, update="gradient"))
             for rule in ("gs", "gsl") for part in ("order", "sort", "avg")]
+
+
+def forest_blocks(block_size, n):
+    """Figure 6: forest-structured blocks with exact updates, and "General"
+    (GS variable blocks of floor(n^(1/3)) coordinates, dense exact solve)."""
+    out = [("greedy tree-GS", dict(rule="gs", blocks="tree", update="exact")),
+           ("random tree-rand", dict(rule="random", blocks="tree", update="exact"))]
+    for label, blocks in (("red-black", "coloring"), ("tree partition", "forest_partition")):
+        for order in ("natural", "random", "lipschitz"):
+            out.append((f"{label}-{order}", dict(rule="cyclic", blocks=blocks, partition=order,
+                                                 update="exact")))
+    tau = max(1, int(np.floor(n ** (1.0 / 3.0) + 1e-9)))
+    out.append((f"General-tau={tau}", dict(rule="gs", blocks="variable", block_size=tau,
+                                           update="exact")))
+    return out
 
 
 class Figure:
@@ -171,6 +201,8 @@ FIGURES = {
                 (5,), fixed_and_variable(FIGURE4_RULES, "gradient")),
     "5": Figure("Figure 5: greedy rules, matrix updates", ("A", "B", "C"), (5,),
                 fixed_and_variable(MATRIX_RULES, "matrix")),
+    "6": Figure("Figure 6: forest-structured blocks, exact updates", ("D", "E"), (None,),
+                forest_blocks),
     "8": Figure("Figure 8: rules and block sizes, gradient updates", ("A", "B", "C"),
                 (5, 50, 100), fixed_and_variable(FIGURE4_RULES, "gradient")),
     "9": Figure("Figure 9: bound (Lb) versus estimated (LA) Lipschitz constants, fixed blocks",
@@ -187,13 +219,14 @@ FIGURES = {
 def format_table(results, checkpoints, timing=True):
     """f(x_k) - f* at the checkpoints (and seconds per iteration) per method."""
     head = "  ".join(f"{f'k={k}':>12s}" for k in checkpoints)
-    lines = [f"  {'method':<14s}{head}" + (f"  {'time/iter':>11s}" if timing else "")]
+    width = max([14] + [len(label) + 2 for label in results])
+    lines = [f"  {'method':<{width}s}{head}" + (f"  {'time/iter':>11s}" if timing else "")]
     for label, (its, gap, spi) in results.items():
         vals = []
         for k in checkpoints:
             idx = np.searchsorted(its, k)
             vals.append(f"{gap[idx]:12.4e}" if idx < len(its) and its[idx] == k else f"{'-':>12s}")
-        lines.append(f"  {label:<14s}" + "  ".join(vals)
+        lines.append(f"  {label:<{width}s}" + "  ".join(vals)
                      + (f"  {spi * 1e6:9.1f}us" if timing else ""))
     return "\n".join(lines)
 
@@ -235,8 +268,9 @@ def plot(panels, filename, title, ncols=None):
     plt.close(fig)
 
 
-SMALL = dict(n_samples=200, n_features=2000)
-SMALL_C = dict(n_samples=200, n_features=200)
+SMALL = {"A": dict(n_samples=200, n_features=2000), "B": dict(n_samples=200, n_features=2000),
+         "C": dict(n_samples=200, n_features=200), "D": dict(n_samples=400),
+         "E": dict(n_samples=400)}
 
 
 def reproduce(number, plot_file=None, max_iter=500, small=False, out=print):
@@ -246,19 +280,20 @@ def reproduce(number, plot_file=None, max_iter=500, small=False, out=print):
     out(f"{fig.title}; {max_iter} iterations from x0 = 0.")
     panels = []
     for name in fig.names:
-        size = (SMALL_C if name == "C" else SMALL) if small else {}
         t0 = time.perf_counter()
-        exp = paper_experiment(name, **size)
+        exp = paper_experiment(name, **(SMALL[name] if small else {}))
         out("")
         out(exp.describe())
         for tau in fig.sizes:
-            results = run_grid(exp, fig.configs(tau), max_iter, timed=False)
-            out(f"  block size {tau}: f(x_k) - f*")
+            results = run_grid(exp, fig.configs(tau, exp.problem.n_coordinates), max_iter,
+                               timed=False)
+            out(f"  block size {tau}: f(x_k) - f*" if tau else "  f(x_k) - f*")
             out(format_table(results, checkpoints, timing=False))
-            panels.append((f"{name}, block size {tau}", results))
+            panels.append((f"{name}, block size {tau}" if tau else f"Dataset {name}", results))
         out(f"  ({time.perf_counter() - t0:.1f}s for this dataset)")
     if plot_file:
-        plot(panels, plot_file, fig.title, ncols=len(fig.sizes))
+        plot(panels, plot_file, fig.title,
+             ncols=len(fig.sizes) if len(fig.sizes) > 1 else len(panels))
         out(f"\nWrote {plot_file}")
     return panels
 

@@ -35,8 +35,9 @@ def make_paper_dataset(name, random_state=1, n_samples=None, n_features=None, sp
     name : {"A", "B", "C", "D", "E"}
         ``"D"`` and ``"E"`` are label propagation problems returning
         ``(W, labels)`` for :class:`bcd.LabelPropagation` (NaN for unknown
-        nodes); see :func:`make_lattice_dataset` and
-        :func:`make_two_moons_dataset` for their sizes and parameters.
+        nodes): D a 50 x 50 lattice with 100 labels, E 2000 two-moons points
+        with 100 labels (see :func:`make_lattice_dataset` and
+        :func:`make_two_moons_dataset`).
         ``"A"``: least squares, returns ``(A, b)``.  ``"B"``: binary
         logistic regression on the same kind of matrix, returns ``(A, y)``
         with ``y`` in {-1, +1}.  ``"C"``: 50-class logistic regression,
@@ -47,7 +48,10 @@ def make_paper_dataset(name, random_state=1, n_samples=None, n_features=None, sp
     n_samples, n_features : int, optional
         Size of the matrix (default 1000 x 10000 for A and B, 1000 x 1000
         for C, as in the paper).  Smaller sizes give quick versions with the
-        same structure.
+        same structure.  For D and E, ``n_samples`` is the number of nodes
+        (a perfect square for the lattice D), with 4% (D) or 5% (E) of
+        them labelled as in the paper's instances; ``n_features`` is not
+        used.
     n_classes : int, default=50
         Number of classes of dataset C.
     sparse : bool, default=True
@@ -62,7 +66,7 @@ def make_paper_dataset(name, random_state=1, n_samples=None, n_features=None, sp
     ((100, 400), (100,))
     """
     if name in ("D", "E"):
-        return _graph_dataset(name, random_state)
+        return _graph_dataset(name, random_state, n_samples)
     if name not in ("A", "B", "C"):
         raise ValueError(f"Unknown dataset {name!r}; valid names are 'A', 'B', 'C', 'D', 'E'.")
     m = check_scalar(1000 if n_samples is None else n_samples, "n_samples", low=2, integer=True)
@@ -177,7 +181,19 @@ def make_two_moons_dataset(n_samples=2000, n_labelled=100, n_neighbors=5, noise=
     return (W, labels, X) if return_points else (W, labels)
 
 
-def _graph_dataset(name, random_state):
+def _graph_dataset(name, random_state, n_nodes=None):
     if name == "D":
-        return make_lattice_dataset(random_state=random_state)
-    return make_two_moons_dataset(random_state=random_state)
+        if n_nodes is None:
+            return make_lattice_dataset(random_state=random_state)
+        n_nodes = check_scalar(n_nodes, "n_samples", low=4, integer=True)
+        side = int(round(np.sqrt(n_nodes)))
+        if side * side != n_nodes:
+            raise ValueError(f"n_samples of dataset D is the number of lattice nodes and must "
+                             f"be a perfect square, got {n_nodes}.")
+        return make_lattice_dataset(side, max(1, round(0.04 * n_nodes)),
+                                    random_state=random_state)
+    if n_nodes is None:
+        return make_two_moons_dataset(random_state=random_state)
+    n_nodes = check_scalar(n_nodes, "n_samples", low=4, integer=True)
+    return make_two_moons_dataset(n_nodes, max(1, round(0.05 * n_nodes)),
+                                  random_state=random_state)
