@@ -159,7 +159,10 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
     check_option(gsd_diagonal, "gsd_diagonal", GSD_DIAGONALS)
     check_option(gsq_method, "gsq_method", GSQ_METHODS)
     n = problem.n_coordinates
-    block_size = check_scalar(block_size, "block_size", low=1, high=n, integer=True)
+    if blocks in FOREST_BLOCKS:
+        block_size = None        # forest blocks take their size from the graph
+    else:
+        block_size = check_scalar(block_size, "block_size", low=1, high=n, integer=True)
     max_iter = check_scalar(max_iter, "max_iter", low=0, high=_INT_MAX, integer=True)
     tol = check_scalar(tol, "tol", low=0.0)
     if max_time is not None and not (isinstance(max_time, (int, float, np.floating))
@@ -183,7 +186,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         problem, rule, blocks, block_size, update, partition, rng, x0,
         dict(lipschitz=lipschitz, gsd_diagonal=gsd_diagonal, gsq_method=gsq_method))
     if auto_check:
-        per_iter, per_check = problem._costs(units.typical_size, kernel.tracking)
+        per_iter, per_check = problem._costs(units.typical_size, kernel.tracking, units.dense)
         check_every = max(1, math.ceil(4.0 * per_check / max(per_iter, 1.0)))
     if units.n_units == 0:
         # every coordinate has L_i = 0: the gradient is constant, nothing to do
@@ -230,7 +233,7 @@ def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None
             raise ValueError(f"blocks={blocks!r} needs the sparse graph of the Hessian, which "
                              f"{type(problem).__name__} does not provide; forest-structured "
                              f"blocks are available for Quadratic and LabelPropagation.")
-    kernel = problem._make_kernel(tracking, block_size)
+    kernel = problem._make_kernel(tracking, block_size or 1)
     if x0 is not None:
         kernel.set_x(x0)
     units = make_units(blocks, kernel, block_size, partition, rng, graph)

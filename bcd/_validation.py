@@ -124,10 +124,12 @@ def seed_words(random_state):
     return tuple(int(v) for v in rs.randint(0, hi, size=2, dtype=np.int64))
 
 
-def check_symmetric(M, name):
-    """Raise ValueError unless M equals its transpose up to rounding."""
+def check_symmetric(M, name, dtype=np.float64):
+    """Raise ValueError unless M equals its transpose up to the rounding of
+    ``dtype`` (the precision of the caller's data)."""
     diff = abs(M - M.T)
     scale = abs(M).max() if sp.issparse(M) else np.max(np.abs(M))
     worst = diff.max() if sp.issparse(diff) else np.max(diff)
-    if worst > 1e-12 * max(scale, 1e-300):
+    rtol = 1e-12 if np.dtype(dtype) == np.float64 else 1e-5
+    if worst > rtol * max(scale, 1e-300):
         raise ValueError(f"{name} must be symmetric; max |{name} - {name}.T| = {worst:.3g}.")

@@ -28,8 +28,11 @@ __all__ = ["tree_solve", "is_forest", "greedy_coloring", "forest_partition", "gr
 def symmetric_graph(Q):
     """``(Graph, csr)`` of a checked symmetric matrix: the compiled graph of its
     off-diagonal non-zeros (explicit zeros are not edges) and the CSR copy it
-    reads."""
+    reads.  The copy is (Q + Q')/2, so that an entry stored on one side of
+    the diagonal only (symmetric up to rounding) is an edge seen from both
+    ends."""
     M = sp.csr_matrix(Q, dtype=np.float64, copy=True)
+    M = sp.csr_matrix((M + M.T) * 0.5)
     M.sum_duplicates()
     M.eliminate_zeros()
     M.sort_indices()
@@ -39,10 +42,10 @@ def symmetric_graph(Q):
 
 
 def _checked_graph(Q, name):
-    M, _ = check_matrix(Q, name)
+    M, dtype = check_matrix(Q, name)
     if M.shape[0] != M.shape[1]:
         raise ValueError(f"{name} must be square, got shape {M.shape}.")
-    check_symmetric(M, name)
+    check_symmetric(M, name, dtype)
     return symmetric_graph(M)[0]
 
 
@@ -89,9 +92,9 @@ def tree_solve(Q, c, nodes=None):
 
     Notes
     -----
-    The nodes are put in breadth-first order from a root of each tree;
-    elimination runs from the last node (a leaf) towards the roots and
-    back-substitution from the roots.  Cost: O(|nodes| + the sum of their
+    Each tree is walked depth first from a root, which orders parents
+    before children; elimination runs from the last node (a leaf) towards
+    the roots and back-substitution from the roots.  Cost: O(|nodes| + the sum of their
     degrees) time and O(n) memory.
 
     Examples

@@ -5,8 +5,8 @@ off-diagonal non-zeros.  A set of nodes b is *forest-structured* when the
 subgraph induced by b has no cycle; then Q_bb x = r is solved in O(|b|)
 by Gaussian elimination from the leaves towards the roots followed by
 back-substitution (message passing; Algorithm 1 of Nutini, Laradji and
-Schmidt).  The level sets of that algorithm are a breadth-first order of
-each tree, which is what :meth:`Graph.structure` computes.
+Schmidt).  The level sets of that algorithm order each tree so that parents
+come before children; :meth:`Graph.structure` computes such an order.
 
 Growing a forest one node at a time needs a test of the forest property in
 O(degree) (Appendix D of the paper): a node can join when its neighbours in
@@ -28,42 +28,58 @@ from bcd.core._update cimport Update
 
 
 # ------------------------------------------------------------------ sorting
-cdef inline bint _before(const double* key, int a, int b) noexcept nogil:
-    """a comes first: larger key, ties to the smaller index."""
-    return key[a] > key[b] or (key[a] == key[b] and a < b)
+cdef union _Bits:
+    double d
+    uint64_t u
 
 
-cdef void _sift_down(int* h, Py_ssize_t start, Py_ssize_t n, const double* key) noexcept nogil:
-    # a heap whose root is the item that comes *last* in the order
-    cdef Py_ssize_t i = start, c
-    cdef int v = h[start]
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and _before(key, h[c], h[c + 1]):
-            c += 1
-        if not _before(key, v, h[c]):
-            break
-        h[i] = h[c]
-        i = c
-    h[i] = v
+cdef void sort_by_key(int* items, Py_ssize_t n, const double* key, uint64_t* kbuf,
+                      uint64_t* kbuf2, int* ibuf, Py_ssize_t* count) noexcept nogil:
+    """Sort ``items`` by decreasing ``key[item]`` >= 0, ties keeping their order.
 
-
-cdef void sort_by_key(int* items, Py_ssize_t n, const double* key) noexcept nogil:
-    """Sort ``items`` by decreasing ``key[item]`` (ties: smaller item first).
-
-    Heapsort: O(n log n), in place, no recursion.
+    LSD radix sort on the IEEE bits of the keys (order-preserving for
+    non-negative doubles), four stable passes of 16 bits, skipping a pass
+    whose digit is the same for every item: O(n) time.  ``kbuf``, ``kbuf2``
+    and ``ibuf`` hold n entries, ``count`` 65536.
     """
-    cdef Py_ssize_t i
-    cdef int t
-    for i in range(n // 2 - 1, -1, -1):
-        _sift_down(items, i, n, key)
-    for i in range(n - 1, 0, -1):
-        t = items[0]
-        items[0] = items[i]
-        items[i] = t
-        _sift_down(items, 0, i, key)
+    cdef Py_ssize_t i, d, total, c
+    cdef int shift
+    cdef _Bits b
+    cdef uint64_t* ks = kbuf
+    cdef uint64_t* kd = kbuf2
+    cdef uint64_t* kt
+    cdef int* its = items
+    cdef int* itd = ibuf
+    cdef int* tmp
+    for i in range(n):
+        b.d = key[items[i]]
+        ks[i] = ~b.u                  # decreasing key
+    for shift in range(0, 64, 16):
+        for d in range(65536):
+            count[d] = 0
+        for i in range(n):
+            count[(ks[i] >> shift) & 0xFFFF] += 1
+        if count[(ks[0] >> shift) & 0xFFFF] == n:
+            continue                   # one digit value: the pass would not move anything
+        total = 0
+        for d in range(65536):
+            c = count[d]
+            count[d] = total
+            total += c
+        for i in range(n):
+            d = (ks[i] >> shift) & 0xFFFF
+            kd[count[d]] = ks[i]
+            itd[count[d]] = its[i]
+            count[d] += 1
+        kt = ks
+        ks = kd
+        kd = kt
+        tmp = its
+        its = itd
+        itd = tmp
+    if its != items:
+        for i in range(n):
+            items[i] = its[i]
 
 
 # ------------------------------------------------------------------ graph
@@ -78,7 +94,9 @@ cdef class Graph:
     cdef const int[::1] indices
     cdef const double[::1] data
     cdef const double[::1] diag
-    cdef int[::1] pos              # node -> 1 + position in the block, negated once visited
+    cdef int[::1] pos              # node -> 1 + position in the block, negated once reached
+    cdef int[::1] stack            # block positions waiting to be visited
+    cdef int[::1] from_k           # and the order index of the node that reached them
     cdef int[::1] uf               # disjoint-set parent of forest nodes, -1 outside
     cdef int64_t[::1] stamp        # per-root marks of the current forest test
     cdef int64_t cur
@@ -90,24 +108,33 @@ cdef class Graph:
         self.data = data
         self.diag = diag
         self.pos = np.zeros(self.n, dtype=np.int32)
+        self.stack = np.zeros(self.n, dtype=np.int32)
+        self.from_k = np.zeros(self.n, dtype=np.int32)
         self.uf = np.full(self.n, -1, dtype=np.int32)
         self.stamp = np.zeros(self.n, dtype=np.int64)
         self.cur = 0
 
     cdef Py_ssize_t structure(self, const int* nodes, Py_ssize_t nb, int* order, int* parent,
                               double* dg, double* off) noexcept nogil:
-        """Breadth-first order of the forest induced by ``nodes``.
+        """An elimination order of the forest induced by ``nodes``.
 
-        Writes, for k = 0 .. nb-1 in breadth-first order (roots first):
-        ``order[k]``, the position in ``nodes`` of the k-th node;
-        ``parent[k]``, the order index (< k) of its parent or -1 at a root;
-        ``dg[k]`` = Q_ii and ``off[k]`` = Q_{i,parent}.
+        Writes, for k = 0 .. nb-1 in an order where every parent precedes
+        its children (roots first): ``order[k]``, the position in ``nodes``
+        of the k-th node; ``parent[k]``, the order index (< k) of its parent
+        or -1 at a root; ``dg[k]`` = Q_ii and ``off[k]`` = Q_{i,parent}.
+
+        The trees are walked depth first (a stack), not level by level as
+        in the paper's Algorithm 1: any parent-first order gives the same
+        elimination, and depth first keeps consecutive nodes close in
+        memory (a column of a lattice, say).
 
         Returns the number of trees, -1 if the induced subgraph has a cycle
         and -2 if a node is repeated.  O(nb + sum of the nodes' degrees).
         """
-        cdef Py_ssize_t a, k, p, head = 0, tail = 0, status = 0
+        cdef Py_ssize_t a, k, p, top, tail = 0, status = 0
         cdef int i, j, pnode
+        cdef int* stack = &self.stack[0]
+        cdef int* from_k = &self.from_k[0]
         for a in range(nb):
             i = nodes[a]
             if self.pos[i] != 0:
@@ -118,34 +145,41 @@ cdef class Graph:
         if status == 0:
             for a in range(nb):
                 i = nodes[a]
-                if self.pos[i] < 0:              # visited
+                if self.pos[i] < 0:              # already reached
                     continue
+                # a new tree rooted at i; a node is marked when pushed, so a
+                # second path to it, i.e. a cycle, is seen when it is reached again
                 self.pos[i] = -self.pos[i]
-                order[tail] = <int>a
-                parent[tail] = -1
-                dg[tail] = self.diag[i]
-                off[tail] = 0.0
-                tail += 1
+                stack[0] = <int>a
+                from_k[0] = -1
+                top = 1
                 status += 1
-                while head < tail:
-                    k = head
-                    head += 1
+                while top > 0:
+                    top -= 1
+                    k = tail
+                    tail += 1
+                    order[k] = stack[top]
+                    parent[k] = from_k[top]
                     i = nodes[order[k]]
-                    pnode = nodes[order[parent[k]]] if parent[k] >= 0 else -1
+                    dg[k] = self.diag[i]
+                    pnode = -1
+                    if parent[k] >= 0:
+                        pnode = nodes[order[parent[k]]]
+                    off[k] = 0.0
                     for p in range(self.indptr[i], self.indptr[i + 1]):
                         j = self.indices[p]
-                        if j == i or j == pnode or self.pos[j] == 0:
+                        if j == i or self.pos[j] == 0:
+                            continue
+                        if j == pnode:
+                            off[k] = self.data[p]
                             continue
                         if self.pos[j] < 0:
-                            # reached again by another path: a cycle
                             status = -1
                             break
-                        order[tail] = self.pos[j] - 1
+                        stack[top] = self.pos[j] - 1
+                        from_k[top] = <int>k
+                        top += 1
                         self.pos[j] = -self.pos[j]
-                        parent[tail] = <int>k
-                        dg[tail] = self.diag[j]
-                        off[tail] = self.data[p]
-                        tail += 1
                     if status < 0:
                         break
                 if status < 0:
@@ -207,45 +241,61 @@ cdef class Graph:
         return nb
 
 
-cdef int forest_solve(Py_ssize_t nb, const int* order, const int* parent, const double* dg,
-                      const double* off, const double* r, double* x, double* work) noexcept nogil:
-    """Solve Q_bb x = r on a forest given by :meth:`Graph.structure`.
+cdef int forest_factor(Py_ssize_t nb, const int* parent, double* dg, double* off) noexcept nogil:
+    """Eliminate a forest given by :meth:`Graph.structure`, in place.
 
-    ``r`` and ``x`` are indexed by position in the block; ``work`` holds
-    3 nb doubles.  Eliminates from the last node in breadth-first order (a
-    leaf) towards the roots, then back-substitutes from the roots.  Returns
-    0, or -1 when a pivot is not positive (Q_bb is not positive definite).
+    On return ``dg[k]`` holds 1 / pivot_k and ``off[k]`` the multiplier
+    Q_{k,parent} / pivot_k: the LDL' factor of Q_bb in the elimination
+    order.  Elimination runs from the last node of the order (a leaf)
+    towards the roots.  Returns 0, or -1 when a pivot is not positive
+    (Q_bb is not positive definite).
     """
-    cdef double* piv = work
-    cdef double* cc = work + nb
-    cdef double* y = work + 2 * nb
     cdef Py_ssize_t k
     cdef int p
     cdef double t
-    for k in range(nb):
-        piv[k] = dg[k]
-        cc[k] = r[order[k]]
     for k in range(nb - 1, -1, -1):
-        if not piv[k] > 0.0:
+        if not dg[k] > 0.0:
             return -1
         p = parent[k]
+        t = off[k] / dg[k]
         if p >= 0:
-            t = off[k] / piv[k]
-            piv[p] -= off[k] * t
-            cc[p] -= t * cc[k]
+            dg[p] -= off[k] * t
+        off[k] = t
+        dg[k] = 1.0 / dg[k]
+    return 0
+
+
+cdef void forest_substitute(Py_ssize_t nb, const int* order, const int* parent,
+                            const double* inv, const double* mult, const double* r,
+                            double scale, double* x, double* work) noexcept nogil:
+    """Solve Q_bb x = scale * r with the factor of :func:`forest_factor`.
+
+    ``r`` and ``x`` are indexed by position in the block; ``work`` holds
+    2 nb doubles.  A forward pass from the leaves to the roots and a
+    backward pass from the roots: no division, O(nb).
+    """
+    cdef double* cc = work
+    cdef double* y = work + nb
+    cdef Py_ssize_t k
+    cdef int p
+    for k in range(nb):
+        cc[k] = scale * r[order[k]]
+    for k in range(nb - 1, 0, -1):
+        p = parent[k]
+        if p >= 0:
+            cc[p] -= mult[k] * cc[k]
     for k in range(nb):
         p = parent[k]
-        t = cc[k]
+        y[k] = cc[k] * inv[k]
         if p >= 0:
-            t -= off[k] * y[p]
-        y[k] = t / piv[k]
+            y[k] -= mult[k] * y[p]
         x[order[k]] = y[k]
-    return 0
 
 
 # ------------------------------------------------------------------ Python-level tools
 def structure(Graph graph, const int[::1] nodes):
-    """``(n_trees, order, parent, diag, off)`` of the subgraph induced by ``nodes``."""
+    """``(n_trees, order, parent, diag, off)`` of the subgraph induced by ``nodes``
+    (see :meth:`Graph.structure`; n_trees is -1 for a cycle)."""
     cdef Py_ssize_t nb = nodes.shape[0], status
     order = np.zeros(nb, dtype=np.int32)
     parent = np.zeros(nb, dtype=np.int32)
@@ -262,17 +312,23 @@ def structure(Graph graph, const int[::1] nodes):
 
 def solve_structure(order, parent, dg, off, const double[::1] r):
     """Solve on a structure from :func:`structure`; returns x (block order)
-    and a status (0, or -1 for a non-positive pivot)."""
+    and a status (0, or -1 for a non-positive pivot).  ``dg`` and ``off``
+    are not modified."""
     cdef Py_ssize_t nb = r.shape[0]
     cdef const int[::1] o = order, pa = parent
-    cdef const double[::1] d = dg, f = off
+    inv = np.array(dg, dtype=np.float64)
+    mult = np.array(off, dtype=np.float64)
+    cdef double[::1] iv = inv, mu = mult
     x = np.zeros(nb)
-    work = np.zeros(3 * max(nb, 1))
+    work = np.zeros(2 * max(nb, 1))
     cdef double[::1] xv = x, wv = work
     cdef int status = 0
     if nb:
         with nogil:
-            status = forest_solve(nb, &o[0], &pa[0], &d[0], &f[0], &r[0], &xv[0], &wv[0])
+            status = forest_factor(nb, &pa[0], &iv[0], &mu[0])
+            if status == 0:
+                forest_substitute(nb, &o[0], &pa[0], &iv[0], &mu[0], &r[0], 1.0, &xv[0],
+                                  &wv[0])
     return x, status
 
 
@@ -362,13 +418,17 @@ cdef class TreeSelector(Selector):
     Nodes are tried in decreasing order of ``g_i^2 w_i`` (``w_i = 1``: the
     greedy GS tree; ``w_i = 1/D_i``: the GSD tree), or in a fresh random
     order (``randomize``).  Each iteration costs one sort of the active
-    nodes and one pass over their adjacency lists: O(n log n + |E|).
+    nodes (a radix sort, O(n)) and one pass over their adjacency lists:
+    O(n + |E|).
     """
     cdef Graph graph
     cdef const double[::1] weight
     cdef bint randomize
     cdef double[::1] key
     cdef int[::1] cand
+    cdef uint64_t[::1] kbuf, kbuf2
+    cdef int[::1] ibuf, natural
+    cdef Py_ssize_t[::1] count
 
     def __init__(self, Graph graph, active, weight, bint randomize, seed):
         ptr = np.arange(active.shape[0] + 1, dtype=np.int32)
@@ -379,6 +439,15 @@ cdef class TreeSelector(Selector):
         self.needs_gradient = not randomize
         self.key = np.zeros(graph.n)
         self.cand = np.array(active, dtype=np.int32)
+        self.natural = np.array(active, dtype=np.int32)
+        if not randomize:
+            self.kbuf = np.zeros(active.shape[0], dtype=np.uint64)
+            self.kbuf2 = np.zeros(active.shape[0], dtype=np.uint64)
+            self.ibuf = np.zeros(active.shape[0], dtype=np.int32)
+            self.count = np.zeros(65536, dtype=np.intp)
+
+    def capacity(self):
+        return self.cand.shape[0]       # a forest may hold every node
 
     cdef Py_ssize_t select(self, Problem prob, int* block) noexcept nogil:
         cdef Py_ssize_t a, r, nc = self.cand.shape[0]
@@ -390,12 +459,15 @@ cdef class TreeSelector(Selector):
                 t = self.cand[a]
                 self.cand[a] = self.cand[r]
                 self.cand[r] = t
-        else:
+        elif nc > 0:
+            # ties in the scores go to the smaller index
             for a in range(nc):
-                i = self.cand[a]
+                i = self.natural[a]
+                self.cand[a] = i
                 gi = prob.grad_coord(i)
                 self.key[i] = gi * gi * self.weight[i]
-            sort_by_key(&self.cand[0], nc, &self.key[0])
+            sort_by_key(&self.cand[0], nc, &self.key[0], &self.kbuf[0], &self.kbuf2[0],
+                        &self.ibuf[0], &self.count[0])
         self.last_unit = -1
         self.last_L = 0.0
         return self.graph.grow(&self.cand[0], nc, block)
@@ -407,9 +479,9 @@ cdef class ForestUpdate(Update):
 
     For the quadratic problems that expose their graph, Q_bb is the block
     Hessian, so this is at once the exact, the matrix and the Newton update.
-    The breadth-first structure of each block of a fixed partition is built
-    the first time the block is chosen and reused afterwards; blocks grown
-    per iteration get theirs each time.
+    The elimination order and the factor of each block of a fixed partition
+    are built the first time the block is chosen and reused afterwards (Q is
+    constant); blocks grown per iteration get theirs each time.
     """
     cdef Graph graph
     cdef const int[::1] unit_ptr
@@ -417,7 +489,7 @@ cdef class ForestUpdate(Update):
     cdef int[::1] c_order, c_parent
     cdef double[::1] c_dg, c_off
     cdef int[::1] order, parent
-    cdef double[::1] dg, off, r, work
+    cdef double[::1] dg, off, work
 
     def __init__(self, Graph graph, unit_ptr):
         Update.__init__(self)
@@ -437,8 +509,7 @@ cdef class ForestUpdate(Update):
             return
         self.reserved = max_block
         self.d = np.zeros(max_block)
-        self.r = np.zeros(max_block)
-        self.work = np.zeros(3 * max_block)
+        self.work = np.zeros(2 * max_block)
         self.order = np.zeros(max_block, dtype=np.int32)
         self.parent = np.zeros(max_block, dtype=np.int32)
         self.dg = np.zeros(max_block)
@@ -460,7 +531,8 @@ cdef class ForestUpdate(Update):
             dg = &self.c_dg[s]
             off = &self.c_off[s]
             if not self.built[u]:
-                if self.graph.structure(blk, nb, o, pa, dg, off) < 0:
+                if self.graph.structure(blk, nb, o, pa, dg, off) < 0 or \
+                        forest_factor(nb, pa, dg, off) != 0:
                     return 1
                 self.built[u] = 1
         else:
@@ -468,11 +540,9 @@ cdef class ForestUpdate(Update):
             pa = &self.parent[0]
             dg = &self.dg[0]
             off = &self.off[0]
-            if self.graph.structure(blk, nb, o, pa, dg, off) < 0:
+            if self.graph.structure(blk, nb, o, pa, dg, off) < 0 or \
+                    forest_factor(nb, pa, dg, off) != 0:
                 return 1
-        for a in range(nb):
-            self.r[a] = -gb[a]
-        if forest_solve(nb, o, pa, dg, off, &self.r[0], &self.d[0], &self.work[0]) != 0:
-            return 1
+        forest_substitute(nb, o, pa, dg, off, gb, -1.0, &self.d[0], &self.work[0])
         prob.apply(blk, nb, &self.d[0])
         return 0

@@ -49,13 +49,18 @@ cdef class Selector:
     cdef void notify(self, Problem prob) noexcept nogil:
         pass
 
+    def capacity(self):
+        """The largest number of coordinates one block can have."""
+        cdef Py_ssize_t c, size = 0
+        for c in range(self.n_units):
+            size = max(size, self.unit_ptr[c + 1] - self.unit_ptr[c])
+        return size * self.k
+
     def draw(self, Problem prob, Py_ssize_t count):
         """Return the next ``count`` blocks this rule picks at the current
         iterate of ``prob``, without stepping (for inspection and tests)."""
-        cdef Py_ssize_t c, nb, size = 0
-        for c in range(self.n_units):
-            size = max(size, self.unit_ptr[c + 1] - self.unit_ptr[c])
-        buf = np.zeros(max(1, size * self.k), dtype=np.int32)
+        cdef Py_ssize_t c, nb
+        buf = np.zeros(max(1, self.capacity()), dtype=np.int32)
         cdef int[::1] b = buf
         out = []
         for c in range(count):

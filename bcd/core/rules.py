@@ -76,7 +76,7 @@ def _diagonal(ctx, kind):
     if kind == "lipschitz":
         return L
     if kind == "lipschitz_tau":
-        return L * max(1, ctx.units.max_size if ctx.blocks == "fixed" else ctx.block_size)
+        return L * max(1, ctx.units.max_block)
     return ctx.problem._sirt_diagonal()
 
 

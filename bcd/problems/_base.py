@@ -66,8 +66,11 @@ class Problem:
                          f"SIRT diagonal (gsd_diagonal='sirt', rule 'gsl' with variable "
                          f"blocks) needs.")
 
-    def _costs(self, block_size, tracking):
+    def _costs(self, block_size, tracking, dense=True):
         """Rough costs ``(per_iteration, per_check)`` in flops.
+
+        ``dense`` is False for forest-structured blocks (solved in linear
+        time).
 
         The solver uses them to space the stopping tests so that testing
         adds a bounded fraction to the run time.

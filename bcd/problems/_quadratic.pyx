@@ -96,6 +96,28 @@ cdef class QuadraticKernel(Problem):
                 out[self.touched[k]] = self.uc[k]
         return True
 
+    cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
+        """x_b += d and, with tracking, g += Q_b d: one pass over the block's
+        columns, without the line-search quantities of direction_prepare."""
+        cdef Py_ssize_t a, p, start, end, r
+        cdef double da
+        for a in range(nb):
+            self.x[blk[a]] += d[a]
+        if not self.tracking:
+            return
+        for a in range(nb):
+            da = d[a]
+            if da == 0.0:
+                continue
+            self.Q.col_range(blk[a], &start, &end)
+            for p in range(start, end):
+                r = self.Q.row(p, start)
+                self.g[r] += self.Q.values[p] * da
+                if not self.Q.dense:
+                    self.mark_dirty(r)
+        if self.Q.dense:
+            self.all_dirty = True
+
     cdef void direction_prepare(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
         cdef Py_ssize_t a, k, r
         cdef double* work = &self.acc[0]

@@ -37,7 +37,7 @@ class _LinearModel(Problem):
             self._sirt = D
         return self._sirt
 
-    def _costs(self, block_size, tracking):
+    def _costs(self, block_size, tracking, dense=True):
         nnz = self.A.nnz if sp.issparse(self.A) else self.A.size
         m, n = self.A.shape
         col = nnz / n

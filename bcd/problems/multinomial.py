@@ -120,7 +120,7 @@ class Multinomial(Problem):
             self._sirt = D
         return self._sirt
 
-    def _costs(self, block_size, tracking):
+    def _costs(self, block_size, tracking, dense=True):
         nnz = self.A.nnz if sp.issparse(self.A) else self.A.size
         m, d = self.A.shape
         k = self.n_classes

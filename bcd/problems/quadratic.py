@@ -46,7 +46,7 @@ class Quadratic(Problem):
         self._init_quadratic(Q, dtype, check_vector(c, "c", Q.shape[0]), "Q")
 
     def _init_quadratic(self, Q, dtype, c, name):
-        check_symmetric(Q, name)
+        check_symmetric(Q, name, dtype)
         diag = Q.diagonal() if sp.issparse(Q) else np.diag(Q).copy()
         if not np.all(diag > 0):
             i = int(np.flatnonzero(~(diag > 0))[0])
@@ -81,17 +81,19 @@ class Quadratic(Problem):
     def _sirt_diagonal(self):
         return np.asarray(abs(self.Q).sum(axis=1)).ravel()
 
-    def _costs(self, block_size, tracking):
+    def _costs(self, block_size, tracking, dense=True):
         nnz = self.Q.nnz if sp.issparse(self.Q) else self.Q.size
         n = self.n_coordinates
         col = nnz / n
-        return block_size * col + block_size ** 2 * col, float(nnz + n)
+        # a dense block solve reads tau columns of Q_bb; message passing is linear
+        solve = block_size ** 2 * col if dense else 4.0 * block_size
+        return block_size * col + solve, float(nnz + n)
 
 
 class LabelPropagation(Quadratic):
     r"""Label propagation on a weighted graph (Zhu et al.; the paper's datasets D, E).
 
-    Unknown labels x minimize :math:`\tfrac12 \sum_{i,j} w_{ij}(x_i - x_j)^2`
+    Unknown labels x minimize :math:`\tfrac12 \sum_{i<j} w_{ij}(x_i - x_j)^2`
     with the known labels fixed.  Up to a constant this is the quadratic
     :math:`\tfrac12 x^T Q x - c^T x` over the unknown nodes U, with Q the
     graph Laplacian restricted to U and :math:`c_i = \sum_{j \in L} w_{ij} y_j`
@@ -138,7 +140,7 @@ class LabelPropagation(Quadratic):
         W.eliminate_zeros()
         if W.nnz and W.data.min() < 0:
             raise ValueError("W must be non-negative (edge weights).")
-        check_symmetric(W, "W")
+        check_symmetric(W, "W", dtype)
         labels = np.asarray(labels, dtype=np.float64)
         if labels.ndim != 1 or labels.shape[0] != n:
             raise ValueError(f"labels must have length {n} (one per node), got shape "
