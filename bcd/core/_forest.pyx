@@ -429,6 +429,7 @@ cdef class TreeSelector(Selector):
     cdef uint64_t[::1] kbuf, kbuf2
     cdef int[::1] ibuf, natural
     cdef Py_ssize_t[::1] count
+    cdef unsigned char[::1] chosen_mark
 
     def __init__(self, Graph graph, active, weight, bint randomize, seed):
         ptr = np.arange(active.shape[0] + 1, dtype=np.int32)
@@ -439,7 +440,8 @@ cdef class TreeSelector(Selector):
         self.needs_gradient = not randomize
         self.key = np.zeros(graph.n)
         self.cand = np.array(active, dtype=np.int32)
-        self.natural = np.array(active, dtype=np.int32)
+        self.natural = np.sort(np.asarray(active, dtype=np.int32))
+        self.chosen_mark = np.zeros(graph.n, dtype=np.uint8)
         if not randomize:
             self.kbuf = np.zeros(active.shape[0], dtype=np.uint64)
             self.kbuf2 = np.zeros(active.shape[0], dtype=np.uint64)
@@ -450,7 +452,7 @@ cdef class TreeSelector(Selector):
         return self.cand.shape[0]       # a forest may hold every node
 
     cdef Py_ssize_t select(self, Problem prob, int* block) noexcept nogil:
-        cdef Py_ssize_t a, r, nc = self.cand.shape[0]
+        cdef Py_ssize_t a, r, nb, nc = self.cand.shape[0]
         cdef int i, t
         cdef double gi
         if self.randomize:
@@ -470,7 +472,19 @@ cdef class TreeSelector(Selector):
                         &self.ibuf[0], &self.count[0])
         self.last_unit = -1
         self.last_L = 0.0
-        return self.graph.grow(&self.cand[0], nc, block)
+        nb = self.graph.grow(&self.cand[0], nc, block)
+        # hand the block over in index order: the solve and the update then
+        # walk Q, x and the gradient in memory order
+        for a in range(nb):
+            self.chosen_mark[block[a]] = 1
+        nb = 0
+        for a in range(nc):
+            i = self.natural[a]
+            if self.chosen_mark[i]:
+                self.chosen_mark[i] = 0
+                block[nb] = i
+                nb += 1
+        return nb
 
 
 # ------------------------------------------------------------------ update
