@@ -5,8 +5,8 @@ off-diagonal non-zeros.  A set of nodes b is *forest-structured* when the
 subgraph induced by b has no cycle; then Q_bb x = r is solved in O(|b|)
 by Gaussian elimination from the leaves towards the roots followed by
 back-substitution (message passing; Algorithm 1 of Nutini, Laradji and
-Schmidt).  The level sets of that algorithm order each tree so that parents
-come before children; :meth:`Graph.structure` computes such an order.
+Schmidt).  The level sets of that algorithm are a breadth-first order of each
+tree, which is what :meth:`Graph.structure` computes.
 
 Growing a forest one node at a time needs a test of the forest property in
 O(degree) (Appendix D of the paper): a node can join when its neighbours in
@@ -18,13 +18,28 @@ disjoint-set forest over the nodes with path halving, which answers the
 same question in amortized near-constant time per neighbour.
 """
 import numpy as np
-from libc.math cimport fabs, sqrt
+from libc.math cimport fabs, fmax
 from libc.stdint cimport int64_t, uint64_t
 
 from bcd.core._problem cimport Problem
 from bcd.core._random cimport RNG, rng_below, rng_seed, rng_uniform
 from bcd.core._select cimport Selector
 from bcd.core._update cimport Update
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define BCD_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define BCD_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void prefetch "BCD_PREFETCH"(const void* p) noexcept nogil
+
+cdef enum:
+    # how many visits ahead the breadth-first walk prefetches rows of Q
+    _AHEAD = 8
 
 
 # ------------------------------------------------------------------ sorting
@@ -95,46 +110,51 @@ cdef class Graph:
     cdef const double[::1] data
     cdef const double[::1] diag
     cdef int[::1] pos              # node -> 1 + position in the block, negated once reached
-    cdef int[::1] stack            # block positions waiting to be visited
-    cdef int[::1] from_k           # and the order index of the node that reached them
+    cdef double rtol               # agreement of Q_ij and Q_ji along tree edges
+    cdef int[::1] via              # parent node of each queued node
     cdef int[::1] uf               # disjoint-set parent of forest nodes, -1 outside
     cdef int64_t[::1] stamp        # per-root marks of the current forest test
     cdef int64_t cur
 
-    def __init__(self, indptr, indices, data, diag):
+    def __init__(self, indptr, indices, data, diag, double rtol=1e-12):
         self.n = indptr.shape[0] - 1
         self.indptr = indptr
         self.indices = indices
         self.data = data
         self.diag = diag
+        self.rtol = rtol
+        self.via = np.zeros(self.n, dtype=np.int32)
         self.pos = np.zeros(self.n, dtype=np.int32)
-        self.stack = np.zeros(self.n, dtype=np.int32)
-        self.from_k = np.zeros(self.n, dtype=np.int32)
         self.uf = np.full(self.n, -1, dtype=np.int32)
         self.stamp = np.zeros(self.n, dtype=np.int64)
         self.cur = 0
 
     cdef Py_ssize_t structure(self, const int* nodes, Py_ssize_t nb, int* order, int* parent,
                               double* dg, double* off) noexcept nogil:
-        """An elimination order of the forest induced by ``nodes``.
+        """Breadth-first order of the forest induced by ``nodes``.
 
-        Writes, for k = 0 .. nb-1 in an order where every parent precedes
-        its children (roots first): ``order[k]``, the position in ``nodes``
-        of the k-th node; ``parent[k]``, the order index (< k) of its parent
-        or -1 at a root; ``dg[k]`` = Q_ii and ``off[k]`` = Q_{i,parent}.
+        Writes, for k = 0 .. nb-1 in breadth-first order (roots first, so
+        every parent precedes its children): ``order[k]``, the position in
+        ``nodes`` of the k-th node; ``parent[k]``, the order index (< k) of
+        its parent or -1 at a root; ``dg[k]`` = Q_ii and ``off[k]`` =
+        Q_{i,parent}.  These are the level sets of Algorithm 1.
 
-        The trees are walked depth first (a stack), not level by level as
-        in the paper's Algorithm 1: any parent-first order gives the same
-        elimination, and depth first keeps consecutive nodes close in
-        memory (a column of a lattice, say).
+        The nodes of the queue are known well before they are visited, so
+        their rows of Q are prefetched a few visits ahead: on a tree
+        numbered at random nearly every access would otherwise miss the
+        cache and wait for the previous one.
 
-        Returns the number of trees, -1 if the induced subgraph has a cycle
-        and -2 if a node is repeated.  O(nb + sum of the nodes' degrees).
+        Every tree edge is read from both ends; the two values must agree to
+        ``rtol`` (the matrix need not be checked for symmetry beforehand).
+
+        Returns the number of trees, -1 if the induced subgraph has a cycle,
+        -2 if a node is repeated and -3 if Q_bb is not symmetric.
+        O(nb + sum of the nodes' degrees).
         """
-        cdef Py_ssize_t a, k, p, top, tail = 0, status = 0
+        cdef Py_ssize_t a, k, p, head = 0, tail = 0, status = 0
         cdef int i, j, pnode
-        cdef int* stack = &self.stack[0]
-        cdef int* from_k = &self.from_k[0]
+        cdef bint seen_parent
+        cdef double v
         for a in range(nb):
             i = nodes[a]
             if self.pos[i] != 0:
@@ -147,39 +167,55 @@ cdef class Graph:
                 i = nodes[a]
                 if self.pos[i] < 0:              # already reached
                     continue
-                # a new tree rooted at i; a node is marked when pushed, so a
-                # second path to it, i.e. a cycle, is seen when it is reached again
+                # a new tree rooted at i; a node is marked when queued, so a
+                # second path to it, i.e. a cycle, shows when it is reached again
                 self.pos[i] = -self.pos[i]
-                stack[0] = <int>a
-                from_k[0] = -1
-                top = 1
+                order[tail] = <int>a
+                parent[tail] = -1
+                off[tail] = 0.0
+                self.via[tail] = -1
+                tail += 1
                 status += 1
-                while top > 0:
-                    top -= 1
-                    k = tail
-                    tail += 1
-                    order[k] = stack[top]
-                    parent[k] = from_k[top]
+                while head < tail:
+                    k = head
+                    head += 1
+                    if k + 2 * _AHEAD < tail:
+                        prefetch(&self.indptr[nodes[order[k + 2 * _AHEAD]]])
+                    if k + _AHEAD < tail:
+                        j = nodes[order[k + _AHEAD]]
+                        prefetch(&self.indices[self.indptr[j]])
+                        prefetch(&self.data[self.indptr[j]])
+                        prefetch(&self.diag[j])
+                    if k + _AHEAD // 2 < tail:
+                        j = nodes[order[k + _AHEAD // 2]]
+                        for p in range(self.indptr[j], self.indptr[j + 1]):
+                            prefetch(&self.pos[self.indices[p]])
                     i = nodes[order[k]]
                     dg[k] = self.diag[i]
-                    pnode = -1
-                    if parent[k] >= 0:
-                        pnode = nodes[order[parent[k]]]
-                    off[k] = 0.0
+                    pnode = self.via[k]
+                    seen_parent = pnode < 0
                     for p in range(self.indptr[i], self.indptr[i + 1]):
                         j = self.indices[p]
                         if j == i or self.pos[j] == 0:
                             continue
                         if j == pnode:
-                            off[k] = self.data[p]
+                            v = self.data[p]
+                            if not fabs(v - off[k]) <= self.rtol * fmax(fabs(v), fabs(off[k])):
+                                status = -3
+                                break
+                            seen_parent = True
                             continue
                         if self.pos[j] < 0:
                             status = -1
                             break
-                        stack[top] = self.pos[j] - 1
-                        from_k[top] = <int>k
-                        top += 1
+                        order[tail] = self.pos[j] - 1
                         self.pos[j] = -self.pos[j]
+                        parent[tail] = <int>k
+                        off[tail] = self.data[p]
+                        self.via[tail] = i
+                        tail += 1
+                    if status >= 0 and not seen_parent:
+                        status = -3             # the edge is stored on one side only
                     if status < 0:
                         break
                 if status < 0:
@@ -254,6 +290,8 @@ cdef int forest_factor(Py_ssize_t nb, const int* parent, double* dg, double* off
     cdef int p
     cdef double t
     for k in range(nb - 1, -1, -1):
+        if k >= _AHEAD and parent[k - _AHEAD] >= 0:
+            prefetch(&dg[parent[k - _AHEAD]])
         if not dg[k] > 0.0:
             return -1
         p = parent[k]
@@ -279,12 +317,20 @@ cdef void forest_substitute(Py_ssize_t nb, const int* order, const int* parent,
     cdef Py_ssize_t k
     cdef int p
     for k in range(nb):
+        if k + _AHEAD < nb:
+            prefetch(&r[order[k + _AHEAD]])
         cc[k] = scale * r[order[k]]
     for k in range(nb - 1, 0, -1):
+        if k >= _AHEAD and parent[k - _AHEAD] >= 0:
+            prefetch(&cc[parent[k - _AHEAD]])
         p = parent[k]
         if p >= 0:
             cc[p] -= mult[k] * cc[k]
     for k in range(nb):
+        if k + _AHEAD < nb:
+            prefetch(&x[order[k + _AHEAD]])
+            if parent[k + _AHEAD] >= 0:
+                prefetch(&y[parent[k + _AHEAD]])
         p = parent[k]
         y[k] = cc[k] * inv[k]
         if p >= 0:
@@ -294,13 +340,14 @@ cdef void forest_substitute(Py_ssize_t nb, const int* order, const int* parent,
 
 # ------------------------------------------------------------------ Python-level tools
 def structure(Graph graph, const int[::1] nodes):
-    """``(n_trees, order, parent, diag, off)`` of the subgraph induced by ``nodes``
-    (see :meth:`Graph.structure`; n_trees is -1 for a cycle)."""
+    """``(status, order, parent, diag, off)`` of the subgraph induced by ``nodes``
+    (see :meth:`Graph.structure`: status is the number of trees, or -1 for a
+    cycle, -2 for a repeated node, -3 for an asymmetric block)."""
     cdef Py_ssize_t nb = nodes.shape[0], status
-    order = np.zeros(nb, dtype=np.int32)
-    parent = np.zeros(nb, dtype=np.int32)
-    dg = np.zeros(nb)
-    off = np.zeros(nb)
+    order = np.empty(nb, dtype=np.int32)
+    parent = np.empty(nb, dtype=np.int32)
+    dg = np.empty(nb)
+    off = np.empty(nb)
     cdef int[::1] o = order, pa = parent
     cdef double[::1] d = dg, f = off
     with nogil:
@@ -310,17 +357,17 @@ def structure(Graph graph, const int[::1] nodes):
     return status, order, parent, dg, off
 
 
-def solve_structure(order, parent, dg, off, const double[::1] r):
+def solve_structure(order, parent, dg, off, const double[::1] r, bint overwrite=False):
     """Solve on a structure from :func:`structure`; returns x (block order)
     and a status (0, or -1 for a non-positive pivot).  ``dg`` and ``off``
-    are not modified."""
+    are overwritten by the factor with ``overwrite``, else left as they are."""
     cdef Py_ssize_t nb = r.shape[0]
     cdef const int[::1] o = order, pa = parent
-    inv = np.array(dg, dtype=np.float64)
-    mult = np.array(off, dtype=np.float64)
+    inv = dg if overwrite else np.array(dg, dtype=np.float64)
+    mult = off if overwrite else np.array(off, dtype=np.float64)
     cdef double[::1] iv = inv, mu = mult
-    x = np.zeros(nb)
-    work = np.zeros(2 * max(nb, 1))
+    x = np.empty(nb)
+    work = np.empty(2 * max(nb, 1))
     cdef double[::1] xv = x, wv = work
     cdef int status = 0
     if nb:
