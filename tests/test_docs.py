@@ -4,7 +4,8 @@ import importlib
 
 import pytest
 
-MODULES = ["bcd", "bcd._solve", "bcd.problems", "bcd.problems.linear", "bcd.datasets"]
+MODULES = ["bcd", "bcd._solve", "bcd.problems", "bcd.problems.linear", "bcd.problems.multinomial",
+           "bcd.problems.quadratic", "bcd.datasets", "bcd.forest"]
 
 
 @pytest.mark.parametrize("name", MODULES)
