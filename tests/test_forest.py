@@ -624,11 +624,7 @@ def _figure6_gaps(problem, order, max_iter=100):
     )
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_figure6_ordering_on_a_lattice(seed):
-    # dataset D at 20 x 20 (4% of the nodes labelled, weight 1e5), natural order
-    W, labels = bcd.datasets.make_lattice_dataset(20, 16, 1e5, random_state=seed)
-    gaps = _figure6_gaps(bcd.LabelPropagation(W, labels), "natural")
+def _assert_figure6_orderings(gaps):
     assert all(g > 0 for g in gaps.values()), gaps
     # tree-structured blocks are ahead of red-black ...
     assert gaps["tree_partition"] < 0.5 * gaps["red_black"], gaps
@@ -639,15 +635,18 @@ def test_figure6_ordering_on_a_lattice(seed):
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
+def test_figure6_ordering_on_a_lattice(seed):
+    # dataset D at 20 x 20 (4% of the nodes labelled, weight 1e5), natural order
+    W, labels = bcd.datasets.make_lattice_dataset(20, 16, 1e5, random_state=seed)
+    _assert_figure6_orderings(_figure6_gaps(bcd.LabelPropagation(W, labels), "natural"))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
 def test_figure6_ordering_on_two_moons(seed):
     # dataset E at 400 points (5% labelled), partitions in Lipschitz order
     W, labels = bcd.datasets.make_two_moons_dataset(400, 20, random_state=seed)
     gaps = _figure6_gaps(bcd.LabelPropagation(W, labels), "lipschitz")
-    assert all(g > 0 for g in gaps.values()), gaps
-    assert gaps["tree_partition"] < 0.5 * gaps["red_black"], gaps
-    assert gaps["greedy_tree"] < 0.5 * gaps["red_black"], gaps
-    assert gaps["random_tree"] < gaps["red_black"], gaps
-    assert gaps["red_black"] < 0.5 * gaps["general"], gaps
+    _assert_figure6_orderings(gaps)
     # on unstructured data the greedy tree is the fastest of all
     others = [v for k, v in gaps.items() if k != "greedy_tree"]
     assert gaps["greedy_tree"] < min(others), gaps
