@@ -22,7 +22,7 @@ from libc.math cimport fabs, fmax
 from libc.stdint cimport int64_t, uint64_t
 
 from bcd.core._problem cimport Problem
-from bcd.core._random cimport RNG, rng_below, rng_seed, rng_uniform
+from bcd.core._random cimport rng_below
 from bcd.core._select cimport Selector
 from bcd.core._update cimport Update
 
