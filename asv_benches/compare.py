@@ -4,6 +4,7 @@ Usage, from the repository root with bcd installed::
 
     python -m asv_benches.compare            # 7 repeats per measurement
     python -m asv_benches.compare --quick    # 3 repeats
+    python -m asv_benches.compare --rows def # only rows d, e and f
 
 Everything runs in one process; each figure is the median over the
 repeats.  bcd's iteration times are ``Result.iteration_time`` (seconds spent in
@@ -29,6 +30,42 @@ b. Gauss-Southwell with variable blocks of 5 coordinates (GS-VB) against a
 c. Fixed cost of ``bcd.solve`` on a 10 x 5 dense problem with
    ``max_iter=1`` (wall time of the call).  Target <= 1 ms.
 
+d. Time to ``||grad f||_inf <= 1e-6`` on dataset B (binary logistic
+   regression, sparse 1000 x 10000) with ``l2 = 1``: bcd's fastest
+   configuration (found by a grid search, see ``LOGISTIC_BEST``) against
+   scikit-learn's ``LogisticRegression`` with ``solver="lbfgs"`` and
+   ``solver="liblinear"`` (dual, as n_features > n_samples), both without
+   intercept and with ``C = 1 / l2``, which is the same objective up to the
+   factor C.  Each scikit-learn ``tol`` is tightened by factors of 10 until
+   its solution passes ``||grad f||_inf <= 1e-6`` on bcd's objective
+   (``problem.gradient``); only the fit is timed.  A solver that never
+   gets there is reported at its best ``tol`` but is not a reference:
+   lbfgs stops on its relative-decrease test (64 eps on the
+   sample-averaged objective) near 1e-6.  bcd's time covers building the
+   problem and the solve.  Target: bcd / (faster of the scikit-learn
+   solvers that reach the tolerance) <= 1.
+
+e. The same on dataset C (multinomial logistic regression, sparse
+   1000 x 1000, 50 classes, ``l2 = 1``) against scikit-learn's lbfgs
+   (multinomial loss, no intercept, ``C = 1``) and, because lbfgs stops on
+   its relative-decrease test before reaching 1e-6 here, newton-cg.  The
+   objective scaling is checked: at scikit-learn's solution, bcd's
+   objective must equal scikit-learn's summed log-loss plus
+   ``l2/2 ||W||^2``.  Target: bcd / (fastest scikit-learn solver that
+   reaches the tolerance) <= 1.
+
+f. GSD rule with variable blocks of 5 coordinates and block Newton updates
+   (GSD-VB + Newton) on dataset C (``l2 = 1``) against a NumPy/SciPy loop
+   doing the same iterations: full gradient ``A^T (P - Y) + l2 X`` by a
+   sparse-dense product, scores ``g_i^2 / L_i`` with bcd's ``L_i``
+   (``||A[:, j]||^2 / 4 + l2`` for feature j and every class),
+   ``argpartition``, the dense block Hessian of the multinomial loss,
+   Cholesky solve with the pseudo-inverse and steepest-descent fallbacks,
+   and the Armijo backtracking search of ``bcd/core/_update.pyx``
+   (quadratic, then cubic interpolation), with f(x + alpha d) - f(x)
+   evaluated as bcd does.  Both must produce the same iterates (AssertionError
+   otherwise).  Target NumPy / bcd >= 20.
+
 A missed target is reported as MISS; the exit code is 0 regardless.
 
 Every algorithm compared here is single-threaded, so BLAS is limited to
@@ -42,6 +79,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -206,20 +244,22 @@ def _same(x, x_ref):
     return np.allclose(x, x_ref, rtol=1e-9, atol=1e-9 * max(scale, 1e-300))
 
 
-def _check_iterates(problem, x_bcd, x_ref, blocks, steps, name):
+def _check_iterates(problem, x_bcd, x_ref, blocks, steps, name, options=None, method="GS-VB"):
     """Raise an AssertionError locating the first iteration where bcd's
-    GS-VB iterates leave those of the NumPy loop."""
+    iterates (``options``, default GS-VB) leave those of the NumPy loop."""
+    if options is None:
+        options = dict(rule="gs", blocks="variable", block_size=TAU)
     if _same(x_bcd, x_ref):
         return
     n_iter = len(blocks)
 
     def reference_at(k):
-        x = np.zeros(problem.n_features)
+        x = np.zeros(problem.n_coordinates)
         np.add.at(x, blocks[:k].ravel(), steps[:k].ravel())
         return x
 
     def bcd_at(k):
-        return _solve(problem, rule="gs", blocks="variable", block_size=TAU, max_iter=k).x
+        return _solve(problem, max_iter=k, **options).x
 
     lo, hi = 0, n_iter          # iterates agree after lo steps, differ after hi
     while hi - lo > 1:
@@ -231,7 +271,7 @@ def _check_iterates(problem, x_bcd, x_ref, blocks, steps, name):
     moved = np.flatnonzero(bcd_at(hi) != bcd_at(hi - 1))
     diff = np.abs(x_bcd - x_ref)
     raise AssertionError(
-        f"GS-VB iterates of bcd differ from the NumPy loop on {name}: after {n_iter} "
+        f"{method} iterates of bcd differ from the NumPy loop on {name}: after {n_iter} "
         f"iterations max |x_bcd - x_numpy| = {diff.max():.3e} (max |x_numpy| = "
         f"{np.abs(x_ref).max():.3e}). First differing iteration: {hi} (1-based); NumPy "
         f"updated block {blocks[hi - 1].tolist()}, bcd changed coordinates {moved.tolist()}.")
@@ -297,6 +337,366 @@ def compare_overhead(repeats, calls=200, warmup=20, target=1e-3):
                f"<= {_fmt_time(target)}", value <= target, f"median of {calls} calls")
 
 
+# --------------------------------------------------------------------------- d, e. time to tolerance
+
+L2 = 1.0
+TOL = 1e-6
+#: scikit-learn tolerances tried, loosest first, until its solution passes TOL
+SKLEARN_TOLS = tuple(10.0 ** -e for e in range(2, 15))
+
+# Fastest bcd configuration found for Logistic(B, l2=1) to ||grad f||_inf <= 1e-6
+# (time to build the problem and solve, 2-core machine, scikit-learn's liblinear
+# at about 35 ms and lbfgs at about 0.1 s on the same machine):
+#   cyclic, variable blocks (a fresh random permutation cut into blocks every
+#   pass), Armijo line search along -grad_b f, stopping test every ~2 epochs:
+#     block_size 100: 0.33 s, 150: 0.26 s, 200: 0.21 s, 300: 0.20 s, 400: 0.24 s,
+#     500: 0.37 s, 1000: 0.52 s; with check_every="auto" (a test every 1 or 2
+#     iterations at these block sizes) 0.56 s at 200 and 0.76 s at 300.
+#   random, variable blocks, line search: block_size 200: 0.54 s, 500: 0.66 s;
+#   random, fixed blocks, line search, block_size 50-500: 0.65-0.96 s.
+#   gs / gsd / gsl, fixed or variable blocks, line search, block_size 100-500:
+#     0.96-1.5 s (gsl with variable blocks 2.6 s, of which about 1 s computes
+#     the SIRT diagonal); smaller blocks did not converge within 1.5 s.
+#   cyclic with fixed blocks (any partition), the lipschitz rule, and every
+#   newton, matrix and gradient (lipschitz "bound" or "estimate") update for
+#   every rule and block_size in 1..1000: not converged within 1.5 s (newton
+#   reaches 1e-6..1e-5; matrix and gradient stay at 1e-1..1, their curvature
+#   bound ||a_j||^2 / 4 being far above the curvature at the solution).
+LOGISTIC_BEST = dict(rule="cyclic", blocks="variable", block_size=300, update="linesearch",
+                     check_every=66, random_state=0)
+
+# Fastest bcd configuration found for Multinomial(C, l2=1) to ||grad f||_inf <= 1e-6
+# (scikit-learn's newton-cg at about 0.4 s; lbfgs stops at 3.6e-6 after 0.25 s):
+#   random, fixed blocks, line search, one stopping test per epoch:
+#     partition "sort" (default; all classes of two features of similar norm
+#     per block) block_size 100: 4.2 s; partition "order" block_size 50 (one
+#     feature, all classes): 5.8 s, 100: 4.3 s, 150: 4.7 s, 200: 4.5 s.
+#   gs, fixed blocks of one feature (50 coordinates): line search 6.2 s,
+#     newton 7.0 s.
+#   not converged within 3 s (best ||g|| 1e-3 ... 1e-1): cyclic fixed and
+#   variable, random variable, lipschitz, gs / gsd / gsl with block_size
+#   10-200 (fixed) or 5-200 (variable), with line search or newton; matrix
+#   and gradient ("bound" or "estimate") with every rule (||g|| >= 0.3).
+MULTINOMIAL_BEST = dict(rule="random", blocks="fixed", block_size=100, update="linesearch",
+                        check_every=500, random_state=0)
+
+
+def _optimality(problem, x):
+    """||grad f(x)||_inf on bcd's objective, by NumPy/SciPy."""
+    return float(np.max(np.abs(problem.gradient(x))))
+
+
+def _sklearn_x(model):
+    """bcd's flat ``x`` from a fitted LogisticRegression: the coefficient row
+    (binary) or ``W = coef_.T`` flattened row-major (multinomial)."""
+    coef = model.coef_
+    return coef.ravel().copy() if coef.shape[0] == 1 else coef.T.ravel()
+
+
+def _sklearn_fit(make_model, tol, A, y):
+    model = make_model(tol)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # convergence and lbfgs messages
+        start = time.perf_counter()
+        model.fit(A, y)
+        elapsed = time.perf_counter() - start
+    return elapsed, model
+
+
+def _check_objective_scaling(problem, model, A, y, name):
+    """bcd's objective at scikit-learn's solution must be its summed log-loss
+    plus l2/2 ||w||^2, i.e. scikit-learn's objective times 1/C."""
+    from sklearn.metrics import log_loss
+
+    x = _sklearn_x(model)
+    theirs = log_loss(y, model.predict_proba(A), labels=model.classes_, normalize=False) \
+        + 0.5 * L2 * float(x @ x)
+    ours = problem.objective(x)
+    if not abs(ours - theirs) <= 1e-9 * abs(theirs):
+        raise AssertionError(f"objective scaling differs on {name}: bcd {ours!r}, "
+                             f"scikit-learn log-loss + l2/2 ||w||^2 {theirs!r}")
+
+
+class _Reference:
+    """A scikit-learn solver timed at the loosest tol that reaches TOL."""
+
+    def __init__(self, name, tol, optimality, seconds, reached, n_iter):
+        self.name = name
+        self.tol = tol
+        self.optimality = optimality
+        self.seconds = seconds
+        self.reached = reached
+        self.n_iter = n_iter
+
+    def describe(self):
+        state = "" if self.reached else f" (never <= {TOL:g}; its best)"
+        return (f"{self.name} tol={self.tol:.0e}: {_fmt_time(self.seconds)}, "
+                f"||g||={self.optimality:.2e}{state}, n_iter={self.n_iter}")
+
+
+def _time_sklearn(name, make_model, A, y, problem, repeats, check_name):
+    """Tighten ``tol`` by factors of 10 until the fit reaches TOL on
+    ``problem`` (or stops improving for three steps), then time ``repeats``
+    fits at that ``tol``."""
+    best = None
+    stale = 0
+    for tol in SKLEARN_TOLS:
+        _, model = _sklearn_fit(make_model, tol, A, y)
+        opt = _optimality(problem, _sklearn_x(model))
+        if best is None or opt < best[1]:
+            best, stale = (tol, opt, model), 0
+        else:
+            stale += 1
+        if opt <= TOL or stale == 3:
+            break
+    tol, opt, model = best
+    _check_objective_scaling(problem, model, A, y, check_name)
+    times = [_sklearn_fit(make_model, tol, A, y)[0] for _ in range(repeats)]
+    n_iter = int(np.max(model.n_iter_))
+    return _Reference(name, tol, opt, _median(times), opt <= TOL, n_iter)
+
+
+def _time_bcd_to_tol(make_problem, options, repeats):
+    """Median wall time of building the problem and solving it to TOL."""
+    _solve(make_problem(), max_iter=10, **options)          # warm-up
+    times, opts, iters, converged = [], [], [], True
+    for _ in range(repeats):
+        start = time.perf_counter()
+        problem = make_problem()
+        result = bcd.solve(problem, tol=TOL, max_iter=10**9, **options)
+        times.append(time.perf_counter() - start)
+        opts.append(_optimality(problem, result.x))
+        iters.append(result.n_iter)
+        converged &= bool(result.converged)
+    return _median(times), max(opts), int(np.median(iters)), converged
+
+
+def _format_options(options):
+    return ", ".join(f"{k}={v!r}" for k, v in options.items() if k != "random_state")
+
+
+def compare_time_to_tol(label, make_problem, options, references, A, y, repeats, name):
+    """Row of bcd's time to TOL over the fastest reference that reaches TOL."""
+    problem = make_problem()
+    refs = [_time_sklearn(ref_name, make_model, A, y, problem, repeats, name)
+            for ref_name, make_model in references]
+    ours, opt, n_iter, converged = _time_bcd_to_tol(make_problem, options, repeats)
+    reached = [r for r in refs if r.reached]
+    ref = min(reached or refs, key=lambda r: r.seconds)
+    ratio = ours / ref.seconds
+    note = (f"l2={L2:g}; bcd ({_format_options(options)}): {n_iter} iterations, "
+            f"||g||={opt:.2e}"
+            + ("" if converged and opt <= TOL else " NOT CONVERGED") + "; "
+            + "; ".join(r.describe() for r in refs))
+    if not reached:
+        note += "; no scikit-learn solver reached the tolerance"
+    passed = converged and opt <= TOL and ratio <= 1.0
+    return Row(label, _fmt_time(ours), f"{_fmt_time(ref.seconds)} {ref.name}", f"{ratio:.2f}x",
+               "<= 1.0x", passed, note)
+
+
+def compare_logistic_sklearn(A, y, repeats):
+    from sklearn.linear_model import LogisticRegression
+
+    C = 1.0 / L2
+
+    def lbfgs(tol):
+        return LogisticRegression(solver="lbfgs", C=C, fit_intercept=False, tol=tol,
+                                  max_iter=100000)
+
+    def liblinear(tol):
+        # dual coordinate descent: the recommended form when n_features > n_samples
+        return LogisticRegression(solver="liblinear", dual=True, C=C, fit_intercept=False,
+                                  tol=tol, max_iter=100000, random_state=0)
+
+    return compare_time_to_tol(
+        "d. logistic B to 1e-6: bcd / sklearn",
+        lambda: bcd.Logistic(A, y, l2=L2), LOGISTIC_BEST,
+        [("lbfgs", lbfgs), ("liblinear", liblinear)], A, y, repeats, "B")
+
+
+def compare_multinomial_sklearn(A, y, repeats):
+    from sklearn.linear_model import LogisticRegression
+
+    C = 1.0 / L2
+
+    def make(solver):
+        # multinomial loss is the default for multi-class lbfgs and newton-cg
+        return lambda tol: LogisticRegression(solver=solver, C=C, fit_intercept=False, tol=tol,
+                                              max_iter=100000)
+
+    return compare_time_to_tol(
+        "e. multinomial C to 1e-6: bcd / sklearn",
+        lambda: bcd.Multinomial(A, y, l2=L2), MULTINOMIAL_BEST,
+        [("lbfgs", make("lbfgs")), ("newton-cg", make("newton-cg"))], A, y, repeats, "C")
+
+
+# --------------------------------------------------------------------------- f. GSD-VB + Newton vs NumPy
+
+# constants of the Armijo search in bcd/core/_update.pyx
+ARMIJO_C = 1e-10
+MAX_BACKTRACKS = 60
+
+
+def _armijo(delta, gd, alpha=1.0):
+    """The backtracking search of bcd's ``Update.armijo``: the accepted step,
+    or None when 60 backtracks fail.  ``delta(alpha)`` is f(x + alpha d) - f(x)."""
+    if not gd < 0.0:
+        return None
+    fa = delta(alpha)
+    a_prev = f_prev = 0.0
+    for k in range(MAX_BACKTRACKS):
+        if np.isfinite(fa) and fa <= ARMIJO_C * alpha * gd:
+            return alpha
+        if not np.isfinite(fa):
+            a_new = 0.1 * alpha
+        elif k == 0:                     # minimizer of the interpolating quadratic
+            a_new = -gd * alpha * alpha / (2.0 * (fa - gd * alpha))
+        else:                            # minimizer of the cubic through the last two trials
+            c1 = fa - gd * alpha
+            c2 = f_prev - gd * a_prev
+            d1 = 1.0 / (a_prev * a_prev * alpha * alpha * (alpha - a_prev))
+            a3 = d1 * (a_prev * a_prev * c1 - alpha * alpha * c2)
+            b3 = d1 * (-a_prev ** 3 * c1 + alpha ** 3 * c2)
+            disc = b3 * b3 - 3.0 * a3 * gd
+            if a3 == 0.0 or disc < 0.0:
+                a_new = 0.5 * alpha
+            else:
+                a_new = (-b3 + np.sqrt(disc)) / (3.0 * a3)
+        if not a_new >= 0.1 * alpha:
+            a_new = 0.1 * alpha
+        elif a_new > 0.5 * alpha:
+            a_new = 0.5 * alpha
+        a_prev, f_prev, alpha = alpha, fa, a_new
+        fa = delta(alpha)
+    return None
+
+
+def _psd_solve(H, b):
+    """H^+ b: Cholesky, else the pseudo-inverse from an eigendecomposition
+    (eigenvalues below 1e-12 times the largest dropped); None on failure."""
+    import scipy.linalg
+
+    try:
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(H, check_finite=False), b,
+                                      check_finite=False)
+    except np.linalg.LinAlgError:
+        pass
+    vals, vecs = np.linalg.eigh(H)
+    if not vals[-1] > 0.0:
+        return None
+    keep = vals > 1e-12 * vals[-1]
+    inv = np.zeros_like(vals)
+    inv[keep] = 1.0 / vals[keep]
+    return vecs @ (inv * (vecs.T @ b))
+
+
+def _softmax_minus_onehot(S, Y):
+    """P - Y with P the row-wise softmax of the scores S."""
+    mx = S.max(axis=1, keepdims=True)
+    lse = mx + np.log(np.exp(S - mx).sum(axis=1, keepdims=True))
+    return np.exp(S - lse) - Y
+
+
+def numpy_gsd_newton(A, y, n_classes, lipschitz, l2, n_iter, tau=TAU):
+    """GSD with variable blocks and block Newton steps for the multinomial
+    objective ``sum_i [logsumexp(a_i W) - a_i W_{y_i}] + l2/2 ||W||^2`` from W = 0.
+
+    ``x`` is W (n_features x n_classes) flattened row-major, ``y`` holds class
+    indices 0..n_classes-1 and ``lipschitz`` the ``L_i`` of the GSD scores.
+    Each iteration computes the full gradient ``A^T (P - Y) + l2 W``, takes
+    the ``tau`` coordinates with the largest ``g_i^2 / L_i``, solves with the
+    block Hessian ``sum_r a_rj a_rj' p_rc (delta_cc' - p_rc') + l2 I`` and runs
+    the Armijo search on ``f(x + alpha d) - f(x) = sum_r [log(1 + sum_c p_rc
+    expm1(alpha dS_rc)) - alpha dS_r,y_r] + l2 (alpha x.d + alpha^2 d.d / 2)``
+    over the rows the block touches, ``dS = A_b d`` by class.  The scores S
+    are updated on those rows.  Returns ``x``, seconds per iteration, and the
+    blocks and steps of every iteration.
+    """
+    A = sp.csc_matrix(A)
+    At = A.T.tocsr()
+    m, n_features = A.shape
+    k = n_classes
+    n = n_features * k
+    Y = np.eye(k)[y]
+    inv_L = np.zeros(n)
+    inv_L[lipschitz > 0] = 1.0 / lipschitz[lipschitz > 0]
+    x = np.zeros(n)
+    S = np.zeros((m, k))
+    W = _softmax_minus_onehot(S, Y)                   # P - Y
+    blocks = np.empty((n_iter, tau), dtype=np.intp)
+    steps = np.empty((n_iter, tau))
+    diag = np.diag_indices(tau)
+    start = time.perf_counter()
+    for it in range(n_iter):
+        g = np.asarray(At @ W).ravel() + l2 * x
+        score = inv_L * g * g
+        blk = np.argpartition(score, n - tau)[n - tau:]
+        blk.sort()
+        feat = blk // k
+        cls = blk - feat * k
+        Ab = A[:, feat].toarray()
+        Pb = W[:, cls] + Y[:, cls]
+        M = Ab * Pb
+        H = (M.T @ Ab) * (cls[:, None] == cls[None, :]) - M.T @ M
+        H[diag] += l2
+        gb = g[blk]
+        d = _psd_solve(H, -gb)
+        gd = float(gb @ d) if d is not None else 0.0
+        if not gd < 0.0:                              # steepest-descent fallback
+            d = -gb
+            gd = -float(gb @ gb)
+        # the direction on the scores: dS[rows, classes] = A_b d by class
+        ucls, pos = np.unique(cls, return_inverse=True)
+        E = np.zeros((tau, ucls.size))
+        E[np.arange(tau), pos] = d
+        rows = np.flatnonzero((Ab[:, d != 0.0] != 0.0).any(axis=1))
+        dS = Ab[rows] @ E
+        Pr = W[np.ix_(rows, ucls)] + Y[np.ix_(rows, ucls)]
+        ypos = np.minimum(np.searchsorted(ucls, y[rows]), ucls.size - 1)
+        dSy = np.where(ucls[ypos] == y[rows], dS[np.arange(rows.size), ypos], 0.0)
+        xd = float(x[blk] @ d)
+        dd = float(d @ d)
+
+        def delta(alpha):
+            t = (Pr * np.expm1(alpha * dS)).sum(axis=1)
+            return float(np.sum(np.log1p(t) - alpha * dSy)) \
+                + l2 * (alpha * xd + 0.5 * alpha * alpha * dd)
+
+        alpha = _armijo(delta, gd)
+        if alpha is None:
+            raise RuntimeError(f"NumPy GSD-VB + Newton: line search failed at iteration {it + 1}")
+        x[blk] += alpha * d
+        S[np.ix_(rows, ucls)] += alpha * dS
+        W[rows] = _softmax_minus_onehot(S[rows], Y[rows])
+        blocks[it] = blk
+        steps[it] = alpha * d
+    elapsed = time.perf_counter() - start
+    return x, elapsed / n_iter, blocks, steps
+
+
+def compare_gsd_newton_numpy(A, y, repeats, n_iter=200, target=20.0):
+    problem = bcd.Multinomial(A, y, l2=L2)
+    options = dict(rule="gsd", blocks="variable", block_size=TAU, update="newton")
+    L = np.asarray(problem.lipschitz)
+    _solve(problem, max_iter=10, **options)          # warm-up
+    numpy_gsd_newton(A, problem.y, problem.n_classes, L, L2, 2)
+    ours, theirs = [], []
+    for _ in range(repeats):
+        x_ref, per_iter, blocks, steps = numpy_gsd_newton(A, problem.y, problem.n_classes, L,
+                                                          L2, n_iter)
+        theirs.append(per_iter)
+        result = _solve(problem, max_iter=n_iter, **options)
+        ours.append(result.iteration_time / result.n_iter)
+        _check_iterates(problem, result.x, x_ref, blocks, steps, "C", options,
+                        "GSD-VB + Newton")
+    mine, ref = _median(ours), _median(theirs)
+    ratio = ref / mine
+    return Row("f. GSD-VB + Newton on C: NumPy / bcd", _fmt_time(mine), _fmt_time(ref),
+               f"{ratio:.1f}x", f">= {target:g}x", ratio >= target,
+               f"{n_iter} iterations, l2={L2:g}, iterates identical")
+
+
 # --------------------------------------------------------------------------- report
 
 def _machine_info():
@@ -339,6 +739,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m asv_benches.compare",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 repeats instead of 7")
+    parser.add_argument("--rows", default="abcdef",
+                        help="letters of the rows to run (default: abcdef)")
     args = parser.parse_args(argv)
     repeats = 3 if args.quick else 7
 
@@ -348,20 +750,33 @@ def main(argv=None):
     print(f"{repeats} repeats, medians\n", flush=True)
 
     rows = []
-    A, b = bcd.datasets.make_paper_dataset("A", random_state=1)
-    A_sparse, b_sparse = sparse_square()
+
+    @functools.lru_cache(maxsize=None)
+    def data(name):
+        if name == "sparse":
+            return sparse_square()
+        return bcd.datasets.make_paper_dataset(name, random_state=1)
 
     steps = [
-        ("a. cyclic epochs vs scikit-learn", lambda: compare_cyclic_sklearn(A, b, repeats)),
+        ("a. cyclic epochs vs scikit-learn",
+         lambda: compare_cyclic_sklearn(*data("A"), repeats)),
         ("b. GS-VB vs NumPy, sparse 20000 x 20000",
-         lambda: compare_gs_numpy(A_sparse, b_sparse, "sparse 20000^2", repeats, 300, 20.0)),
+         lambda: compare_gs_numpy(*data("sparse"), "sparse 20000^2", repeats, 300, 20.0)),
         ("b. GS-VB vs Random-VB, sparse 20000 x 20000",
-         lambda: compare_gs_random(A_sparse, b_sparse, "sparse 20000^2", repeats)),
+         lambda: compare_gs_random(*data("sparse"), "sparse 20000^2", repeats)),
         ("b. GS-VB vs NumPy, dataset A",
-         lambda: compare_gs_numpy(A, b, "A", repeats, 300, 3.0)),
+         lambda: compare_gs_numpy(*data("A"), "A", repeats, 300, 3.0)),
         ("c. solve overhead", lambda: compare_overhead(repeats)),
+        ("d. logistic regression on B to 1e-6 vs scikit-learn",
+         lambda: compare_logistic_sklearn(*data("B"), repeats)),
+        ("e. multinomial regression on C to 1e-6 vs scikit-learn",
+         lambda: compare_multinomial_sklearn(*data("C"), repeats)),
+        ("f. GSD-VB + Newton vs NumPy, dataset C",
+         lambda: compare_gsd_newton_numpy(*data("C"), repeats)),
     ]
     for title, run in steps:
+        if title[0] not in args.rows:
+            continue
         print(f"running {title} ...", flush=True)
         rows.append(run())
     print()

@@ -186,7 +186,10 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         problem, rule, blocks, block_size, update, partition, rng, x0,
         dict(lipschitz=lipschitz, gsd_diagonal=gsd_diagonal, gsq_method=gsq_method))
     if auto_check:
-        per_iter, per_check = problem._costs(units.typical_size, kernel.tracking, units.dense)
+        # is a dense block matrix formed every iteration?
+        dense = units.dense and (update in ("matrix", "newton", "exact") or (
+            update == "gradient" and lipschitz == "bound" and blocks == "variable"))
+        per_iter, per_check = problem._costs(units.typical_size, kernel.tracking, dense)
         check_every = max(1, math.ceil(4.0 * per_check / max(per_iter, 1.0)))
     if units.n_units == 0:
         # every coordinate has L_i = 0: the gradient is constant, nothing to do

@@ -69,8 +69,9 @@ class Problem:
     def _costs(self, block_size, tracking, dense=True):
         """Rough costs ``(per_iteration, per_check)`` in flops.
 
-        ``dense`` is False for forest-structured blocks (solved in linear
-        time).
+        ``dense`` says whether the iteration forms a dense block matrix
+        (matrix, Newton and exact updates, or an L_b computed per variable
+        block); forest-structured blocks and line searches form none.
 
         The solver uses them to space the stopping tests so that testing
         adds a bounded fraction to the run time.

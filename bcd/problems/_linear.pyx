@@ -304,7 +304,8 @@ cdef class LogisticKernel(LinearModelKernel):
         for k in range(self.dir_nt):
             i = k if dense else self.touched[k]
             t = self.target[i]
-            s += log1p(_sigmoid(-t * self.z[i]) * expm1(-t * alpha * self.dzc[k]))
+            # sigmoid(-t z_i) = -t w_i, kept up to date by update_rows
+            s += log1p(-t * self.w[i] * expm1(-t * alpha * self.dzc[k]))
         return s
 
     cdef bint curvature_weights(self, double* out) noexcept nogil:

@@ -69,19 +69,27 @@ cdef class MultinomialKernel(Problem):
     cdef void _refresh_row(self, Py_ssize_t r, double* dw_out) noexcept nogil:
         """Recompute lse, P - Y of row r from S; dw_out (k) gets the change."""
         cdef Py_ssize_t c, k = self.n_classes
-        cdef double mx = self.S[r * k], s = 0.0, p, old
+        cdef double* S = &self.S[r * k]
+        cdef double* W = &self.W[r * k]
+        cdef double mx = S[0], s = 0.0, p, inv
         for c in range(1, k):
-            if self.S[r * k + c] > mx:
-                mx = self.S[r * k + c]
+            if S[c] > mx:
+                mx = S[c]
+        # one exp per class: e_c = exp(S_c - max) is kept in W until normalized
+        if dw_out != NULL:
+            for c in range(k):
+                dw_out[c] = -W[c]
         for c in range(k):
-            s += exp(self.S[r * k + c] - mx)
+            W[c] = exp(S[c] - mx)
+            s += W[c]
         self.lse[r] = mx + log(s)
+        inv = 1.0 / s
         for c in range(k):
-            p = exp(self.S[r * k + c] - self.lse[r]) - (1.0 if c == self.y[r] else 0.0)
-            old = self.W[r * k + c]
-            self.W[r * k + c] = p
-            if dw_out != NULL:
-                dw_out[c] = p - old
+            W[c] *= inv
+        W[self.y[r]] -= 1.0
+        if dw_out != NULL:
+            for c in range(k):
+                dw_out[c] += W[c]
 
     cdef void reset(self) noexcept nogil:
         cdef Py_ssize_t j, c, p, start, end, r, m = self.A.n_rows, k = self.n_classes
@@ -271,6 +279,8 @@ cdef class MultinomialKernel(Problem):
         cdef int k_, m_, inc = 1
         cdef double one = 1.0, a
         cdef char trans = b'N'
+        cdef double* dw
+        cdef double* o
         if self.A.dense:
             k_ = <int>k
             m_ = <int>m
@@ -290,12 +300,15 @@ cdef class MultinomialKernel(Problem):
                 mark = False
         for kk in range(nt):
             r = self.touched[kk]
+            dw = &self.dW[r * k]
             for p in range(self.A.r_indptr[r], self.A.r_indptr[r + 1]):
                 j = self.A.r_indices[p]
                 a = self.A.r_values[p]
-                for c in range(k):
-                    out[j * k + c] += a * self.dW[r * k + c]
-                    if mark:
+                o = &out[j * k]
+                for c in range(k):          # contiguous, vectorized
+                    o[c] += a * dw[c]
+                if mark:
+                    for c in range(k):
                         self.mark_dirty(j * k + c)
 
     cdef void direction_prepare(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:

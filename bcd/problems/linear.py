@@ -41,13 +41,14 @@ class _LinearModel(Problem):
         nnz = self.A.nnz if sp.issparse(self.A) else self.A.size
         m, n = self.A.shape
         col = nnz / n
+        gram = block_size ** 2 * col if dense else 0.0      # a block matrix, when formed
         if tracking:
             row = nnz / m
-            step = block_size * col * (1.0 + row) + block_size ** 2 * col
+            step = block_size * col * (1.0 + row) + gram
             if not sp.issparse(self.A):
                 step = block_size * m + m * n
             return step, float(m + n)
-        return block_size * col + block_size ** 2 * col, float(nnz + m + n)
+        return block_size * col + gram, float(nnz + m + n)
 
     def _check_x(self, x):
         return check_vector(x, "x", self.n_coordinates)

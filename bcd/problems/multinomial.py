@@ -125,7 +125,8 @@ class Multinomial(Problem):
         m, d = self.A.shape
         k = self.n_classes
         col = nnz / d
+        gram = block_size ** 2 * col if dense else 0.0      # a block matrix, when formed
         if tracking:
-            step = block_size * col * (k + nnz / m * k) + block_size ** 2 * col
+            step = block_size * col * (k + nnz / m * k) + gram
             return step, float(m * k + d * k)
-        return block_size * col * k + block_size ** 2 * col, float(nnz * k + m * k)
+        return block_size * col * k + gram, float(nnz * k + m * k)

@@ -85,7 +85,7 @@ class Quadratic(Problem):
         nnz = self.Q.nnz if sp.issparse(self.Q) else self.Q.size
         n = self.n_coordinates
         col = nnz / n
-        # a dense block solve reads tau columns of Q_bb; message passing is linear
+        # a dense block matrix costs tau columns of Q_bb; message passing is linear
         solve = block_size ** 2 * col if dense else 4.0 * block_size
         return block_size * col + solve, float(nnz + n)
 
