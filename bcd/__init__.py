@@ -12,10 +12,11 @@ iteration loop, selection and updates are compiled.
 >>> result.converged
 True
 """
-from . import datasets, forest, problems
+from . import datasets, forest, penalties, problems
 from ._result import ConvergenceWarning, History, Result
 from ._solve import IterationInfo, solve
 from .forest import tree_solve
+from .penalties import L1, Box, NonNegative
 from .problems import LabelPropagation, LeastSquares, Logistic, Multinomial, Quadratic
 
 __version__ = "0.1.0"
@@ -23,5 +24,5 @@ __version__ = "0.1.0"
 __all__ = [
     "solve", "Result", "History", "IterationInfo", "ConvergenceWarning",
     "LeastSquares", "Logistic", "Multinomial", "Quadratic", "LabelPropagation", "problems",
-    "datasets", "forest", "tree_solve",
+    "datasets", "forest", "tree_solve", "penalties", "L1", "NonNegative", "Box",
 ]

@@ -53,11 +53,18 @@ class Result:
         Final iterate, in the problem's dtype (for multi-class problems use
         the problem's ``coef`` to reshape it).
     objective : float
-        f(x) at the final iterate.
+        F(x) = f(x) + g(x) at the final iterate (g: the problem's penalty,
+        if any).
     optimality : float
         ``||grad f(x)||_inf`` at the final iterate, recomputed exactly (not
-        from incrementally updated state).  It is measured on the objective
-        as documented by the problem, without any 1/n scaling.
+        from incrementally updated state); with a penalty g, the largest
+        distance of ``-grad_i f(x)`` to the subdifferential of g_i at x_i
+        (zero exactly at a solution).  It is measured on the objective as
+        documented by the problem, without any 1/n scaling.
+    duality_gap : float or None
+        For least squares with an L1 penalty (l2 = 0, all weights
+        positive): P(x) - D(theta) >= F(x) - F*, with theta the residual
+        b - Ax scaled into the dual feasible set.  None otherwise.
     n_iter : int
         Number of block updates performed.
     converged : bool
@@ -81,7 +88,8 @@ class Result:
     """
 
     def __init__(self, x, objective, optimality, n_iter, converged, status, message,
-                 history, time, options, iteration_time=0.0):
+                 history, time, options, iteration_time=0.0, duality_gap=None):
+        self.duality_gap = duality_gap
         self.x = x
         self.objective = objective
         self.optimality = optimality

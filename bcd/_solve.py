@@ -151,6 +151,8 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
     check_option(update, "update", FOREST_UPDATES if blocks in FOREST_BLOCKS else tuple(UPDATES),
                  context=(f" with blocks={blocks!r} (forest blocks are solved by message "
                           f"passing)") if blocks in FOREST_BLOCKS else "")
+    if problem.penalty is not None:
+        _check_penalized(problem, rule, blocks, update, lipschitz)
     if partition is None:
         partition = default_partition(blocks)
     check_option(partition, "partition", valid_partitions(blocks),
@@ -217,9 +219,11 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
                    partition=partition if blocks not in ("variable", "tree") else None, lipschitz=lipschitz,
                    gsd_diagonal=gsd_diagonal, gsq_method=gsq_method,
                    check_every=check_every, tol=tol, max_iter=max_iter)
-    return Result(kernel.get_x().astype(problem.dtype, copy=False), float(obj), float(opt),
+    x = kernel.get_x()
+    return Result(x.astype(problem.dtype, copy=False), float(obj), float(opt),
                   int(n_iter), converged, status_name, message, history,
-                  float(history.time[-1]) if len(history) else 0.0, options, loop_time)
+                  float(history.time[-1]) if len(history) else 0.0, options, loop_time,
+                  duality_gap=problem._duality_gap(x))
 
 
 def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None, options=None):
@@ -239,6 +243,9 @@ def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None
     kernel = problem._make_kernel(tracking, block_size or 1)
     if x0 is not None:
         kernel.set_x(x0)
+    if problem.penalty is not None:
+        # projects x onto the domain of the penalty
+        kernel.set_penalty(problem.penalty._kernel(problem.n_coordinates))
     units = make_units(blocks, kernel, block_size, partition, rng, graph)
     kernel.reserve(units.max_block, units.max_block if units.dense else 1)
     if graph is None:
@@ -255,6 +262,17 @@ def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None
                       options.get("gsd_diagonal", "lipschitz"), options.get("gsq_method", "iht"),
                       graph=graph[0] if graph is not None else None)
     return kernel, units, factory(ctx), step
+
+
+def _check_penalized(problem, rule, blocks, update, lipschitz):
+    """The combinations available with a non-smooth penalty."""
+    if update != "gradient" or lipschitz != "bound":
+        raise ValueError(f"With a penalty ({problem.penalty!r}) the update must be 'gradient' "
+                         f"(a proximal gradient step) with lipschitz='bound'; got "
+                         f"update={update!r}, lipschitz={lipschitz!r}.")
+    if rule == "gsq":
+        raise ValueError("rule 'gsq' has no proximal form here; with a penalty use 'gs', "
+                         "'gsl' or 'gsd' (their -q forms), 'cyclic', 'random' or 'lipschitz'.")
 
 
 def _cyclic_placeholder(units):

@@ -112,7 +112,7 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
     cdef int[::1] block = np.zeros(max(1, max_block), dtype=np.int32)
     cdef double[::1] gb = np.zeros(max(1, max_block))
     cdef History h
-    cdef Py_ssize_t it = 0, nb, stalls = 0
+    cdef Py_ssize_t it = 0, nb, stalls = 0, k
     cdef Py_ssize_t to_check, to_callback, to_clock
     cdef double t0, t, opt, obj
     cdef int status = MAX_ITER
@@ -137,7 +137,7 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
             opt = prob.optimality(True)
             sel.notify(prob)
             prob.clear_dirty()
-            obj = prob.objective()
+            obj = prob.full_objective()
             _hist_push(&h, 0, obj, opt, 0.0)
             if opt <= tol:
                 status = CONVERGED
@@ -149,6 +149,10 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
                 nb = sel.select(prob, &block[0])
                 prob.grad_block(&block[0], nb, &gb[0])
                 if upd.step(prob, sel, &block[0], nb, &gb[0]) == 0:
+                    if tracking and prob.has_penalty:
+                        # the -q scores of the block depend on x_b as well
+                        for k in range(nb):
+                            prob.mark_dirty(block[k])
                     if tracking:
                         sel.notify(prob)
                         prob.clear_dirty()
@@ -174,7 +178,7 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
                         opt = prob.optimality(True)
                         sel.notify(prob)
                         prob.clear_dirty()
-                    obj = prob.objective()
+                    obj = prob.full_objective()
                     t = _now() - t0
                     _hist_push(&h, it, obj, opt, t)
                     if verbose:
@@ -205,7 +209,7 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
             if it > 0 and h.it[h.size - 1] != it:
                 prob.reset()
                 opt = prob.optimality(True)
-                obj = prob.objective()
+                obj = prob.full_objective()
                 _hist_push(&h, it, obj, opt, _now() - t0)
                 if opt <= tol and status != CALLBACK:
                     status = CONVERGED

@@ -1,5 +1,6 @@
 cimport cython
 from bcd.core._linalg cimport BlockWork
+from bcd.penalties._penalty cimport PenaltyKernel
 
 
 cdef class Problem:
@@ -41,6 +42,8 @@ cdef class Problem:
     cdef double dir_xd, dir_dd                  # x_b . d and d . d
     cdef readonly Py_ssize_t reserved           # largest block the scratch fits
     cdef readonly Py_ssize_t reserved_dense     # largest block with dense scratch
+    cdef PenaltyKernel penalty                  # the non-smooth part g, if any
+    cdef readonly bint has_penalty
 
     # -- to implement in subclasses -------------------------------------
     cdef void reset(self) noexcept nogil
@@ -63,6 +66,8 @@ cdef class Problem:
     cdef double block_lipschitz(self, const int* blk, Py_ssize_t nb) noexcept nogil
     @cython.final
     cdef void grad_block(self, const int* blk, Py_ssize_t nb, double* out) noexcept nogil
+    @cython.final
+    cdef double full_objective(self) noexcept nogil
     @cython.final
     cdef double optimality(self, bint exact) noexcept nogil
     @cython.final

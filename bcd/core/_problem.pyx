@@ -41,6 +41,21 @@ cdef class Problem:
         self.dir_d = np.zeros(max_block)
         return True
 
+    def set_penalty(self, PenaltyKernel penalty):
+        """Minimize f + g with the separable penalty g (None: f alone).
+
+        The iterate is projected onto the domain of g, so every iterate
+        is feasible.
+        """
+        cdef Py_ssize_t i
+        self.penalty = penalty
+        self.has_penalty = penalty is not None
+        if self.has_penalty:
+            for i in range(self.n):
+                self.x[i] = penalty.project(i, self.x[i])
+            with nogil:
+                self.reset()
+
     def set_x(self, x0):
         """Set the iterate (copied) and recompute all state exactly."""
         np.asarray(self.x)[:] = x0
@@ -53,7 +68,7 @@ cdef class Problem:
     def get_objective(self):
         cdef double v
         with nogil:
-            v = self.objective()
+            v = self.full_objective()
         return v
 
     def get_gradient(self):
@@ -164,8 +179,15 @@ cdef class Problem:
             for a in range(nb):
                 out[a] = self.grad_coord(blk[a])
 
+    cdef double full_objective(self) noexcept nogil:
+        """F(x) = f(x) + g(x)."""
+        if self.has_penalty:
+            return self.objective() + self.penalty.value(&self.x[0])
+        return self.objective()
+
     cdef double optimality(self, bint exact) noexcept nogil:
-        """Return ||grad f(x)||_inf.
+        """Return ||grad f(x)||_inf, or with a penalty g the largest distance
+        of -grad_i f(x) to the subdifferential of g_i at x_i.
 
         With ``exact`` (or without tracking) the gradient is recomputed from
         the current state; otherwise the tracked gradient is read.
@@ -183,6 +205,12 @@ cdef class Problem:
                 for j in range(self.n):
                     self.g[j] = gp[j]
                 self.all_dirty = True
+        if self.has_penalty:
+            for j in range(self.n):
+                v = self.penalty.dist(j, self.x[j], gp[j])
+                if v > m:
+                    m = v
+            return m
         for j in range(self.n):
             v = fabs(gp[j])
             if v > m:

@@ -270,6 +270,14 @@ cdef class GreedySelector(Selector):
         cdef Py_ssize_t p
         cdef int i
         cdef double s = 0.0, gi
+        if prob.has_penalty:
+            # the -q form: twice the decrease of a proximal step with
+            # L = 1 / (coord_weight * unit_scale); g_i^2 w without a penalty
+            for p in range(self.unit_ptr[u], self.unit_ptr[u + 1]):
+                i = self.unit_coords[p]
+                s += prob.penalty.progress2(i, prob.x[i], prob.g[i],
+                                            self.coord_weight[i] * self.unit_scale[u])
+            return s
         for p in range(self.unit_ptr[u], self.unit_ptr[u + 1]):
             i = self.unit_coords[p]
             gi = prob.g[i]
@@ -285,7 +293,7 @@ cdef class GreedySelector(Selector):
         cdef const int* coords = &self.unit_coords[0]
         cdef const double* w = &self.coord_weight[0]
         cdef const double* sc = &self.unit_scale[0]
-        if self.simple_score:
+        if self.simple_score and not prob.has_penalty:
             for u in range(self.n_units):
                 i = coords[u]
                 gi = g[i]
@@ -312,7 +320,7 @@ cdef class GreedySelector(Selector):
             if u < 0:
                 continue
             # a unit listed twice is simply re-scored twice
-            if self.simple_score:
+            if self.simple_score and not prob.has_penalty:
                 gi = prob.g[i]
                 self.key[u] = self.coord_weight[i] * gi * gi * self.unit_scale[u]
             else:

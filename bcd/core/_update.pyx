@@ -104,7 +104,8 @@ cdef class Update:
 
 
 cdef class GradientUpdate(Update):
-    """d = -grad_b f / L_b (eq. 10).
+    """d = -grad_b f / L_b (eq. 10); with a penalty g the proximal gradient
+    step x_b <- prox_{g_b / L_b}(x_b - grad_b f / L_b) (eq. 30).
 
     With the global bound, L_b is the largest eigenvalue of the block's
     curvature bound: precomputed per block for a fixed partition, computed
@@ -136,8 +137,14 @@ cdef class GradientUpdate(Update):
                 L = prob.block_lipschitz(blk, nb)
             if not L > 0.0:
                 return 1
-            for a in range(nb):
-                self.d[a] = -gb[a] / L
+            if prob.has_penalty:
+                # proximal gradient (eq. 30): x_b <- prox_{g/L}(x_b - g_b / L)
+                for a in range(nb):
+                    self.d[a] = prob.penalty.prox(blk[a], prob.x[blk[a]] - gb[a] / L,
+                                                  1.0 / L) - prob.x[blk[a]]
+            else:
+                for a in range(nb):
+                    self.d[a] = -gb[a] / L
             prob.apply(blk, nb, &self.d[0])
             return 0
         gg = -self.steepest(gb, nb)

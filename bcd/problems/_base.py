@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..core._matrix import Matrix
+from ..penalties import Penalty
 
 
 class Problem:
@@ -12,8 +13,9 @@ class Problem:
     * ``n_coordinates``: the length of the optimization variable ``x``;
     * ``lipschitz``: the coordinate-wise Lipschitz constants ``L_i`` of the
       gradient (Appendix B of Nutini, Laradji and Schmidt);
-    * :meth:`objective` and :meth:`gradient`: plain NumPy evaluations of the
-      documented objective, used for checking and by users;
+    * :meth:`smooth_objective` and :meth:`gradient`: plain NumPy
+      evaluations of the documented smooth objective f, used for checking
+      and by users; :meth:`objective` adds the penalty g when there is one;
     * :meth:`_make_kernel`: the compiled state the engine iterates on.
 
     Subclasses implement these and register themselves with
@@ -21,6 +23,8 @@ class Problem:
     """
 
     n_coordinates = 0
+    #: The separable non-smooth part g (a bcd.penalties.Penalty) or None.
+    penalty = None
     #: Whether the kernel multiplies by a Hessian bound M of the whole
     #: problem (needed by rule "gsq" with variable blocks).
     _has_hessian_bound = False
@@ -46,7 +50,23 @@ class Problem:
             cache[rows] = Matrix(self.A, need_rows=rows)
         return cache[rows]
 
+    def _set_penalty(self, penalty):
+        if penalty is not None:
+            if not isinstance(penalty, Penalty):
+                raise TypeError(f"penalty must be a bcd penalty such as bcd.L1(lam), "
+                                f"bcd.NonNegative() or bcd.Box(lower, upper), or None; got "
+                                f"{type(penalty).__name__}.")
+            penalty._kernel(self.n_coordinates)      # checks per-coordinate lengths
+        self.penalty = penalty
+
     def objective(self, x):
+        """F(x) = f(x) + g(x): the smooth objective plus the penalty, if any."""
+        value = self.smooth_objective(x)
+        if self.penalty is not None:
+            value += self.penalty.value(np.asarray(x, dtype=np.float64).reshape(-1))
+        return value
+
+    def smooth_objective(self, x):
         raise NotImplementedError
 
     def gradient(self, x):
@@ -58,6 +78,10 @@ class Problem:
     def _graph(self):
         """``(Graph, matrix)``: the sparse graph of the Hessian for forest blocks,
         or None when the problem has none."""
+        return None
+
+    def _duality_gap(self, x):
+        """A duality gap at ``x`` where the problem has one, else None."""
         return None
 
     def _sirt_diagonal(self):

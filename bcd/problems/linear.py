@@ -2,6 +2,7 @@
 import numpy as np
 import scipy.sparse as sp
 
+from ..penalties import L1
 from .._validation import check_matrix, check_scalar, check_vector
 from ._base import Problem
 from ._linear import LeastSquaresKernel, LogisticKernel
@@ -69,6 +70,9 @@ class LeastSquares(_LinearModel):
         Targets.
     l2 : float, default=0.0
         Ridge penalty (>= 0).
+    penalty : bcd.penalties.Penalty, optional
+        Separable non-smooth term g; the problem becomes f + g
+        (``bcd.L1``, ``bcd.NonNegative``, ``bcd.Box``).
 
     Notes
     -----
@@ -89,14 +93,34 @@ class LeastSquares(_LinearModel):
     _kernel_class = LeastSquaresKernel
     _curvature = 1.0
 
-    def __init__(self, A, b, l2=0.0):
+    def __init__(self, A, b, l2=0.0, penalty=None):
         A, dtype = check_matrix(A, "A")
         b = check_vector(b, "b", A.shape[0])
         super().__init__(A, dtype, b, l2)
         self.b = b
+        self._set_penalty(penalty)
 
-    def objective(self, x):
-        """Value of the objective at ``x``."""
+    def _duality_gap(self, x):
+        """P(x) - D(theta) for 1/2 ||Ax - b||^2 + sum_i lam_i |x_i| (x >= 0 with
+        ``positive``), theta = (b - Ax) / max(1, max_i c_i / lam_i) with c_i =
+        |a_i^T r| (a_i^T r with ``positive``), and D(theta) = ||b||^2 / 2 -
+        ||b - theta||^2 / 2, the Lasso dual."""
+        pen = self.penalty
+        if not isinstance(pen, L1) or self.l2 != 0.0:
+            return None
+        lam = np.broadcast_to(pen.lam, (self.n_coordinates,))
+        if not np.all(lam > 0):
+            return None
+        r = self.b - self.A @ x
+        corr = np.asarray(self.A.T @ r).ravel()
+        scale = max(1.0, float(np.max((corr if pen.positive else np.abs(corr)) / lam)))
+        theta = r / scale
+        primal = 0.5 * float(r @ r) + float(lam @ np.abs(x))
+        dual = 0.5 * float(self.b @ self.b) - 0.5 * float((self.b - theta) @ (self.b - theta))
+        return primal - dual
+
+    def smooth_objective(self, x):
+        """Value of the smooth objective f at ``x`` (``objective`` adds the penalty)."""
         x = self._check_x(x)
         r = self.A @ x - self.b
         return 0.5 * float(r @ r) + 0.5 * self.l2 * float(x @ x)
@@ -122,6 +146,9 @@ class Logistic(_LinearModel):
     l2 : float, default=0.0
         Ridge penalty (>= 0).  Without it the minimum may not be attained
         on separable data.
+    penalty : bcd.penalties.Penalty, optional
+        Separable non-smooth term g; the problem becomes f + g
+        (``bcd.L1``, ``bcd.NonNegative``, ``bcd.Box``).
 
     Notes
     -----
@@ -142,7 +169,7 @@ class Logistic(_LinearModel):
     _kernel_class = LogisticKernel
     _curvature = 0.25
 
-    def __init__(self, A, y, l2=0.0):
+    def __init__(self, A, y, l2=0.0, penalty=None):
         A, dtype = check_matrix(A, "A")
         y = check_vector(y, "y", A.shape[0])
         classes = np.unique(y)
@@ -153,11 +180,12 @@ class Logistic(_LinearModel):
                 f"got the label set {classes.tolist()[:10]}.")
         t = np.where(y > 0, 1.0, -1.0)
         super().__init__(A, dtype, t, l2)
+        self._set_penalty(penalty)
         self.classes = classes
         self.y = t
 
-    def objective(self, x):
-        """Value of the objective at ``x``."""
+    def smooth_objective(self, x):
+        """Value of the smooth objective f at ``x`` (``objective`` adds the penalty)."""
         x = self._check_x(x)
         u = -self.y * (self.A @ x)
         return float(np.sum(np.logaddexp(0.0, u))) + 0.5 * self.l2 * float(x @ x)

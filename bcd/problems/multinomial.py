@@ -27,6 +27,9 @@ class Multinomial(Problem):
         order (``classes`` keeps the original values).
     l2 : float, default=0.0
         Ridge penalty (>= 0).
+    penalty : bcd.penalties.Penalty, optional
+        Separable non-smooth term g; the problem becomes f + g
+        (``bcd.L1``, ``bcd.NonNegative``, ``bcd.Box``).
 
     Notes
     -----
@@ -52,7 +55,7 @@ class Multinomial(Problem):
 
     _has_hessian_bound = True
 
-    def __init__(self, A, y, l2=0.0):
+    def __init__(self, A, y, l2=0.0, penalty=None):
         self.A, dtype = check_matrix(A, "A")
         self.dtype = np.dtype(dtype)
         self.n_samples, self.n_features = self.A.shape
@@ -73,6 +76,7 @@ class Multinomial(Problem):
         # L_(j,c) = ||A[:, j]||^2 / 4 + l2 (the block bound with k' = 2)
         self._set_lipschitz(np.repeat(0.25 * self._columns().col_sqnorms(), self.n_classes)
                             + self.l2)
+        self._set_penalty(penalty)
 
     def coef(self, x):
         """The n_features x n_classes weight matrix of a flat solution ``x``."""
@@ -91,8 +95,8 @@ class Multinomial(Problem):
             x = x.ravel()
         return check_vector(x, "x", self.n_coordinates).reshape(self.n_features, self.n_classes)
 
-    def objective(self, x):
-        """Value of the objective at ``x`` (flat or n_features x n_classes)."""
+    def smooth_objective(self, x):
+        """Value of the smooth objective f at ``x`` (flat or n_features x n_classes)."""
         X = self._check_X(x)
         S = np.asarray(self.A @ X)
         mx = S.max(axis=1, keepdims=True)

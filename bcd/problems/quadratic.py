@@ -21,6 +21,9 @@ class Quadratic(Problem):
         assumed (a solve on an indefinite Q does not converge).
     c : array-like of shape (n,)
         Linear term.
+    penalty : bcd.penalties.Penalty, optional
+        Separable non-smooth term g; the problem becomes f + g
+        (``bcd.L1``, ``bcd.NonNegative``, ``bcd.Box``).
 
     Notes
     -----
@@ -39,11 +42,12 @@ class Quadratic(Problem):
 
     _has_hessian_bound = True
 
-    def __init__(self, Q, c):
+    def __init__(self, Q, c, penalty=None):
         Q, dtype = check_matrix(Q, "Q")
         if Q.shape[0] != Q.shape[1]:
             raise ValueError(f"Q must be square, got shape {Q.shape}.")
         self._init_quadratic(Q, dtype, check_vector(c, "c", Q.shape[0]), "Q")
+        self._set_penalty(penalty)
 
     def _init_quadratic(self, Q, dtype, c, name):
         check_symmetric(Q, name, dtype)
@@ -62,8 +66,8 @@ class Quadratic(Problem):
         return QuadraticKernel(self._columns(), self.c, self.lipschitz, bool(tracking),
                                int(max_block))
 
-    def objective(self, x):
-        """Value of the objective at ``x``."""
+    def smooth_objective(self, x):
+        """Value of the smooth objective f at ``x`` (``objective`` adds the penalty)."""
         x = check_vector(x, "x", self.n_coordinates)
         return 0.5 * float(x @ (self.Q @ x)) - float(self.c @ x)
 
@@ -108,6 +112,9 @@ class LabelPropagation(Quadratic):
     mask : array-like of bool, optional
         True for the nodes whose label is known (then ``labels`` is only
         read there).
+    penalty : bcd.penalties.Penalty, optional
+        Separable non-smooth term g; the problem becomes f + g
+        (``bcd.L1``, ``bcd.NonNegative``, ``bcd.Box``).
 
     Attributes
     ----------
@@ -130,7 +137,7 @@ class LabelPropagation(Quadratic):
     array([0., 1., 2., 3., 4.])
     """
 
-    def __init__(self, W, labels, mask=None):
+    def __init__(self, W, labels, mask=None, penalty=None):
         W, dtype = check_matrix(W, "W")
         n = W.shape[0]
         if W.shape[0] != W.shape[1]:
@@ -178,6 +185,7 @@ class LabelPropagation(Quadratic):
         Q.indptr = Q.indptr.astype(np.int32)
         c = np.asarray(W[self.unknown][:, self.known] @ self.y_known).ravel()
         self._init_quadratic(Q, dtype, c, "Q")
+        self._set_penalty(penalty)
 
     def full_labels(self, x):
         """All node values: the known labels and the solution ``x`` of the unknown ones."""

@@ -1,0 +1,16 @@
+cdef class PenaltyKernel:
+    """Compiled separable penalty g(x) = sum_i g_i(x_i).
+
+    Subclasses implement the per-coordinate pieces; everything is called
+    without the GIL from the engine, the selectors and the updates.
+    """
+    cdef readonly Py_ssize_t n
+
+    cdef double value_i(self, Py_ssize_t i, double xi) noexcept nogil
+    cdef double prox(self, Py_ssize_t i, double z, double step) noexcept nogil
+    cdef double dist(self, Py_ssize_t i, double xi, double gi) noexcept nogil
+    cdef double project(self, Py_ssize_t i, double xi) noexcept nogil
+
+    # provided
+    cdef double value(self, const double* x) noexcept nogil
+    cdef double progress2(self, Py_ssize_t i, double xi, double gi, double w) noexcept nogil
