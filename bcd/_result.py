@@ -65,6 +65,13 @@ class Result:
         For least squares with an L1 penalty (l2 = 0, all weights
         positive): P(x) - D(theta) >= F(x) - F*, with theta the residual
         b - Ax scaled into the dual feasible set.  None otherwise.
+    active_set_iteration : int or None
+        With a penalty: the last iteration that changed the support or a
+        sign (for boxes: which bound a coordinate sits on); from then on the
+        iterates stayed on one manifold.  None without a penalty.
+    support_iteration : int or None
+        With ``target_support``: the first iteration whose iterate had that
+        support (None if it never did).
     n_iter : int
         Number of block updates performed.
     converged : bool
@@ -88,8 +95,11 @@ class Result:
     """
 
     def __init__(self, x, objective, optimality, n_iter, converged, status, message,
-                 history, time, options, iteration_time=0.0, duality_gap=None):
+                 history, time, options, iteration_time=0.0, duality_gap=None,
+                 active_set_iteration=None, support_iteration=None):
         self.duality_gap = duality_gap
+        self.active_set_iteration = active_set_iteration
+        self.support_iteration = support_iteration
         self.x = x
         self.objective = objective
         self.optimality = optimality

@@ -34,7 +34,8 @@ class IterationInfo:
 def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient",
           partition=None, max_iter=10000, tol=1e-6, max_time=None, x0=None,
           random_state=None, callback=None, verbose=False, check_every="auto",
-          callback_every=1, lipschitz="bound", gsd_diagonal="lipschitz", gsq_method="iht"):
+          callback_every=1, lipschitz="bound", gsd_diagonal="lipschitz", gsq_method="iht",
+          target_support=None):
     """Minimize a problem by block coordinate descent.
 
     Parameters
@@ -126,6 +127,11 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
     gsq_method : {"iht", "omp"}, default="iht"
         Approximation of the GSQ rule for variable blocks: 10 iterations of
         iterative hard thresholding, or orthogonal matching pursuit.
+    target_support : array-like of shape (n_coordinates,), optional
+        With a penalty: a known solution's support (bool: non-zero, or for
+        a box at a bound) or its faces (int in {-1, 0, 1}: the signs for L1,
+        the bound for a box).  ``result.support_iteration`` is then the
+        first iteration at which the iterate has it.
 
     Returns
     -------
@@ -178,6 +184,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         raise TypeError(f"callback must be callable, got {callback!r}.")
     if x0 is not None:
         x0 = check_vector(x0, "x0", n)
+    target_faces, target_unsigned = _check_target_support(target_support, problem)
     rng = check_random_state(random_state)
     auto_check = isinstance(check_every, str) and check_every == "auto"
     if not auto_check:
@@ -204,9 +211,9 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         def engine_cb(it, k):
             return callback(IterationInfo(it, k.get_x().astype(dtype), k.get_objective()))
 
-    n_iter, status, opt, obj, cols, loop_time = _engine.run(
+    n_iter, status, opt, obj, cols, loop_time, faces_at, target_at = _engine.run(
         kernel, selector, step, max_iter, tol, max_time or 0.0, check_every, engine_cb,
-        callback_every, units.max_block, bool(verbose))
+        callback_every, units.max_block, bool(verbose), target_faces, target_unsigned)
 
     history = History(*cols)
     status_name = _engine.STATUS_NAMES[status]
@@ -223,7 +230,10 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
     return Result(x.astype(problem.dtype, copy=False), float(obj), float(opt),
                   int(n_iter), converged, status_name, message, history,
                   float(history.time[-1]) if len(history) else 0.0, options, loop_time,
-                  duality_gap=problem._duality_gap(x))
+                  duality_gap=problem._duality_gap(x),
+                  active_set_iteration=faces_at if problem.penalty is not None else None,
+                  support_iteration=(None if target_faces is None or target_at < 0
+                                     else int(target_at)))
 
 
 def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None, options=None):
@@ -262,6 +272,24 @@ def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None
                       options.get("gsd_diagonal", "lipschitz"), options.get("gsq_method", "iht"),
                       graph=graph[0] if graph is not None else None)
     return kernel, units, factory(ctx), step
+
+
+def _check_target_support(target, problem):
+    """``(int8 faces or None, unsigned)`` from the ``target_support`` argument."""
+    if target is None:
+        return None, False
+    if problem.penalty is None:
+        raise ValueError("target_support needs a penalized problem (penalty=...).")
+    arr = np.asarray(target)
+    n = problem.n_coordinates
+    if arr.shape != (n,):
+        raise ValueError(f"target_support must have shape ({n},), got {arr.shape}.")
+    if arr.dtype == bool:
+        return np.ascontiguousarray(arr, dtype=np.int8), True
+    if not np.issubdtype(arr.dtype, np.number) or not np.all(np.isin(arr, (-1, 0, 1))):
+        raise ValueError("target_support must be boolean (the support) or hold -1, 0 and 1 "
+                         "(the signs / bounds).")
+    return np.ascontiguousarray(arr, dtype=np.int8), False
 
 
 def _check_penalized(problem, rule, blocks, update, lipschitz):

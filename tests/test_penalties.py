@@ -297,3 +297,50 @@ def test_greedy_q_rules_beat_random_selection():
                                random_state=0).objective - ref
     assert gaps["gsd"] < 0.5 * gaps["random"], gaps
     assert gaps["gs"] < gaps["random"], gaps
+
+
+# ------------------------------------------------------------------ active sets
+
+def _figure7_problem():
+    A, b = bcd.datasets.make_paper_dataset("A", n_samples=100, n_features=400)
+    return bcd.LeastSquares(A, b, penalty=bcd.L1(0.3 * lam_max(A, b), positive=True))
+
+
+def test_active_set_iteration_and_target_support():
+    problem = _figure7_problem()
+    ref = bcd.solve(problem, rule="gsd", block_size=5, max_iter=100000, tol=1e-10)
+    support = ref.x != 0
+    assert ref.converged and 0 < support.sum() < support.size
+    seen = []
+    result = bcd.solve(problem, rule="random", block_size=5, max_iter=100000, tol=1e-10,
+                       random_state=0, target_support=support, check_every=1,
+                       callback=lambda info: seen.append((info.iteration, info.x != 0)))
+    assert result.converged
+    # recorded from the iterates themselves
+    first = next(it for it, s in seen if np.array_equal(s, support))
+    last_change = max(it for (it, s), (_, prev) in zip(seen[1:], seen[:-1])
+                      if not np.array_equal(s, prev))
+    assert result.support_iteration == first
+    assert result.active_set_iteration >= last_change
+    assert np.array_equal(result.x != 0, support)
+    # signed faces: the same support with the signs of the solution
+    signed = bcd.solve(problem, rule="random", block_size=5, max_iter=100000, tol=1e-10,
+                       random_state=0, target_support=np.sign(ref.x).astype(int))
+    assert signed.support_iteration == result.support_iteration
+    # the greedy rule identifies the support much sooner than random selection
+    greedy = bcd.solve(problem, rule="gsd", block_size=5, max_iter=100000, tol=1e-10,
+                       target_support=support)
+    assert greedy.support_iteration < 0.5 * result.support_iteration
+    assert bcd.solve(bcd.LeastSquares(problem.A, problem.b), max_iter=5,
+                     tol=0.0).active_set_iteration is None
+
+
+def test_target_support_is_checked():
+    problem = _figure7_problem()
+    n = problem.n_coordinates
+    with pytest.raises(ValueError, match="target_support must have shape"):
+        bcd.solve(problem, target_support=np.ones(3, bool))
+    with pytest.raises(ValueError, match="target_support must be boolean"):
+        bcd.solve(problem, target_support=np.full(n, 2))
+    with pytest.raises(ValueError, match="needs a penalized problem"):
+        bcd.solve(bcd.LeastSquares(problem.A, problem.b), target_support=np.ones(n, bool))

@@ -96,7 +96,8 @@ cdef object _hist_to_numpy(History* h):
 
 def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
         double max_time, Py_ssize_t check_every, object callback,
-        Py_ssize_t callback_every, Py_ssize_t max_block, bint verbose=False):
+        Py_ssize_t callback_every, Py_ssize_t max_block, bint verbose=False,
+        target_faces=None, bint target_unsigned=False):
     """Run block coordinate descent from the problem's current iterate.
 
     The stopping test ``||grad f||_inf <= tol`` runs every ``check_every``
@@ -104,10 +105,17 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
     gradient is confirmed on a gradient recomputed from scratch, so
     ``converged`` never rests on accumulated rounding.
 
+    With a penalty, the face of every coordinate (its sign for L1, the
+    bound it sits on for a box) is followed through the block updates: the
+    last iteration that changed one is reported, and with ``target_faces``
+    (int8, one per coordinate) the first iteration at which all faces
+    equal the target (-1 if never); with ``target_unsigned`` only whether a
+    face is 0 or not is compared (a support without signs).
+
     Returns ``(n_iter, status, optimality, objective, history_columns,
-    loop_seconds)`` with ``status`` a key of ``STATUS_NAMES`` and
-    ``loop_seconds`` the time of the iterations proper (without the initial
-    and final exact evaluations).
+    loop_seconds, faces_changed_at, target_reached_at)`` with ``status`` a
+    key of ``STATUS_NAMES`` and ``loop_seconds`` the time of the iterations
+    proper (without the initial and final exact evaluations).
     """
     cdef int[::1] block = np.zeros(max(1, max_block), dtype=np.int32)
     cdef double[::1] gb = np.zeros(max(1, max_block))
@@ -120,6 +128,22 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
     cdef bint stop_cb = False
     cdef bint tracking = prob.tracking
     cdef double t_loop = 0.0, t_start
+    # faces of the coordinates (penalized problems only)
+    cdef bint faces_on = prob.has_penalty
+    cdef bint has_target = faces_on and target_faces is not None
+    cdef signed char[::1] face = np.zeros(prob.n if faces_on else 1, dtype=np.int8)
+    cdef const signed char[::1] target = (target_faces if has_target
+                                          else np.zeros(1, dtype=np.int8))
+    cdef Py_ssize_t mismatched = 0, faces_changed_at = 0, target_reached_at = -1
+    cdef signed char fnew
+    cdef int fold
+    if faces_on:
+        face = prob.penalty.faces(prob.get_x())
+        if has_target:
+            ref = np.abs(np.asarray(face)) if target_unsigned else np.asarray(face)
+            mismatched = int(np.count_nonzero(ref != np.asarray(target)))
+            if mismatched == 0:
+                target_reached_at = 0
     h.size = 0
     h.cap = 0
     h.it = NULL
@@ -149,6 +173,22 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
                 nb = sel.select(prob, &block[0])
                 prob.grad_block(&block[0], nb, &gb[0])
                 if upd.step(prob, sel, &block[0], nb, &gb[0]) == 0:
+                    if faces_on:
+                        for k in range(nb):
+                            fnew = <signed char>prob.penalty.face(block[k], prob.x[block[k]])
+                            fold = face[block[k]]
+                            if fnew != fold:
+                                faces_changed_at = it + 1
+                                face[block[k]] = fnew
+                                if has_target:
+                                    if target_unsigned:
+                                        mismatched += (((fnew != 0) != target[block[k]])
+                                                       - ((fold != 0) != target[block[k]]))
+                                    else:
+                                        mismatched += ((fnew != target[block[k]])
+                                                       - (fold != target[block[k]]))
+                        if has_target and mismatched == 0 and target_reached_at < 0:
+                            target_reached_at = it + 1
                     if tracking and prob.has_penalty:
                         # the -q scores of the block depend on x_b as well
                         for k in range(nb):
@@ -219,4 +259,4 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
         free(h.obj)
         free(h.opt)
         free(h.time)
-    return it, status, opt, obj, cols, t_loop
+    return it, status, opt, obj, cols, t_loop, faces_changed_at, target_reached_at

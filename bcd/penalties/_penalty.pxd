@@ -10,6 +10,7 @@ cdef class PenaltyKernel:
     cdef double prox(self, Py_ssize_t i, double z, double step) noexcept nogil
     cdef double dist(self, Py_ssize_t i, double xi, double gi) noexcept nogil
     cdef double project(self, Py_ssize_t i, double xi) noexcept nogil
+    cdef int face(self, Py_ssize_t i, double xi) noexcept nogil
 
     # provided
     cdef double value(self, const double* x) noexcept nogil

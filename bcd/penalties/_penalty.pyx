@@ -23,6 +23,12 @@ cdef class PenaltyKernel:
         """The point of the domain of g_i nearest to xi."""
         return xi
 
+    cdef int face(self, Py_ssize_t i, double xi) noexcept nogil:
+        """Which smooth piece of g_i holds xi (the manifold of Section 6):
+        the sign of xi for L1, -1 / +1 at a lower / upper bound and 0
+        strictly inside a box."""
+        return 0
+
     cdef double value(self, const double* x) noexcept nogil:
         cdef Py_ssize_t i
         cdef double s = 0.0
@@ -64,6 +70,16 @@ cdef class PenaltyKernel:
         cdef Py_ssize_t i
         for i in range(self.n):
             o[i] = self.prox(i, zv[i], step)
+        return out
+
+    def faces(self, x):
+        """The face (see ``face``) of every coordinate."""
+        cdef const double[::1] xv = np.ascontiguousarray(x, dtype=np.float64)
+        out = np.empty(self.n, dtype=np.int8)
+        cdef signed char[::1] o = out
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            o[i] = <signed char>self.face(i, xv[i])
         return out
 
     def distances(self, x, g):
@@ -117,6 +133,9 @@ cdef class L1Kernel(PenaltyKernel):
     cdef double project(self, Py_ssize_t i, double xi) noexcept nogil:
         return fmax(xi, 0.0) if self.positive else xi
 
+    cdef int face(self, Py_ssize_t i, double xi) noexcept nogil:
+        return (xi > 0.0) - (xi < 0.0)
+
     cdef double progress2(self, Py_ssize_t i, double xi, double gi, double w) noexcept nogil:
         # Near a solution the decrease is tiny while lam |y| and lam |x| are
         # not: when y = x + d keeps the sign of x (or x = 0), use
@@ -164,3 +183,10 @@ cdef class BoxKernel(PenaltyKernel):
 
     cdef double project(self, Py_ssize_t i, double xi) noexcept nogil:
         return fmin(fmax(xi, self.lower[i]), self.upper[i])
+
+    cdef int face(self, Py_ssize_t i, double xi) noexcept nogil:
+        if xi <= self.lower[i]:
+            return -1
+        if xi >= self.upper[i]:
+            return 1
+        return 0
