@@ -11,7 +11,7 @@ from .core import _engine
 from .core.blocks import (BLOCKS, FOREST_BLOCKS, Units, default_partition, make_units,
                           valid_partitions)
 from .core.rules import GSD_DIAGONALS, GSQ_METHODS, RuleContext, rules_for
-from .core.updates import FOREST_UPDATES, LIPSCHITZ, UPDATES, forest_update
+from .core.updates import FOREST_UPDATES, LIPSCHITZ, PENALIZED_UPDATES, UPDATES, forest_update
 from .problems import Problem
 
 _INT_MAX = 2**62
@@ -75,7 +75,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         by any rule but "gsq".
     block_size : int, default=5
         Block size tau, between 1 and ``problem.n_coordinates``.
-    update : {"gradient", "linesearch", "matrix", "newton", "exact"}, default="gradient"
+    update : {"gradient", "linesearch", "matrix", "newton", "exact", "two_metric"}, default="gradient"
         ``"gradient"``: ``x_b -= grad_b f / L_b`` (see ``lipschitz``).
         ``"linesearch"``: the direction ``-grad_b f`` with an Armijo
         backtracking search from step 1 (quadratic, then cubic
@@ -83,6 +83,12 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         curvature bound ``H_b`` of Appendix B.  ``"newton"``: the block
         Hessian at ``x`` instead of ``H_b``, with the same line search.
         ``"exact"``: the block minimizer, for quadratic problems only.
+        With a penalty g: ``"gradient"`` is the proximal gradient step,
+        ``"newton"`` the proximal Newton step (eq. 38, the block
+        subproblem solved exactly, with a backtracking search on its step
+        parameter) and ``"two_metric"`` two-metric projection (Newton on
+        the coordinates free to move, proximal gradient on those held at a
+        bound or at 0).
     partition : str, optional
         How fixed blocks are formed: ``"sort"`` (default; by decreasing
         ``L_i``, largest together), ``"order"``, ``"random"`` or ``"avg"``.
@@ -294,10 +300,12 @@ def _check_target_support(target, problem):
 
 def _check_penalized(problem, rule, blocks, update, lipschitz):
     """The combinations available with a non-smooth penalty."""
-    if update != "gradient" or lipschitz != "bound":
-        raise ValueError(f"With a penalty ({problem.penalty!r}) the update must be 'gradient' "
-                         f"(a proximal gradient step) with lipschitz='bound'; got "
-                         f"update={update!r}, lipschitz={lipschitz!r}.")
+    if update not in PENALIZED_UPDATES or lipschitz != "bound":
+        valid = ", ".join(repr(u) for u in PENALIZED_UPDATES)
+        raise ValueError(f"With a penalty ({problem.penalty!r}) the update must be one of "
+                         f"{valid} (proximal gradient, proximal Newton, two-metric "
+                         f"projection) with lipschitz='bound'; got update={update!r}, "
+                         f"lipschitz={lipschitz!r}.")
     if rule == "gsq":
         raise ValueError("rule 'gsq' has no proximal form here; with a penalty use 'gs', "
                          "'gsl' or 'gsd' (their -q forms), 'cyclic', 'random' or 'lipschitz'.")

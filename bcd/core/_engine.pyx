@@ -175,6 +175,8 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
                 if upd.step(prob, sel, &block[0], nb, &gb[0]) == 0:
                     if faces_on:
                         for k in range(nb):
+                            # x + (y - x) can miss a bound of the domain by rounding
+                            prob.x[block[k]] = prob.penalty.project(block[k], prob.x[block[k]])
                             fnew = <signed char>prob.penalty.face(block[k], prob.x[block[k]])
                             fold = face[block[k]]
                             if fnew != fold:

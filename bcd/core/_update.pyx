@@ -1,6 +1,6 @@
 """Block updates."""
 import numpy as np
-from libc.math cimport sqrt, isfinite
+from libc.math cimport fabs, sqrt, isfinite
 
 from bcd.core._linalg cimport BlockWork, spd_solve
 from bcd.core._problem cimport Problem
@@ -237,3 +237,175 @@ cdef class NewtonUpdate(Update):
 cdef class ExactUpdate(MatrixUpdate):
     """The minimizer of f over the block, for quadratic f: there the block
     Hessian is constant and equal to H_b, so this is the matrix update."""
+
+
+# ---------------------------------------------------------------- f + g updates
+
+# two-metric projection: a coordinate within this distance of a kink or bound
+# that its gradient pushes against is active (the paper's experiments)
+cdef double TMP_EPS = 1e-4
+# inner coordinate-descent solve of the proximal Newton subproblem
+cdef int PN_SWEEPS = 500
+
+
+cdef class PenalizedUpdate(Update):
+    """Updates of f + g with a non-smooth separable g, by a backtracking
+    search on alpha over trial steps dx(alpha) of the block.
+
+    A trial is accepted when F(x + dx) - F(x) <= c (g_b . dx + g(x_b + dx) -
+    g(x_b)), the decrease predicted by the linearization of f (the
+    line search is on alpha, not along a segment, so the active manifold
+    can be identified; footnote 22 of the paper).
+    """
+    cdef double[::1] dx
+    cdef double[::1] aux
+    cdef int[::1] sigma
+    cdef int[::1] widx
+
+    def reserve(self, Py_ssize_t max_block):
+        grew = max_block > self.reserved
+        Update.reserve(self, max_block)
+        if grew:
+            self.dx = np.zeros(max_block)
+            self.aux = np.zeros(max_block)
+            self.sigma = np.zeros(max_block, dtype=np.int32)
+            self.widx = np.zeros(max_block, dtype=np.int32)
+
+    cdef void trial(self, Problem prob, const int* blk, Py_ssize_t nb, const double* gb,
+                    double alpha) noexcept nogil:
+        pass
+
+    cdef int search(self, Problem prob, const int* blk, Py_ssize_t nb,
+                    const double* gb) noexcept nogil:
+        cdef Py_ssize_t a
+        cdef int k
+        cdef double alpha = 1.0, slope, dpen, df
+        cdef bint moved
+        for k in range(MAX_BACKTRACKS):
+            self.trial(prob, blk, nb, gb, alpha)
+            slope = 0.0
+            dpen = 0.0
+            moved = False
+            for a in range(nb):
+                if self.dx[a] != 0.0:
+                    moved = True
+                    slope += gb[a] * self.dx[a]
+                    dpen += prob.penalty.delta_value(blk[a], prob.x[blk[a]], self.dx[a])
+            if not moved:
+                return 0 if k == 0 else 1      # optimal on the block / no progress
+            slope += dpen
+            if not slope < 0.0:
+                return 1
+            prob.direction_prepare(blk, nb, &self.dx[0])
+            df = prob.direction_delta(1.0) + dpen
+            if isfinite(df) and df <= ARMIJO_C * slope:
+                prob.direction_commit(1.0)
+                self.record(alpha, df, slope)
+                return 0
+            alpha *= 0.5
+        return 1
+
+
+cdef class TwoMetricUpdate(PenalizedUpdate):
+    """Two-metric projection (Gafni and Bertsekas; Section 6.4).
+
+    Coordinates within TMP_EPS of a bound (or, for L1, of 0) whose gradient
+    pushes against it are *active* and take a proximal gradient step
+    x_i <- prox(x_i - alpha grad_i f / L_i).  The others form the working
+    set W and take a Newton step on the smooth piece they lie on,
+    d_W = -(H_WW)^{-1} g~_W with g~ the gradient of f + g there (for L1 the
+    sign split of Schmidt 2010), projected back onto that piece.  H is the
+    block Hessian (its curvature bound when the problem has none).
+    """
+
+    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
+                  const double* gb) noexcept nogil:
+        cdef Py_ssize_t a, b, nw = 0
+        cdef double gd = 0.0, p
+        cdef double* H = &self.H[0]
+        if not prob.block_hessian(blk, nb, H):
+            if not prob.block_hessian_bound(blk, nb, H):
+                return 1
+        for a in range(nb):
+            self.sigma[a] = prob.penalty.orthant(blk[a], prob.x[blk[a]], gb[a], TMP_EPS, &p)
+            self.aux[a] = p
+            if self.sigma[a] != 0:
+                self.widx[nw] = <int>a
+                nw += 1
+        # H_WW, compacted in place (row-major; W is increasing)
+        for a in range(nw):
+            for b in range(nw):
+                H[a * nw + b] = H[self.widx[a] * nb + self.widx[b]]
+        for a in range(nw):
+            self.d[a] = -self.aux[self.widx[a]]
+        if nw > 0 and spd_solve(self.bw, H, &self.d[0], nw) >= 0:
+            for a in range(nw):
+                gd += self.aux[self.widx[a]] * self.d[a]
+        if not gd < 0.0:
+            for a in range(nw):
+                self.d[a] = -self.aux[self.widx[a]] / prob.lipschitz[blk[self.widx[a]]]
+        # spread d_W over the block: aux holds the Newton direction of W, 0 on A
+        for a in range(nb):
+            self.aux[a] = 0.0
+        for a in range(nw):
+            self.aux[self.widx[a]] = self.d[a]
+        return self.search(prob, blk, nb, gb)
+
+    cdef void trial(self, Problem prob, const int* blk, Py_ssize_t nb, const double* gb,
+                    double alpha) noexcept nogil:
+        cdef Py_ssize_t a
+        cdef int i
+        cdef double xi, L, y
+        for a in range(nb):
+            i = blk[a]
+            xi = prob.x[i]
+            if self.sigma[a] == 0:
+                L = prob.lipschitz[i]
+                y = prob.penalty.prox(i, xi - alpha * gb[a] / L, alpha / L) if L > 0.0 else xi
+            else:
+                y = prob.penalty.clip(i, xi + alpha * self.aux[a], self.sigma[a])
+            self.dx[a] = y - xi
+
+
+cdef class ProxNewtonUpdate(PenalizedUpdate):
+    """Proximal Newton (eq. 38): minimize over y
+    g_b.(y - x_b) + ||y - x_b||^2_H / (2 alpha) + g(y) exactly, with H the
+    block Hessian (or its bound), by coordinate descent on the small block
+    problem to machine precision, backtracking on alpha."""
+
+    cdef void trial(self, Problem prob, const int* blk, Py_ssize_t nb, const double* gb,
+                    double alpha) noexcept nogil:
+        cdef Py_ssize_t a, b
+        cdef int i, sweep
+        cdef double h, z, y, change, biggest, size
+        cdef double* H = &self.H[0]
+        cdef double* r = &self.aux[0]           # H dx
+        for a in range(nb):
+            self.dx[a] = 0.0
+            r[a] = 0.0
+        for sweep in range(PN_SWEEPS):
+            biggest = 0.0
+            size = 0.0
+            for a in range(nb):
+                h = H[a * nb + a] / alpha
+                if not h > 0.0:
+                    continue
+                i = blk[a]
+                z = prob.x[i] + self.dx[a] - (gb[a] + r[a] / alpha) / h
+                y = prob.penalty.prox(i, z, 1.0 / h)
+                change = y - prob.x[i] - self.dx[a]
+                if change != 0.0:
+                    self.dx[a] += change
+                    for b in range(nb):
+                        r[b] += H[b * nb + a] * change
+                    biggest = max(biggest, fabs(change))
+                size = max(size, fabs(prob.x[i] + self.dx[a]))
+            if biggest <= 1e-15 * max(size, 1e-300):
+                break
+
+    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
+                  const double* gb) noexcept nogil:
+        if not prob.block_hessian(blk, nb, &self.H[0]):
+            if not prob.block_hessian_bound(blk, nb, &self.H[0]):
+                return 1
+        return self.search(prob, blk, nb, gb)

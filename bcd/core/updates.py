@@ -5,7 +5,8 @@ returning a compiled update; a factory raises ``ValueError`` when the problem
 lacks what the update needs.
 """
 from ._forest import ForestUpdate
-from ._update import ExactUpdate, GradientUpdate, LineSearchUpdate, MatrixUpdate, NewtonUpdate
+from ._update import (ExactUpdate, GradientUpdate, LineSearchUpdate, MatrixUpdate,
+                      NewtonUpdate, ProxNewtonUpdate, TwoMetricUpdate)
 
 LIPSCHITZ = ("bound", "estimate")
 
@@ -30,7 +31,15 @@ def _matrix(problem, kernel, units, lipschitz):
 
 
 def _newton(problem, kernel, units, lipschitz):
-    return NewtonUpdate()
+    # with a penalty: proximal Newton (eq. 38), solved exactly on the block
+    return ProxNewtonUpdate() if problem.penalty is not None else NewtonUpdate()
+
+
+def _two_metric(problem, kernel, units, lipschitz):
+    if problem.penalty is None:
+        raise ValueError("update 'two_metric' (two-metric projection) is for problems with a "
+                         "penalty; without one use 'newton'.")
+    return TwoMetricUpdate()
 
 
 def _exact(problem, kernel, units, lipschitz):
@@ -48,7 +57,12 @@ UPDATES = {
     "matrix": _matrix,
     "newton": _newton,
     "exact": _exact,
+    "two_metric": _two_metric,
 }
+
+#: updates available with a penalty: proximal gradient, proximal Newton and
+#: two-metric projection
+PENALIZED_UPDATES = ("gradient", "newton", "two_metric")
 
 
 #: updates on forest-structured blocks: for the quadratics that expose their

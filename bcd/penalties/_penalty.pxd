@@ -11,6 +11,10 @@ cdef class PenaltyKernel:
     cdef double dist(self, Py_ssize_t i, double xi, double gi) noexcept nogil
     cdef double project(self, Py_ssize_t i, double xi) noexcept nogil
     cdef int face(self, Py_ssize_t i, double xi) noexcept nogil
+    cdef double delta_value(self, Py_ssize_t i, double xi, double d) noexcept nogil
+    cdef int orthant(self, Py_ssize_t i, double xi, double gi, double eps,
+                     double* pseudo) noexcept nogil
+    cdef double clip(self, Py_ssize_t i, double y, int sigma) noexcept nogil
 
     # provided
     cdef double value(self, const double* x) noexcept nogil

@@ -2,6 +2,9 @@
 import numpy as np
 from libc.math cimport fabs, fmax, fmin, INFINITY
 
+# relative slack for points that leave the domain by rounding only
+cdef double _ROUNDING = 4e-16
+
 
 cdef class PenaltyKernel:
 
@@ -29,6 +32,23 @@ cdef class PenaltyKernel:
         strictly inside a box."""
         return 0
 
+    cdef double delta_value(self, Py_ssize_t i, double xi, double d) noexcept nogil:
+        """g_i(xi + d) - g_i(xi), computed without cancellation where possible."""
+        return self.value_i(i, xi + d) - self.value_i(i, xi)
+
+    cdef int orthant(self, Py_ssize_t i, double xi, double gi, double eps,
+                     double* pseudo) noexcept nogil:
+        """Two-metric projection: 0 if coordinate i is *active* (within eps of
+        a kink or bound that grad_i f pushes it against: it takes a proximal
+        gradient step), else the orthant sigma in which it moves (+1, -1;
+        2 when unconstrained), with ``pseudo`` the gradient of f + g_i on it."""
+        pseudo[0] = gi
+        return 2
+
+    cdef double clip(self, Py_ssize_t i, double y, int sigma) noexcept nogil:
+        """Project y onto the piece ``sigma`` of :meth:`orthant`."""
+        return y
+
     cdef double value(self, const double* x) noexcept nogil:
         cdef Py_ssize_t i
         cdef double s = 0.0
@@ -49,8 +69,7 @@ cdef class PenaltyKernel:
             return 0.0
         y = self.prox(i, xi - w * gi, w)
         d = y - xi
-        # indicator penalties (boxes) add nothing on their domain
-        return -(2.0 * gi * d + d * d / w + 2.0 * (self.value_i(i, y) - self.value_i(i, xi)))
+        return -(2.0 * gi * d + d * d / w + 2.0 * self.delta_value(i, xi, d))
 
     # -- Python access, for checks and tests ---------------------------------
     def values(self, x):
@@ -136,21 +155,43 @@ cdef class L1Kernel(PenaltyKernel):
     cdef int face(self, Py_ssize_t i, double xi) noexcept nogil:
         return (xi > 0.0) - (xi < 0.0)
 
-    cdef double progress2(self, Py_ssize_t i, double xi, double gi, double w) noexcept nogil:
-        # Near a solution the decrease is tiny while lam |y| and lam |x| are
-        # not: when y = x + d keeps the sign of x (or x = 0), use
-        # lam (|y| - |x|) = lam s d exactly, so the score is
-        # -(2 (g + lam s) d + d^2 / w) without cancellation.
-        cdef double y, d, s
-        if not w > 0.0:
-            return 0.0
-        y = self.prox(i, xi - w * gi, w)
-        d = y - xi
+    cdef double delta_value(self, Py_ssize_t i, double xi, double d) noexcept nogil:
+        # Near a solution the change is tiny while lam |xi + d| and lam |xi|
+        # are not: when xi + d keeps the sign of xi (or xi = 0),
+        # lam (|xi + d| - |xi|) = lam s d exactly.
+        cdef double y = xi + d
         if y != 0.0 and (xi == 0.0 or (xi > 0.0) == (y > 0.0)):
-            s = 1.0 if y > 0.0 else -1.0
-            return -(2.0 * (gi + self.lam[i] * s) * d + d * d / w)
-        return -(2.0 * gi * d + d * d / w
-                 + 2.0 * self.lam[i] * (fabs(y) - fabs(xi)))
+            return self.lam[i] * d if y > 0.0 else -self.lam[i] * d
+        if self.positive and y < -_ROUNDING * (fabs(xi) + fabs(d)):
+            return INFINITY
+        return self.lam[i] * (fabs(y) - fabs(xi))
+
+    cdef int orthant(self, Py_ssize_t i, double xi, double gi, double eps,
+                     double* pseudo) noexcept nogil:
+        # the sign split of Schmidt (2010): away from 0 the orthant of xi; near
+        # 0 the one the minimum-norm subgradient points into, if any
+        cdef double lam = self.lam[i]
+        if xi > eps:
+            pseudo[0] = gi + lam
+            return 1
+        if xi < -eps and not self.positive:
+            pseudo[0] = gi - lam
+            return -1
+        if gi + lam < 0.0:
+            pseudo[0] = gi + lam
+            return 1
+        if gi - lam > 0.0 and not self.positive:
+            pseudo[0] = gi - lam
+            return -1
+        pseudo[0] = 0.0
+        return 0
+
+    cdef double clip(self, Py_ssize_t i, double y, int sigma) noexcept nogil:
+        if sigma > 0:
+            return fmax(y, 0.0)
+        if sigma < 0:
+            return fmin(y, 0.0)
+        return y
 
 
 cdef class BoxKernel(PenaltyKernel):
@@ -183,6 +224,22 @@ cdef class BoxKernel(PenaltyKernel):
 
     cdef double project(self, Py_ssize_t i, double xi) noexcept nogil:
         return fmin(fmax(xi, self.lower[i]), self.upper[i])
+
+    cdef double delta_value(self, Py_ssize_t i, double xi, double d) noexcept nogil:
+        # xi + d may miss a bound by rounding when d was computed as y - xi
+        cdef double y = xi + d, slack = _ROUNDING * (fabs(xi) + fabs(d))
+        return 0.0 if self.lower[i] - slack <= y <= self.upper[i] + slack else INFINITY
+
+    cdef int orthant(self, Py_ssize_t i, double xi, double gi, double eps,
+                     double* pseudo) noexcept nogil:
+        # active: near a bound with the gradient pushing against it
+        pseudo[0] = gi
+        if (xi < self.lower[i] + eps and gi > 0.0) or (xi > self.upper[i] - eps and gi < 0.0):
+            return 0
+        return 2
+
+    cdef double clip(self, Py_ssize_t i, double y, int sigma) noexcept nogil:
+        return fmin(fmax(y, self.lower[i]), self.upper[i])
 
     cdef int face(self, Py_ssize_t i, double xi) noexcept nogil:
         if xi <= self.lower[i]:
