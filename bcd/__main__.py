@@ -3,7 +3,7 @@
 ``python -m bcd demo [--plot FILE.png]``: the paper's Figure 4 on datasets A
 and B with timings.  ``python -m bcd reproduce FIGURE [--plot FILE.png]``:
 one of the paper's figures (4, 5, 8-12 on datasets A, B and C; 6 on
-the graph datasets D and E).
+the graph datasets D and E; 7 and 13 on A with an L1 penalty and x >= 0).
 """
 import argparse
 import sys

@@ -10,6 +10,7 @@ import scipy.sparse.linalg as spla
 
 from . import datasets
 from ._result import ConvergenceWarning
+from .penalties import L1
 from ._solve import solve
 from .problems import LabelPropagation, LeastSquares, Logistic, Multinomial
 
@@ -17,11 +18,12 @@ from .problems import LabelPropagation, LeastSquares, Logistic, Multinomial
 class Experiment:
     """A dataset, its problem and its optimal value f* with how it was found."""
 
-    def __init__(self, name, problem, f_star, how):
+    def __init__(self, name, problem, f_star, how, support=None):
         self.name = name
         self.problem = problem
         self.f_star = f_star
         self.how = how
+        self.support = support        # the solution's support, where it is sparse
 
     def describe(self):
         A = self.problem.A
@@ -33,9 +35,11 @@ class Experiment:
                     f"  f* = {self.f_star:.17g}  ({self.how})")
         extra = (f", {self.problem.n_classes} classes" if hasattr(self.problem, "n_classes")
                  else "")
+        if self.problem.penalty is not None:
+            extra += f", penalty {self.problem.penalty!r}"
         return (f"Dataset {self.name}: {kind}, {A.shape[0]} x {A.shape[1]}{extra}, {nnz} "
                 f"non-zeros.\n"
-                f"  f* = {self.f_star:.6g}  ({self.how})")
+                f"  f* = {self.f_star:.10g}  ({self.how})")
 
 
 def least_squares_optimum(problem):
@@ -93,6 +97,25 @@ def quadratic_optimum(problem):
     return f, f"direct sparse solve: ||Qx - c||_inf = {res:.1e}"
 
 
+#: Figure 7's lambda on the full dataset A, and its ratio to lambda_max there
+FIGURE7_LAMBDA = 5e4
+FIGURE7_FRACTION = 0.2554
+
+
+def l1_nonnegative_optimum(problem):
+    """F* of the L1 + non-negativity problem by two-metric projection with
+    greedy blocks larger than the support (it stops on the exact KKT
+    residual), stated with its duality gap."""
+    tol = 1e-12 * max(1.0, float(np.max(problem.lipschitz)))
+    result = solve(problem, rule="gsd", blocks="variable", block_size=min(100, problem.n_coordinates),
+                   update="two_metric", max_iter=100000, tol=tol)
+    support = result.x != 0
+    return (result.objective,
+            f"two-metric projection, GSD-q, blocks of 100: KKT residual "
+            f"{result.optimality:.1e}, duality gap {result.duality_gap:.1e}; support of "
+            f"{int(support.sum())} coordinates", support)
+
+
 _EXPERIMENTS = {}
 
 
@@ -101,8 +124,17 @@ def paper_experiment(name, n_samples=None, n_features=None, random_state=1):
     key = (name, n_samples, n_features, random_state)
     if key in _EXPERIMENTS:
         return _EXPERIMENTS[key]
-    A, t = datasets.make_paper_dataset(name, random_state=random_state, n_samples=n_samples,
-                                       n_features=n_features)
+    A, t = datasets.make_paper_dataset(name.split("+")[0], random_state=random_state,
+                                       n_samples=n_samples, n_features=n_features)
+    if name == "A+L1":
+        # Figure 7: lambda = 5e4 on the full dataset (0.2554 lambda_max), the
+        # same fraction of lambda_max on other sizes
+        lam = FIGURE7_LAMBDA if n_samples is None and n_features is None else \
+            FIGURE7_FRACTION * float(np.max(A.T @ t))
+        problem = LeastSquares(A, t, penalty=L1(lam, positive=True))
+        f_star, how, support = l1_nonnegative_optimum(problem)
+        exp = _EXPERIMENTS[key] = Experiment(name, problem, f_star, how, support)
+        return exp
     if name in ("D", "E"):
         problem = LabelPropagation(A, t)
         f_star, how = quadratic_optimum(problem)
@@ -117,25 +149,29 @@ def paper_experiment(name, n_samples=None, n_features=None, random_state=1):
 
 
 def run_grid(experiment, configs, max_iter, random_state=0, timed=True):
-    """Run every configuration; return {label: (iterations, gap, seconds/iter)}.
+    """Run every configuration; return {label: (iterations, gap, seconds/iter,
+    support iteration)}.
 
     Each configuration runs with a test at every iteration to record
     f(x_k) - f*; with ``timed`` it runs again testing only at the end, to
-    time the iterations (seconds/iter is NaN otherwise).
+    time the iterations (seconds/iter is NaN otherwise).  When the
+    experiment knows its solution's support, the first iteration that has
+    it is recorded (None if none does, or without a support).
     """
     out = {}
     for label, options in configs:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             traced = solve(experiment.problem, max_iter=max_iter, tol=0.0, check_every=1,
-                           random_state=random_state, **options)
+                           random_state=random_state, target_support=experiment.support,
+                           **options)
             spi = float("nan")
             if timed:
                 run = solve(experiment.problem, max_iter=max_iter, tol=0.0,
                             check_every=10**9, random_state=random_state, **options)
                 spi = run.iteration_time / max(run.n_iter, 1)
         gap = traced.history.objective - experiment.f_star
-        out[label] = (traced.history.iteration, gap, spi)
+        out[label] = (traced.history.iteration, gap, spi, traced.support_iteration)
     return out
 
 
@@ -186,6 +222,20 @@ def forest_blocks(block_size, n):
     return out
 
 
+def penalized_updates(rule):
+    """Figures 7 and 13: proximal gradient (PG), proximal Newton (PN) and
+    two-metric projection (TMP) with ``rule`` on fixed and variable blocks."""
+    def configs(block_size, n=None):
+        out = []
+        for update, tag in (("gradient", "PG"), ("newton", "PN"), ("two_metric", "TMP")):
+            for blocks, btag in (("fixed", "FB"), ("variable", "VB")):
+                out.append((f"{tag}-{btag}", dict(rule=rule, blocks=blocks,
+                                                  block_size=block_size, partition="sort",
+                                                  update=update)))
+        return out
+    return configs
+
+
 class Figure:
     """One of the paper's figures: datasets x block sizes x configurations."""
 
@@ -203,6 +253,8 @@ FIGURES = {
                 fixed_and_variable(MATRIX_RULES, "matrix")),
     "6": Figure("Figure 6: forest-structured blocks, exact updates", ("D", "E"), (None,),
                 forest_blocks),
+    "7": Figure("Figure 7: L1 + non-negativity on A, GSD-q rule (* = support identified)",
+                ("A+L1",), (5, 50, 100), penalized_updates("gsd")),
     "8": Figure("Figure 8: rules and block sizes, gradient updates", ("A", "B", "C"),
                 (5, 50, 100), fixed_and_variable(FIGURE4_RULES, "gradient")),
     "9": Figure("Figure 9: bound (Lb) versus estimated (LA) Lipschitz constants, fixed blocks",
@@ -213,6 +265,8 @@ FIGURES = {
                  (5, 50, 100), fixed_and_variable(MATRIX_RULES, "matrix")),
     "12": Figure("Figure 12: greedy rules, Newton updates with a line search", ("B", "C"),
                  (5, 50, 100), fixed_and_variable(MATRIX_RULES, "newton")),
+    "13": Figure("Figure 13: L1 + non-negativity on A, random selection (* = support "
+                 "identified)", ("A+L1",), (5, 50, 100), penalized_updates("random")),
 }
 
 
@@ -221,18 +275,26 @@ def format_table(results, checkpoints, timing=True):
     head = "  ".join(f"{f'k={k}':>12s}" for k in checkpoints)
     width = max([14] + [len(label) + 2 for label in results])
     lines = [f"  {'method':<{width}s}{head}" + (f"  {'time/iter':>11s}" if timing else "")]
-    for label, (its, gap, spi) in results.items():
+    support = any(r[3] is not None for r in results.values())
+    if support:
+        lines[0] += f"  {'support at':>11s}"
+    for label, (its, gap, spi, found) in results.items():
         vals = []
         for k in checkpoints:
             idx = np.searchsorted(its, k)
-            vals.append(f"{gap[idx]:12.4e}" if idx < len(its) and its[idx] == k else f"{'-':>12s}")
+            if idx < len(its) and its[idx] == k:
+                vals.append(f"{gap[idx]:12.4e}")
+            else:
+                # the run stopped before k: its optimality measure reached tol (0)
+                vals.append(f"{'stopped':>12s}" if idx >= len(its) else f"{'-':>12s}")
         lines.append(f"  {label:<{width}s}" + "  ".join(vals)
-                     + (f"  {spi * 1e6:9.1f}us" if timing else ""))
+                     + (f"  {spi * 1e6:9.1f}us" if timing else "")
+                     + (f"  {'-' if found is None else found:>11}" if support else ""))
     return "\n".join(lines)
 
 
 def plot(panels, filename, title, ncols=None):
-    """Write log-scale f(x_k) - f* curves, one panel per (name, results).
+    """Write log-scale f(x_k) - f* curves, one panel per (name, results[, floor]).
 
     Curves of one rule share a colour; the variants of a rule (FB/VB,
     Lb/LA, partitions) differ in line style.
@@ -248,15 +310,22 @@ def plot(panels, filename, title, ncols=None):
     styles = ["--", "-", ":", "-."]
     for ax in axes.ravel()[len(panels):]:
         ax.set_visible(False)
-    for ax, (name, results) in zip(axes.ravel(), panels):
+    for ax, (name, results, *rest) in zip(axes.ravel(), panels):
+        # gaps below the rounding error of f* are drawn at that level
+        floor = rest[0] if rest else 1e-16
         labels = list(results)
         rules = list(dict.fromkeys(lab.rsplit("-", 1)[0] for lab in labels))
         variants = list(dict.fromkeys(lab.rsplit("-", 1)[1] for lab in labels))
         for label in labels:
-            its, gap, _ = results[label]
+            its, gap, _, found = results[label]
             rule, variant = label.rsplit("-", 1)
-            ax.semilogy(its, np.maximum(gap, 1e-16), styles[variants.index(variant) % 4],
-                        color=cmap(rules.index(rule) % 10), label=label, lw=1.5)
+            color = cmap(rules.index(rule) % 10)
+            ax.semilogy(its, np.maximum(gap, floor), styles[variants.index(variant) % 4],
+                        color=color, label=label, lw=1.5)
+            if found is not None:
+                k = min(np.searchsorted(its, found), len(its) - 1)
+                ax.semilogy([its[k]], [max(gap[k], floor)], "*", color=color, ms=12,
+                            markeredgecolor="k")
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("iteration k")
         ax.set_ylabel("f(x_k) - f*")
@@ -269,6 +338,7 @@ def plot(panels, filename, title, ncols=None):
 
 
 SMALL = {"A": dict(n_samples=200, n_features=2000), "B": dict(n_samples=200, n_features=2000),
+         "A+L1": dict(n_samples=200, n_features=2000),
          "C": dict(n_samples=200, n_features=200), "D": dict(n_samples=400),
          "E": dict(n_samples=400)}
 
@@ -289,7 +359,8 @@ def reproduce(number, plot_file=None, max_iter=500, small=False, out=print):
                                timed=False)
             out(f"  block size {tau}: f(x_k) - f*" if tau else "  f(x_k) - f*")
             out(format_table(results, checkpoints, timing=False))
-            panels.append((f"{name}, block size {tau}" if tau else f"Dataset {name}", results))
+            panels.append((f"{name}, block size {tau}" if tau else f"Dataset {name}", results,
+                           max(1e-16, 1e-15 * abs(exp.f_star))))
         out(f"  ({time.perf_counter() - t0:.1f}s for this dataset)")
     if plot_file:
         plot(panels, plot_file, fig.title,

@@ -344,3 +344,51 @@ def test_target_support_is_checked():
         bcd.solve(problem, target_support=np.full(n, 2))
     with pytest.raises(ValueError, match="needs a penalized problem"):
         bcd.solve(bcd.LeastSquares(problem.A, problem.b), target_support=np.ones(n, bool))
+
+
+# ------------------------------------------------------------------ Figures 7 and 13
+
+@pytest.fixture(scope="module")
+def figure7_small():
+    from bcd._experiments import SMALL, paper_experiment
+    return paper_experiment("A+L1", **SMALL["A+L1"])
+
+
+def _iterations_to(problem, tol, **options):
+    result = bcd.solve(problem, max_iter=20000, tol=tol, random_state=0, **options)
+    assert result.converged, options
+    return result.n_iter
+
+
+def test_newton_type_updates_beat_proximal_gradient(figure7_small):
+    problem = figure7_small.problem
+    tol = 1e-9 * float(np.max(problem.lipschitz))
+    for blocks, tau in (("variable", 5), ("variable", 50), ("fixed", 50)):
+        its = {u: _iterations_to(problem, tol, rule="gsd", blocks=blocks, block_size=tau,
+                                 update=u) for u in ("gradient", "newton", "two_metric")}
+        # two-metric projection is within a small factor of proximal Newton ...
+        assert its["two_metric"] <= 2 * its["newton"] + 2, (blocks, tau, its)
+        assert its["newton"] <= 2 * its["two_metric"] + 2, (blocks, tau, its)
+        # ... and both beat proximal gradient
+        assert its["newton"] < its["gradient"] and its["two_metric"] < its["gradient"], its
+
+
+@pytest.mark.parametrize("update", ["newton", "two_metric"])
+def test_greedy_blocks_larger_than_the_support_terminate(figure7_small, update):
+    problem = figure7_small.problem
+    size = int(figure7_small.support.sum())
+    result = bcd.solve(problem, rule="gsd", blocks="variable", block_size=size + 10,
+                       update=update, max_iter=100, tol=1e-12 * float(np.max(problem.lipschitz)),
+                       target_support=figure7_small.support)
+    assert result.converged and result.n_iter <= 10, result
+    assert result.support_iteration is not None and result.support_iteration <= result.n_iter
+    assert result.objective <= figure7_small.f_star + 1e-12 * abs(figure7_small.f_star)
+
+
+def test_random_selection_needs_many_more_iterations(figure7_small):
+    problem = figure7_small.problem
+    tol = 1e-6 * float(np.max(problem.lipschitz))
+    for update in ("gradient", "two_metric"):
+        greedy = _iterations_to(problem, tol, rule="gsd", block_size=5, update=update)
+        random = _iterations_to(problem, tol, rule="random", block_size=5, update=update)
+        assert random > 10 * greedy, (update, greedy, random)

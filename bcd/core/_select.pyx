@@ -277,6 +277,12 @@ cdef class GreedySelector(Selector):
                 i = self.unit_coords[p]
                 s += prob.penalty.progress2(i, prob.x[i], prob.g[i],
                                             self.coord_weight[i] * self.unit_scale[u])
+            if s <= 0.0 and self.unit_ptr[u + 1] - self.unit_ptr[u] == 1 and \
+                    not prob.penalty.slope(i, prob.x[i], &gi):
+                # ties at zero go to coordinates where g is differentiable
+                # (footnote 23): a block then holds the current support
+                # before coordinates held at a kink or bound
+                s = -1.0
             return s
         for p in range(self.unit_ptr[u], self.unit_ptr[u + 1]):
             i = self.unit_coords[p]

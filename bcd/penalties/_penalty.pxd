@@ -15,6 +15,7 @@ cdef class PenaltyKernel:
     cdef int orthant(self, Py_ssize_t i, double xi, double gi, double eps,
                      double* pseudo) noexcept nogil
     cdef double clip(self, Py_ssize_t i, double y, int sigma) noexcept nogil
+    cdef bint slope(self, Py_ssize_t i, double xi, double* s) noexcept nogil
 
     # provided
     cdef double value(self, const double* x) noexcept nogil

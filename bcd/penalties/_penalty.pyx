@@ -49,6 +49,12 @@ cdef class PenaltyKernel:
         """Project y onto the piece ``sigma`` of :meth:`orthant`."""
         return y
 
+    cdef bint slope(self, Py_ssize_t i, double xi, double* s) noexcept nogil:
+        """Whether g_i is differentiable at xi (inside one smooth piece), and
+        its derivative there in ``s``."""
+        s[0] = 0.0
+        return True
+
     cdef double value(self, const double* x) noexcept nogil:
         cdef Py_ssize_t i
         cdef double s = 0.0
@@ -193,6 +199,10 @@ cdef class L1Kernel(PenaltyKernel):
             return fmin(y, 0.0)
         return y
 
+    cdef bint slope(self, Py_ssize_t i, double xi, double* s) noexcept nogil:
+        s[0] = self.lam[i] if xi > 0.0 else -self.lam[i]
+        return xi != 0.0
+
 
 cdef class BoxKernel(PenaltyKernel):
     """Indicator of lower_i <= x <= upper_i (infinite bounds allowed)."""
@@ -240,6 +250,10 @@ cdef class BoxKernel(PenaltyKernel):
 
     cdef double clip(self, Py_ssize_t i, double y, int sigma) noexcept nogil:
         return fmin(fmax(y, self.lower[i]), self.upper[i])
+
+    cdef bint slope(self, Py_ssize_t i, double xi, double* s) noexcept nogil:
+        s[0] = 0.0
+        return self.lower[i] < xi < self.upper[i]
 
     cdef int face(self, Py_ssize_t i, double xi) noexcept nogil:
         if xi <= self.lower[i]:
