@@ -75,7 +75,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         by any rule but "gsq".
     block_size : int, default=5
         Block size tau, between 1 and ``problem.n_coordinates``.
-    update : {"gradient", "linesearch", "matrix", "newton", "exact", "two_metric"}, default="gradient"
+    update : {"gradient", "linesearch", "matrix", "newton", "exact", "two_metric", "homotopy"}, default="gradient"
         ``"gradient"``: ``x_b -= grad_b f / L_b`` (see ``lipschitz``).
         ``"linesearch"``: the direction ``-grad_b f`` with an Armijo
         backtracking search from step 1 (quadratic, then cubic
@@ -88,7 +88,8 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         subproblem solved exactly, with a backtracking search on its step
         parameter) and ``"two_metric"`` two-metric projection (Newton on
         the coordinates free to move, proximal gradient on those held at a
-        bound or at 0).
+        bound or at 0); ``"homotopy"`` the exact block minimizer of a
+        quadratic with an L1 penalty along its piecewise-linear path.
     partition : str, optional
         How fixed blocks are formed: ``"sort"`` (default; by decreasing
         ``L_i``, largest together), ``"order"``, ``"random"`` or ``"avg"``.
@@ -304,7 +305,7 @@ def _check_penalized(problem, rule, blocks, update, lipschitz):
         valid = ", ".join(repr(u) for u in PENALIZED_UPDATES)
         raise ValueError(f"With a penalty ({problem.penalty!r}) the update must be one of "
                          f"{valid} (proximal gradient, proximal Newton, two-metric "
-                         f"projection) with lipschitz='bound'; got update={update!r}, "
+                         f"projection, homotopy) with lipschitz='bound'; got update={update!r}, "
                          f"lipschitz={lipschitz!r}.")
     if rule == "gsq":
         raise ValueError("rule 'gsq' has no proximal form here; with a penalty use 'gs', "

@@ -373,7 +373,7 @@ def test_newton_type_updates_beat_proximal_gradient(figure7_small):
         assert its["newton"] < its["gradient"] and its["two_metric"] < its["gradient"], its
 
 
-@pytest.mark.parametrize("update", ["newton", "two_metric"])
+@pytest.mark.parametrize("update", ["newton", "two_metric", "homotopy"])
 def test_greedy_blocks_larger_than_the_support_terminate(figure7_small, update):
     problem = figure7_small.problem
     size = int(figure7_small.support.sum())
@@ -392,3 +392,30 @@ def test_random_selection_needs_many_more_iterations(figure7_small):
         greedy = _iterations_to(problem, tol, rule="gsd", block_size=5, update=update)
         random = _iterations_to(problem, tol, rule="random", block_size=5, update=update)
         assert random > 10 * greedy, (update, greedy, random)
+
+
+@pytest.mark.parametrize("positive", [False, True])
+def test_homotopy_is_the_exact_block_minimizer(positive):
+    A, b = lasso_data(seed=10)
+    lam = 0.05 * lam_max(A, b) * np.r_[0.0, np.ones(A.shape[1] - 1)]   # one unpenalized
+    problem = bcd.LeastSquares(A, b, penalty=bcd.L1(lam, positive=positive))
+    # one block holding every coordinate: one step solves the problem
+    result = bcd.solve(problem, rule="cyclic", blocks="fixed", block_size=A.shape[1],
+                       update="homotopy", max_iter=1, tol=1e-9)
+    assert result.converged and result.n_iter == 1
+    ref = bcd.solve(problem, rule="gsd", block_size=5, max_iter=100000, tol=1e-10)
+    np.testing.assert_allclose(result.x, ref.x, atol=1e-8)
+    # on smaller blocks every step is the block's exact minimizer, as the
+    # proximal Newton step with its exact block solve
+    a = bcd.solve(problem, rule="gsd", block_size=4, update="homotopy", max_iter=30, tol=0.0)
+    n = bcd.solve(problem, rule="gsd", block_size=4, update="newton", max_iter=30, tol=0.0)
+    np.testing.assert_allclose(a.x, n.x, rtol=1e-7, atol=1e-9)
+
+
+def test_homotopy_needs_a_quadratic_with_l1():
+    A, b = lasso_data()
+    with pytest.raises(ValueError, match="homotopy"):
+        bcd.solve(bcd.LeastSquares(A, b, penalty=bcd.NonNegative()), update="homotopy")
+    y = np.sign(b)
+    with pytest.raises(ValueError, match="homotopy"):
+        bcd.solve(bcd.Logistic(A, y, penalty=bcd.L1(1.0)), update="homotopy")

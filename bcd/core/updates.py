@@ -4,9 +4,10 @@
 returning a compiled update; a factory raises ``ValueError`` when the problem
 lacks what the update needs.
 """
+from ..penalties import L1
 from ._forest import ForestUpdate
 from ._update import (ExactUpdate, GradientUpdate, LineSearchUpdate, MatrixUpdate,
-                      NewtonUpdate, ProxNewtonUpdate, TwoMetricUpdate)
+                      HomotopyUpdate, NewtonUpdate, ProxNewtonUpdate, TwoMetricUpdate)
 
 LIPSCHITZ = ("bound", "estimate")
 
@@ -50,6 +51,15 @@ def _exact(problem, kernel, units, lipschitz):
     return ExactUpdate()
 
 
+def _homotopy(problem, kernel, units, lipschitz):
+    if not isinstance(problem.penalty, L1) or not kernel.is_quadratic:
+        raise ValueError("update 'homotopy' computes the exact block minimizer of a quadratic "
+                         "f with an L1 penalty (optionally positive): it needs LeastSquares or "
+                         "Quadratic with penalty=bcd.L1(...); for bounds use 'two_metric' or "
+                         "'newton'.")
+    return HomotopyUpdate()
+
+
 #: name -> factory
 UPDATES = {
     "gradient": _gradient,
@@ -58,11 +68,12 @@ UPDATES = {
     "newton": _newton,
     "exact": _exact,
     "two_metric": _two_metric,
+    "homotopy": _homotopy,
 }
 
 #: updates available with a penalty: proximal gradient, proximal Newton and
 #: two-metric projection
-PENALIZED_UPDATES = ("gradient", "newton", "two_metric")
+PENALIZED_UPDATES = ("gradient", "newton", "two_metric", "homotopy")
 
 
 #: updates on forest-structured blocks: for the quadratics that expose their

@@ -16,6 +16,7 @@ cdef class PenaltyKernel:
                      double* pseudo) noexcept nogil
     cdef double clip(self, Py_ssize_t i, double y, int sigma) noexcept nogil
     cdef bint slope(self, Py_ssize_t i, double xi, double* s) noexcept nogil
+    cdef bint l1_weight(self, Py_ssize_t i, double* lam, bint* positive) noexcept nogil
 
     # provided
     cdef double value(self, const double* x) noexcept nogil

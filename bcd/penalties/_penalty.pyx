@@ -55,6 +55,10 @@ cdef class PenaltyKernel:
         s[0] = 0.0
         return True
 
+    cdef bint l1_weight(self, Py_ssize_t i, double* lam, bint* positive) noexcept nogil:
+        """Whether g_i = lam |x| (+ indicator of x >= 0 with ``positive``)."""
+        return False
+
     cdef double value(self, const double* x) noexcept nogil:
         cdef Py_ssize_t i
         cdef double s = 0.0
@@ -202,6 +206,11 @@ cdef class L1Kernel(PenaltyKernel):
     cdef bint slope(self, Py_ssize_t i, double xi, double* s) noexcept nogil:
         s[0] = self.lam[i] if xi > 0.0 else -self.lam[i]
         return xi != 0.0
+
+    cdef bint l1_weight(self, Py_ssize_t i, double* lam, bint* positive) noexcept nogil:
+        lam[0] = self.lam[i]
+        positive[0] = self.positive
+        return True
 
 
 cdef class BoxKernel(PenaltyKernel):
