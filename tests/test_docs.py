@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 MODULES = ["bcd", "bcd._solve", "bcd.problems", "bcd.problems.linear", "bcd.problems.multinomial",
-           "bcd.problems.quadratic", "bcd.datasets", "bcd.forest"]
+           "bcd.problems.quadratic", "bcd.datasets", "bcd.forest", "bcd.penalties"]
 
 
 @pytest.mark.parametrize("name", MODULES)
