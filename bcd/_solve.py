@@ -89,7 +89,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         parameter) and ``"two_metric"`` two-metric projection (Newton on
         the coordinates free to move, proximal gradient on those held at a
         bound or at 0); ``"homotopy"`` the exact block minimizer of a
-        quadratic with an L1 penalty along its piecewise-linear path.
+        quadratic with an L1 penalty or bounds along a piecewise-linear path.
     partition : str, optional
         How fixed blocks are formed: ``"sort"`` (default; by decreasing
         ``L_i``, largest together), ``"order"``, ``"random"`` or ``"avg"``.

@@ -412,10 +412,30 @@ def test_homotopy_is_the_exact_block_minimizer(positive):
     np.testing.assert_allclose(a.x, n.x, rtol=1e-7, atol=1e-9)
 
 
-def test_homotopy_needs_a_quadratic_with_l1():
+@pytest.mark.parametrize("seed", range(4))
+def test_homotopy_solves_bound_constrained_blocks_exactly(seed):
+    A, b = lasso_data(m=60, n=30, seed=seed)
+    rs = np.random.RandomState(seed)
+    lo, up = -rs.uniform(0.0, 0.3, 30), rs.uniform(0.0, 0.3, 30)
+    lo[:5] = -np.inf
+    up[3:8] = np.inf
+    for pen, ref in ((bcd.NonNegative(), scipy.optimize.nnls(A, b)[0]),
+                     (bcd.Box(lo, up), scipy.optimize.lsq_linear(A, b, bounds=(lo, up),
+                                                                 tol=1e-15).x)):
+        problem = bcd.LeastSquares(A, b, penalty=pen)
+        # x0 = 0 sits on every bound of NonNegative: a degenerate start
+        one = bcd.solve(problem, rule="cyclic", blocks="fixed", block_size=30,
+                        update="homotopy", max_iter=1, tol=1e-9)
+        assert one.converged and one.n_iter == 1, (pen, one)
+        np.testing.assert_allclose(one.x, ref, atol=1e-7)
+        small = bcd.solve(problem, rule="gsd", block_size=4, update="homotopy",
+                          max_iter=20000, tol=1e-9)
+        assert small.converged
+        np.testing.assert_allclose(small.x, ref, atol=1e-7)
+
+
+def test_homotopy_needs_a_quadratic():
     A, b = lasso_data()
-    with pytest.raises(ValueError, match="homotopy"):
-        bcd.solve(bcd.LeastSquares(A, b, penalty=bcd.NonNegative()), update="homotopy")
     y = np.sign(b)
     with pytest.raises(ValueError, match="homotopy"):
         bcd.solve(bcd.Logistic(A, y, penalty=bcd.L1(1.0)), update="homotopy")

@@ -1,6 +1,6 @@
 """Block updates."""
 import numpy as np
-from libc.math cimport fabs, sqrt, isfinite, INFINITY
+from libc.math cimport fabs, fmax, fmin, sqrt, isfinite, INFINITY
 
 from bcd.core._linalg cimport BlockWork, spd_solve
 from bcd.core._problem cimport Problem
@@ -501,7 +501,7 @@ cdef class ProxNewtonUpdate(PenalizedUpdate):
 
 cdef class HomotopyUpdate(PenalizedUpdate):
     """The exact block minimizer of a quadratic f plus an L1 penalty
-    (optionally with x >= 0), by homotopy (Section 6.5).
+    (optionally with x >= 0) or box constraints, by homotopy (Section 6.5).
 
     With y = x_b + d the block problem is min_y y'Hy/2 + q'y + sum lam_i |y_i|
     (q = grad_b f - H x_b).  Scaling the weights by t, its solution is
@@ -513,9 +513,16 @@ cdef class HomotopyUpdate(PenalizedUpdate):
     c = Hy + q (it enters).  (H_AA)^{-1} is updated by bordering when a
     coordinate enters and by a Schur-complement downdate when one leaves:
     O(|b|^2) per breakpoint besides the O(|b| |A|) event scan.
+
+    For a box, the path is in the linear term instead:
+    q(t) = -H x_b + t grad_b f, so that x_b is the (unconstrained) solution
+    at t = 0 and the block problem's at t = 1.  With F the coordinates
+    strictly inside and the others held at a bound, y_F(t) is linear
+    between breakpoints, where a coordinate of F reaches a bound or the
+    multiplier (Hy + q(t))_j of a held coordinate changes sign.
     """
     cdef double[::1] M          # (H_AA)^{-1}, leading dimension = reserved
-    cdef double[::1] u, v, q, lam, y, w
+    cdef double[::1] u, v, q, lam, y, w, lo, hi
     cdef int[::1] act, pos
     cdef signed char[::1] sgn
     cdef Py_ssize_t ld
@@ -532,6 +539,8 @@ cdef class HomotopyUpdate(PenalizedUpdate):
             self.lam = np.zeros(max_block)
             self.y = np.zeros(max_block)
             self.w = np.zeros(max_block)
+            self.lo = np.zeros(max_block)
+            self.hi = np.zeros(max_block)
             self.act = np.zeros(max_block, dtype=np.int32)
             self.pos = np.zeros(max_block, dtype=np.int32)
             self.sgn = np.zeros(max_block, dtype=np.int8)
@@ -660,11 +669,115 @@ cdef class HomotopyUpdate(PenalizedUpdate):
             self.y[self.act[a]] = self.u[a] + self.v[a]
         return 0
 
+    cdef int _box_path(self, Problem prob, const int* blk, Py_ssize_t nb,
+                       const double* gb) noexcept nogil:
+        cdef Py_ssize_t a, b, na = 0, step, k_fix
+        cdef int j, j_free
+        cdef double t = 0.0, t_next, cand, alpha_j, beta_j, lo, up, bound_fix = 0.0
+        cdef double t_last = -1.0
+        cdef int last = -1
+        cdef double* H = &self.H[0]
+        cdef double* M = &self.M[0]
+        cdef Py_ssize_t ld = self.ld
+        # lo, hi: the bounds; q: H x_b = -q0
+        for a in range(nb):
+            if not prob.penalty.box_bounds(blk[a], &lo, &up):
+                return -1
+            self.lo[a] = lo
+            self.hi[a] = up
+            self.y[a] = prob.x[blk[a]]
+            self.q[a] = 0.0
+            for b in range(nb):
+                self.q[a] += H[a * nb + b] * prob.x[blk[b]]
+            self.pos[a] = -1
+        for a in range(nb):
+            if not self._enter(H, nb, na, <int>a):
+                return -1
+            na += 1
+        for step in range(20 * nb + 50):
+            # y_F(t) = u + t v with u = M (H x_b - H_FB y_B)_F, v = -M grad_F
+            for b in range(na):
+                # (H x_b - H_FB y_B) at the b-th free coordinate, kept in dx
+                cand = self.q[self.act[b]]
+                for j in range(<int>nb):
+                    if self.pos[j] < 0:
+                        cand -= H[self.act[b] * nb + j] * self.y[j]
+                self.dx[b] = cand
+            for a in range(na):
+                self.u[a] = 0.0
+                self.v[a] = 0.0
+                for b in range(na):
+                    self.u[a] += M[a * ld + b] * self.dx[b]
+                    self.v[a] -= M[a * ld + b] * gb[self.act[b]]
+            t_next = 1.0
+            k_fix = -1
+            j_free = -1
+            for a in range(na):
+                j = self.act[a]
+                if j == last and t == t_last:
+                    continue                             # just freed at this t
+                if self.v[a] < 0.0 and self.lo[j] > -INFINITY:
+                    cand = (self.lo[j] - self.u[a]) / self.v[a]
+                    if t - 1e-12 <= cand < t_next:
+                        t_next, k_fix, bound_fix, j_free = cand, a, self.lo[j], -1
+                elif self.v[a] > 0.0 and self.hi[j] < INFINITY:
+                    cand = (self.hi[j] - self.u[a]) / self.v[a]
+                    if t - 1e-12 <= cand < t_next:
+                        t_next, k_fix, bound_fix, j_free = cand, a, self.hi[j], -1
+            for j in range(<int>nb):
+                if self.pos[j] >= 0:
+                    continue
+                # multiplier mu_j(t) = alpha_j + t beta_j of a held coordinate
+                alpha_j = -self.q[j]
+                beta_j = gb[j]
+                for b in range(<int>nb):
+                    if self.pos[b] < 0:
+                        alpha_j += H[j * nb + b] * self.y[b]
+                for a in range(na):
+                    alpha_j += H[j * nb + self.act[a]] * self.u[a]
+                    beta_j += H[j * nb + self.act[a]] * self.v[a]
+                # held at its lower bound while mu >= 0, at its upper while mu <= 0
+                # (a coordinate just fixed is not freed again at the same t)
+                if ((self.y[j] <= self.lo[j] and beta_j < 0.0) or
+                        (self.y[j] >= self.hi[j] and beta_j > 0.0)) and \
+                        not (j == last and t == t_last):
+                    cand = max(-alpha_j / beta_j, t)
+                    if cand < t_next or (cand == t and t_next == t and k_fix < 0 and j_free < 0):
+                        t_next, j_free, k_fix = cand, j, -1
+            if k_fix < 0 and j_free < 0:
+                break
+            t = t_next
+            t_last = t
+            if k_fix >= 0:
+                j = self.act[k_fix]
+                last = j
+                self.pos[j] = -1
+                self.y[j] = bound_fix
+                self._leave(na, k_fix)
+                na -= 1
+            else:
+                last = j_free
+                if not self._enter(H, nb, na, j_free):
+                    return -1
+                na += 1
+        else:
+            return -1
+        for a in range(na):
+            self.y[self.act[a]] = self.u[a] + self.v[a]
+        for a in range(nb):
+            self.y[a] = fmin(fmax(self.y[a], self.lo[a]), self.hi[a])
+        return 0
+
     cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
                   const double* gb) noexcept nogil:
+        cdef double lam_a, lo, up
+        cdef bint pos_a
         if not prob.block_hessian(blk, nb, &self.H[0]):
             return 1
-        if self._path(prob, blk, nb, gb) != 0:
+        if prob.penalty.l1_weight(blk[0], &lam_a, &pos_a):
+            if self._path(prob, blk, nb, gb) != 0:
+                return 1
+        elif self._box_path(prob, blk, nb, gb) != 0:
             return 1
         return self.search(prob, blk, nb, gb)
 

@@ -4,7 +4,7 @@
 returning a compiled update; a factory raises ``ValueError`` when the problem
 lacks what the update needs.
 """
-from ..penalties import L1
+from ..penalties import L1, Box
 from ._forest import ForestUpdate
 from ._update import (ExactUpdate, GradientUpdate, LineSearchUpdate, MatrixUpdate,
                       HomotopyUpdate, NewtonUpdate, ProxNewtonUpdate, TwoMetricUpdate)
@@ -52,11 +52,11 @@ def _exact(problem, kernel, units, lipschitz):
 
 
 def _homotopy(problem, kernel, units, lipschitz):
-    if not isinstance(problem.penalty, L1) or not kernel.is_quadratic:
+    if not isinstance(problem.penalty, (L1, Box)) or not kernel.is_quadratic:
         raise ValueError("update 'homotopy' computes the exact block minimizer of a quadratic "
-                         "f with an L1 penalty (optionally positive): it needs LeastSquares or "
-                         "Quadratic with penalty=bcd.L1(...); for bounds use 'two_metric' or "
-                         "'newton'.")
+                         "f with an L1 penalty or box constraints: it needs LeastSquares or "
+                         "Quadratic with penalty=bcd.L1(...), bcd.NonNegative() or "
+                         "bcd.Box(...); otherwise use 'two_metric' or 'newton'.")
     return HomotopyUpdate()
 
 

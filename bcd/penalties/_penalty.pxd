@@ -17,6 +17,7 @@ cdef class PenaltyKernel:
     cdef double clip(self, Py_ssize_t i, double y, int sigma) noexcept nogil
     cdef bint slope(self, Py_ssize_t i, double xi, double* s) noexcept nogil
     cdef bint l1_weight(self, Py_ssize_t i, double* lam, bint* positive) noexcept nogil
+    cdef bint box_bounds(self, Py_ssize_t i, double* lower, double* upper) noexcept nogil
 
     # provided
     cdef double value(self, const double* x) noexcept nogil

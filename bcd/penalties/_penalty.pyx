@@ -59,6 +59,10 @@ cdef class PenaltyKernel:
         """Whether g_i = lam |x| (+ indicator of x >= 0 with ``positive``)."""
         return False
 
+    cdef bint box_bounds(self, Py_ssize_t i, double* lower, double* upper) noexcept nogil:
+        """Whether g_i is the indicator of [lower, upper]."""
+        return False
+
     cdef double value(self, const double* x) noexcept nogil:
         cdef Py_ssize_t i
         cdef double s = 0.0
@@ -263,6 +267,11 @@ cdef class BoxKernel(PenaltyKernel):
     cdef bint slope(self, Py_ssize_t i, double xi, double* s) noexcept nogil:
         s[0] = 0.0
         return self.lower[i] < xi < self.upper[i]
+
+    cdef bint box_bounds(self, Py_ssize_t i, double* lower, double* upper) noexcept nogil:
+        lower[0] = self.lower[i]
+        upper[0] = self.upper[i]
+        return True
 
     cdef int face(self, Py_ssize_t i, double xi) noexcept nogil:
         if xi <= self.lower[i]:
