@@ -307,6 +307,9 @@ def _check_penalized(problem, rule, blocks, update, lipschitz):
                          f"{valid} (proximal gradient, proximal Newton, two-metric "
                          f"projection, homotopy) with lipschitz='bound'; got update={update!r}, "
                          f"lipschitz={lipschitz!r}.")
+    if blocks in FOREST_BLOCKS:
+        raise ValueError(f"blocks={blocks!r} solve quadratic blocks by message passing, which "
+                         f"does not handle a penalty; use blocks 'variable' or 'fixed'.")
     if rule == "gsq":
         raise ValueError("rule 'gsq' has no proximal form here; with a penalty use 'gs', "
                          "'gsl' or 'gsd' (their -q forms), 'cyclic', 'random' or 'lipschitz'.")

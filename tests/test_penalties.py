@@ -96,6 +96,12 @@ def test_unsupported_combinations_say_what_works():
         bcd.solve(problem, lipschitz="estimate")
     with pytest.raises(ValueError, match="'gsq' has no proximal form"):
         bcd.solve(problem, rule="gsq")
+    W = bcd.datasets.make_lattice_graph(4, 4)
+    labels = np.full(16, np.nan)
+    labels[0] = 1.0
+    lp = bcd.LabelPropagation(W, labels, penalty=bcd.NonNegative())
+    with pytest.raises(ValueError, match="does not handle a penalty"):
+        bcd.solve(lp, rule="gs", blocks="tree", update="newton")
 
 
 # ------------------------------------------------------------------ against references
