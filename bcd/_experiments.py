@@ -179,17 +179,20 @@ FIGURE4_RULES = ("cyclic", "random", "lipschitz", "gs", "gsl", "gsd")
 MATRIX_RULES = ("gs", "gsl", "gsd", "gsq")
 
 
+def _fixed_and_variable(variants):
+    """Each ``(tag, options)`` variant on fixed blocks (``tag-FB``, sorted by
+    L_i) and on variable blocks (``tag-VB``)."""
+    def configs(block_size, n=None):
+        return [(f"{tag}-{btag}", dict(options, blocks=blocks, block_size=block_size,
+                                       partition="sort"))
+                for tag, options in variants
+                for blocks, btag in (("fixed", "FB"), ("variable", "VB"))]
+    return configs
+
+
 def fixed_and_variable(rules, update):
     """Configurations ``rule-FB`` (fixed blocks, sorted by L_i) and ``rule-VB``."""
-    def configs(block_size, n=None):
-        out = []
-        for rule in rules:
-            for blocks, tag in (("fixed", "FB"), ("variable", "VB")):
-                out.append((f"{rule}-{tag}", dict(rule=rule, blocks=blocks,
-                                                  block_size=block_size, partition="sort",
-                                                  update=update)))
-        return out
-    return configs
+    return _fixed_and_variable([(rule, dict(rule=rule, update=update)) for rule in rules])
 
 
 def lipschitz_estimates(block_size, n=None):
@@ -225,15 +228,8 @@ def forest_blocks(block_size, n):
 def penalized_updates(rule):
     """Figures 7 and 13: proximal gradient (PG), proximal Newton (PN) and
     two-metric projection (TMP) with ``rule`` on fixed and variable blocks."""
-    def configs(block_size, n=None):
-        out = []
-        for update, tag in (("gradient", "PG"), ("newton", "PN"), ("two_metric", "TMP")):
-            for blocks, btag in (("fixed", "FB"), ("variable", "VB")):
-                out.append((f"{tag}-{btag}", dict(rule=rule, blocks=blocks,
-                                                  block_size=block_size, partition="sort",
-                                                  update=update)))
-        return out
-    return configs
+    return _fixed_and_variable([(tag, dict(rule=rule, update=update)) for update, tag in
+                                (("gradient", "PG"), ("newton", "PN"), ("two_metric", "TMP"))])
 
 
 class Figure:

@@ -9,36 +9,21 @@ blocks of 5 coordinates, gradient updates with the curvature bound.
 """
 import bcd
 
-from .common import (BLOCKS, DATASETS, GREEDY_RULES, NO_CHECKS, make_problem, objective,
-                     optimal_value, quiet, solve_options, warm_up)
+from .common import (BLOCKS, DATASETS, GREEDY_RULES, NO_CHECKS, IterationTracks, make_problem,
+                     quiet, solve_options, warm_up)
 
 
-class GreedyRules:
+class GreedyRules(IterationTracks):
     params = [DATASETS, GREEDY_RULES, BLOCKS]
     param_names = ["dataset", "rule", "blocks"]
     timeout = 180
+    timed_iterations = 200
 
     def setup(self, dataset, rule, blocks):
         quiet()
         self.problem = make_problem(dataset)
         self.options = solve_options(rule, blocks)
         warm_up(self.problem, self.options)
-
-    def track_seconds_per_iteration(self, dataset, rule, blocks):
-        """Time per iteration of the compiled loop (``Result.iteration_time / n_iter``)."""
-        result = bcd.solve(self.problem, max_iter=200, tol=0.0, check_every=NO_CHECKS,
-                           **self.options)
-        return result.iteration_time / result.n_iter
-
-    track_seconds_per_iteration.unit = "seconds"
-
-    def track_suboptimality_500(self, dataset, rule, blocks):
-        """f(x_500) - f*, evaluated with NumPy/SciPy."""
-        result = bcd.solve(self.problem, max_iter=500, tol=0.0, check_every=NO_CHECKS,
-                           **self.options)
-        return objective(dataset, result.x) - optimal_value(dataset)
-
-    track_suboptimality_500.unit = "objective gap"
 
 
 class GreedyRuleSetup:

@@ -104,3 +104,27 @@ def warm_up(problem, options):
     row view of A, the SIRT diagonal of rule "gsl" with variable blocks) are
     built before anything is measured."""
     bcd.solve(problem, max_iter=1, tol=0.0, check_every=NO_CHECKS, **options)
+
+
+class IterationTracks:
+    """``track_`` benchmarks shared by classes whose ``setup`` sets
+    ``self.problem`` and ``self.options`` and whose first parameter is the
+    dataset: the time per iteration of the compiled loop and f(x_500) - f*."""
+
+    timed_iterations = 500
+
+    def track_seconds_per_iteration(self, dataset, *params):
+        """Time per iteration of the compiled loop (``Result.iteration_time / n_iter``)."""
+        result = bcd.solve(self.problem, max_iter=self.timed_iterations, tol=0.0,
+                           check_every=NO_CHECKS, **self.options)
+        return result.iteration_time / result.n_iter
+
+    track_seconds_per_iteration.unit = "seconds"
+
+    def track_suboptimality_500(self, dataset, *params):
+        """f(x_500) - f*, evaluated with NumPy/SciPy."""
+        result = bcd.solve(self.problem, max_iter=500, tol=0.0, check_every=NO_CHECKS,
+                           **self.options)
+        return objective(dataset, result.x) - optimal_value(dataset)
+
+    track_suboptimality_500.unit = "objective gap"
