@@ -12,10 +12,11 @@ iteration loop, selection and updates are compiled.
 >>> result.converged
 True
 """
-from . import datasets, forest, penalties, problems
+from . import datasets, forest, gp, penalties, problems
 from ._result import ConvergenceWarning, History, Result
 from ._solve import IterationInfo, solve
 from .forest import tree_solve
+from .gp import GaussianProcess
 from .penalties import L1, Box, NonNegative
 from .problems import LabelPropagation, LeastSquares, Logistic, Multinomial, Quadratic
 
@@ -24,5 +25,6 @@ __version__ = "0.1.0"
 __all__ = [
     "solve", "Result", "History", "IterationInfo", "ConvergenceWarning",
     "LeastSquares", "Logistic", "Multinomial", "Quadratic", "LabelPropagation", "problems",
-    "datasets", "forest", "tree_solve", "penalties", "L1", "NonNegative", "Box",
+    "datasets", "forest", "tree_solve", "penalties", "L1", "NonNegative", "Box", "gp",
+    "GaussianProcess",
 ]

@@ -10,7 +10,7 @@ from ._validation import (check_option, check_random_state, check_scalar, check_
 from .core import _engine
 from .core.blocks import (BLOCKS, FOREST_BLOCKS, Units, default_partition, make_units,
                           valid_partitions)
-from .core.rules import GSD_DIAGONALS, GSQ_METHODS, RuleContext, rules_for
+from .core.rules import GSD_DIAGONALS, GSQ_METHODS, MI_RULES, RuleContext, rules_for
 from .core.updates import FOREST_UPDATES, LIPSCHITZ, PENALIZED_UPDATES, UPDATES, forest_update
 from .problems import Problem
 
@@ -31,18 +31,18 @@ class IterationInfo:
         return f"IterationInfo(iteration={self.iteration}, objective={self.objective:.10g})"
 
 
-def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient",
-          partition=None, max_iter=10000, tol=1e-6, max_time=None, x0=None,
+def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradient",
+          partition=None, max_iter=10000, tol=None, max_time=None, x0=None,
           random_state=None, callback=None, verbose=False, check_every="auto",
           callback_every=1, lipschitz="bound", gsd_diagonal="lipschitz", gsq_method="iht",
-          target_support=None):
+          target_support=None, mi_candidates=60):
     """Minimize a problem by block coordinate descent.
 
     Parameters
     ----------
     problem : bcd.problems.Problem
         A problem such as :class:`bcd.LeastSquares` or :class:`bcd.Logistic`.
-    rule : {"gs", "gsl", "gsd", "gsq", "cyclic", "random", "lipschitz"}, default="gs"
+    rule : {"gs", "gsl", "gsd", "gsq", "gbcd", "cyclic", "random", "lipschitz"}, default="gs"
         Block selection rule.  ``"gs"`` (Gauss-Southwell) takes the block
         with the largest gradient norm (fixed blocks) or the ``block_size``
         coordinates with the largest ``|grad_i f|`` (variable blocks).
@@ -55,7 +55,12 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         (``gsq_method``) started from the GS block.
         ``"lipschitz"`` samples blocks with probability proportional to
         ``L_b`` (fixed) or coordinates proportional to ``L_i`` without
-        replacement (variable).  ``"cyclic"`` cycles through the fixed
+        replacement (variable).  ``"gbcd"`` (alias ``"mi"``), for quadratic
+        problems with variable blocks, approximates the maximum-improvement
+        rule greedily (Bo and Sminchisescu): the block grows one coordinate
+        at a time, each the best of ``mi_candidates`` random coordinates by
+        the exact decrease of f given those already chosen, and the block's
+        minimizer comes with it (use ``update="exact"``).  ``"cyclic"`` cycles through the fixed
         blocks, or through chunks of a fresh random permutation for
         variable blocks.  ``"random"`` samples uniformly.
     blocks : {"variable", "fixed", "tree", "forest_partition", "coloring"}, default="variable"
@@ -73,8 +78,9 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         ``"coloring"`` the greedy (Welsh-Powell) colouring, whose blocks have
         no internal edges (red-black on a lattice); their blocks are chosen
         by any rule but "gsq".
-    block_size : int, default=5
-        Block size tau, between 1 and ``problem.n_coordinates``.
+    block_size : int, optional
+        Block size tau, between 1 and ``problem.n_coordinates``.  Default 5,
+        and ``min(500, n)`` for rule "gbcd".
     update : {"gradient", "linesearch", "matrix", "newton", "exact", "two_metric", "homotopy"}, default="gradient"
         ``"gradient"``: ``x_b -= grad_b f / L_b`` (see ``lipschitz``).
         ``"linesearch"``: the direction ``-grad_b f`` with an Armijo
@@ -99,8 +105,10 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         variable blocks and trees.
     max_iter : int, default=10000
         Maximum number of block updates.
-    tol : float, default=1e-6
+    tol : float, optional
         Stop when ``||grad f(x)||_inf <= tol`` (unscaled objective).
+        Default 1e-6, and 1e-4 for rule "gbcd" (the criterion of Bo and
+        Sminchisescu for Gaussian processes).
     max_time : float or None, default=None
         Wall-clock limit in seconds for the iteration loop (None or inf: no
         limit).
@@ -139,6 +147,10 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
         a box at a bound) or its faces (int in {-1, 0, 1}: the signs for L1,
         the bound for a box).  ``result.support_iteration`` is then the
         first iteration at which the iterate has it.
+    mi_candidates : int, default=60
+        Random candidates examined for each coordinate added to a block by
+        rule "gbcd" (kappa; at least the number of coordinates makes every
+        choice exact).
 
     Returns
     -------
@@ -174,12 +186,19 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
     check_option(gsd_diagonal, "gsd_diagonal", GSD_DIAGONALS)
     check_option(gsq_method, "gsq_method", GSQ_METHODS)
     n = problem.n_coordinates
+    mi_rule = rule in MI_RULES
     if blocks in FOREST_BLOCKS:
         block_size = None        # forest blocks take their size from the graph
     else:
+        if block_size is None:
+            block_size = min(500, n) if mi_rule else min(5, n)
         block_size = check_scalar(block_size, "block_size", low=1, high=n, integer=True)
     max_iter = check_scalar(max_iter, "max_iter", low=0, high=_INT_MAX, integer=True)
+    if tol is None:
+        tol = 1e-4 if mi_rule else 1e-6
     tol = check_scalar(tol, "tol", low=0.0)
+    mi_candidates = check_scalar(mi_candidates, "mi_candidates", low=1, high=_INT_MAX,
+                                 integer=True)
     if max_time is not None and not (isinstance(max_time, (int, float, np.floating))
                                      and max_time == np.inf):
         max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
@@ -200,7 +219,8 @@ def solve(problem, rule="gs", blocks="variable", block_size=5, update="gradient"
 
     kernel, units, selector, step = _assemble(
         problem, rule, blocks, block_size, update, partition, rng, x0,
-        dict(lipschitz=lipschitz, gsd_diagonal=gsd_diagonal, gsq_method=gsq_method))
+        dict(lipschitz=lipschitz, gsd_diagonal=gsd_diagonal, gsq_method=gsq_method,
+             mi_candidates=mi_candidates))
     if auto_check:
         # is a dense block matrix formed every iteration?
         dense = units.dense and (update in ("matrix", "newton", "exact") or (
@@ -277,7 +297,8 @@ def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None
         return kernel, units, _cyclic_placeholder(placeholder), step
     ctx = RuleContext(problem, kernel, units, blocks, block_size, seed_words(rng),
                       options.get("gsd_diagonal", "lipschitz"), options.get("gsq_method", "iht"),
-                      graph=graph[0] if graph is not None else None)
+                      graph=graph[0] if graph is not None else None,
+                      mi_candidates=options.get("mi_candidates", 60))
     return kernel, units, factory(ctx), step
 
 
@@ -310,6 +331,10 @@ def _check_penalized(problem, rule, blocks, update, lipschitz):
     if blocks in FOREST_BLOCKS:
         raise ValueError(f"blocks={blocks!r} solve quadratic blocks by message passing, which "
                          f"does not handle a penalty; use blocks 'variable' or 'fixed'.")
+    if rule in MI_RULES:
+        raise ValueError(f"rule {rule!r} solves unconstrained quadratic blocks; with a penalty "
+                         f"use 'gs', 'gsl' or 'gsd' (their -q forms), 'cyclic', 'random' or "
+                         f"'lipschitz'.")
     if rule == "gsq":
         raise ValueError("rule 'gsq' has no proximal form here; with a penalty use 'gs', "
                          "'gsl' or 'gsd' (their -q forms), 'cyclic', 'random' or 'lipschitz'.")

@@ -5,7 +5,8 @@ import importlib
 import pytest
 
 MODULES = ["bcd", "bcd._solve", "bcd.problems", "bcd.problems.linear", "bcd.problems.multinomial",
-           "bcd.problems.quadratic", "bcd.datasets", "bcd.forest", "bcd.penalties"]
+           "bcd.problems.quadratic", "bcd.datasets", "bcd.forest", "bcd.penalties",
+           "bcd.gp.kernels", "bcd.gp.problem", "bcd.gp.regressor"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -58,6 +58,8 @@ cdef class Problem:
     cdef bint block_hessian(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil
     cdef bint bound_matvec(self, const int* support, const double* v, Py_ssize_t ns,
                            double* out) noexcept nogil
+    cdef bint hessian_entries(self, const int* rows, Py_ssize_t nr, const int* cols,
+                              Py_ssize_t nc, double* out) noexcept nogil
 
     # -- provided -------------------------------------------------------
     @cython.final

@@ -91,6 +91,18 @@ cdef class Problem:
                 self.block_hessian_bound(&b[0], nb, &Hv[0, 0])
         return H if ok else None
 
+    def get_hessian_entries(self, rows, cols):
+        """The Hessian entries H[rows][:, cols] of a quadratic f, or None."""
+        cdef int[::1] r = np.ascontiguousarray(rows, dtype=np.int32)
+        cdef int[::1] c = np.ascontiguousarray(cols, dtype=np.int32)
+        out = np.zeros((r.shape[0], c.shape[0]))
+        cdef double[:, ::1] o = out
+        cdef bint ok = True
+        if r.shape[0] and c.shape[0]:
+            with nogil:
+                ok = self.hessian_entries(&r[0], r.shape[0], &c[0], c.shape[0], &o[0, 0])
+        return out if ok else None
+
     def blocks_lipschitz(self, const int[::1] unit_ptr, const int[::1] unit_coords):
         """L_b for every block of a partition given in CSR-like form."""
         cdef Py_ssize_t u, nu = unit_ptr.shape[0] - 1
@@ -134,6 +146,12 @@ cdef class Problem:
 
     cdef bint bound_matvec(self, const int* support, const double* v, Py_ssize_t ns,
                            double* out) noexcept nogil:
+        return False
+
+    cdef bint hessian_entries(self, const int* rows, Py_ssize_t nr, const int* cols,
+                              Py_ssize_t nc, double* out) noexcept nogil:
+        """out[r * nc + c] = (Hessian of f)[rows[r], cols[c]] for a quadratic f
+        (the greedy maximum-improvement rule reads them); False when unavailable."""
         return False
 
     # ------------------------------------------------------------ provided

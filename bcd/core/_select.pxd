@@ -25,6 +25,7 @@ cdef class Selector:
     cdef Py_ssize_t pick(self, Problem prob) noexcept nogil
     cdef Py_ssize_t select(self, Problem prob, int* block) noexcept nogil
     cdef void notify(self, Problem prob) noexcept nogil
+    cdef bint solved_block(self, const int* blk, Py_ssize_t nb, double* d) noexcept nogil
 
 
 cdef class GreedySelector(Selector):
@@ -57,3 +58,21 @@ cdef class GreedySelector(Selector):
     cdef void _heap_up(self, int* h, Py_ssize_t i) noexcept nogil
     @cython.final
     cdef void _heap_down(self, int* h, Py_ssize_t n) noexcept nogil
+
+
+cdef class MaxImprovementSelector(Selector):
+    cdef Py_ssize_t kappa
+    cdef double[::1] chol          # lower Cholesky factor of H_BB, row-major, k x k
+    cdef double[::1] z             # L^{-1} g_B
+    cdef double[::1] delta         # block minimizer of the quadratic over B
+    cdef double[::1] rows          # H[candidates, B]
+    cdef double[::1] sol           # delta in the order of the returned block
+    cdef int[::1] order            # B in the order the coordinates were chosen
+    cdef int[::1] cand
+    cdef unsigned char[::1] taken
+    cdef Py_ssize_t sol_nb
+    cdef bint has_sol
+
+    cdef void _back_substitute(self, Py_ssize_t size) noexcept nogil
+    cdef Py_ssize_t _draw(self, Py_ssize_t remaining) noexcept nogil
+    cdef Py_ssize_t _unit_of(self, int j) noexcept nogil

@@ -49,6 +49,11 @@ cdef class Selector:
     cdef void notify(self, Problem prob) noexcept nogil:
         pass
 
+    cdef bint solved_block(self, const int* blk, Py_ssize_t nb, double* d) noexcept nogil:
+        """Fill d with the block minimizer of a quadratic f over the block just
+        selected when the rule computed it while choosing (False otherwise)."""
+        return False
+
     def capacity(self):
         """The largest number of coordinates one block can have."""
         cdef Py_ssize_t c, size = 0
@@ -667,3 +672,190 @@ cdef class SparseQuadraticSelector(Selector):
         self.last_unit = -1
         self.last_L = 0.0
         return nb
+
+
+cdef class MaxImprovementSelector(Selector):
+    """Greedy approximation of the maximum-improvement rule for quadratics
+    (Bo and Sminchisescu's GBCD; the MI rule of Section 4.2).
+
+    The block is grown one coordinate at a time.  With ``delta`` the
+    minimizer of f over the coordinates B chosen so far (x_B + delta), a
+    coordinate i outside B would decrease f further by ``e_i^2 / (2 H_ii)``
+    with ``e_i = g_i + H_iB delta`` (eq. 10 of Bo and Sminchisescu).  The
+    first coordinate is the best of all; each later one the best of
+    ``kappa`` coordinates drawn at random outside B.  The Cholesky factor of
+    H_BB is extended by one row per added coordinate (O(|B|^2)), and the
+    final ``delta`` is handed to the exact update.  The units must be single
+    coordinates (variable blocks) and L_i must equal H_ii.
+    """
+
+    def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed,
+                 Py_ssize_t kappa):
+        Selector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
+        self.needs_gradient = True
+        self.kappa = max(1, kappa)
+        k = self.k
+        self.chol = np.zeros(k * k)
+        self.z = np.zeros(k)
+        self.delta = np.zeros(k)
+        self.sol = np.zeros(k)
+        self.order = np.zeros(k, dtype=np.int32)
+        self.cand = np.zeros(min(self.kappa, self.n_units), dtype=np.int32)
+        self.rows = np.zeros(min(self.kappa, self.n_units) * k)
+        self.taken = np.zeros(self.n_units, dtype=np.uint8)
+
+    def capacity(self):
+        return self.k
+
+    cdef void _back_substitute(self, Py_ssize_t size) noexcept nogil:
+        """delta = -H_BB^{-1} g_B = -L^{-T} z."""
+        cdef Py_ssize_t a, b, k = self.k
+        cdef double s
+        for a in range(size - 1, -1, -1):
+            s = self.z[a]
+            for b in range(a + 1, size):
+                s -= self.chol[b * k + a] * self.delta[b]
+            self.delta[a] = s / self.chol[a * k + a]
+        for a in range(size):
+            self.delta[a] = -self.delta[a]
+
+    cdef Py_ssize_t _draw(self, Py_ssize_t remaining) noexcept nogil:
+        """Put min(kappa, remaining) distinct units not in B into ``cand``."""
+        cdef Py_ssize_t nc = 0, u, a, r
+        cdef int t
+        if remaining <= self.kappa:
+            for u in range(self.n_units):
+                if not self.taken[u]:
+                    self.cand[nc] = <int>u
+                    nc += 1
+            return nc
+        if remaining < 4 * self.kappa:
+            # few left: a uniform subset of them by reservoir sampling
+            nc = 0
+            for u in range(self.n_units):
+                if not self.taken[u]:
+                    if nc < self.kappa:
+                        self.cand[nc] = <int>u
+                    else:
+                        r = rng_below(&self.rng, nc + 1)
+                        if r < self.kappa:
+                            self.cand[r] = <int>u
+                    nc += 1
+            return self.kappa
+        while nc < self.kappa:
+            u = rng_below(&self.rng, self.n_units)
+            if self.taken[u]:
+                continue
+            self.taken[u] = 2
+            self.cand[nc] = <int>u
+            nc += 1
+        for a in range(nc):
+            self.taken[self.cand[a]] = 0
+        return nc
+
+    cdef Py_ssize_t select(self, Problem prob, int* block) noexcept nogil:
+        cdef Py_ssize_t u, a, b, c, nc, size, best, k = self.k
+        cdef double v, e, best_v, d2, s, gi, hss
+        cdef const double* g = &prob.g[0]
+        cdef int j, t
+        cdef double* row
+        self.has_sol = False
+        self.last_unit = -1
+        self.last_L = 0.0
+        # the first coordinate: the best of all (one-dimensional decrease)
+        best = 0
+        best_v = -1.0
+        for u in range(self.n_units):
+            j = self.unit_coords[u]
+            v = g[j] * g[j] / self.unit_L[u]
+            if v > best_v:
+                best_v = v
+                best = u
+        j = self.unit_coords[best]
+        self.order[0] = j
+        self.taken[best] = 1
+        self.chol[0] = sqrt(self.unit_L[best])
+        self.z[0] = g[j] / self.chol[0]
+        size = 1
+        while size < k and size < self.n_units:
+            self._back_substitute(size)
+            nc = self._draw(self.n_units - size)
+            for c in range(nc):
+                self.cand[c] = self.unit_coords[self.cand[c]]   # units -> coordinates
+            prob.hessian_entries(&self.cand[0], nc, &self.order[0], size, &self.rows[0])
+            best = -1
+            best_v = 0.0
+            for c in range(nc):
+                row = &self.rows[c * size]
+                e = g[self.cand[c]]
+                for b in range(size):
+                    e += row[b] * self.delta[b]
+                v = e * e / prob.lipschitz[self.cand[c]]
+                if v > best_v:
+                    best_v = v
+                    best = c
+            if best < 0:
+                break                   # no candidate improves f
+            j = self.cand[best]
+            row = &self.rows[best * size]
+            # new row of the factor: l = L^{-1} H_Bj, pivot sqrt(H_jj - l.l)
+            d2 = prob.lipschitz[j]
+            hss = d2
+            for a in range(size):
+                s = row[a]
+                for b in range(a):
+                    s -= self.chol[a * k + b] * self.chol[size * k + b]
+                s /= self.chol[a * k + a]
+                self.chol[size * k + a] = s
+                d2 -= s * s
+            u = self._unit_of(j)
+            self.taken[u] = 1
+            if not d2 > 1e-12 * hss:
+                continue                # numerically dependent on B: skip it
+            self.chol[size * k + size] = sqrt(d2)
+            s = g[j]
+            for a in range(size):
+                s -= self.chol[size * k + a] * self.z[a]
+            self.z[size] = s / self.chol[size * k + size]
+            self.order[size] = j
+            size += 1
+        self._back_substitute(size)
+        for u in range(self.n_units):
+            self.taken[u] = 0
+        # hand the block over sorted, with its solution in the same order
+        for a in range(size):
+            block[a] = self.order[a]
+            self.sol[a] = self.delta[a]
+        for a in range(1, size):
+            t = block[a]
+            v = self.sol[a]
+            b = a - 1
+            while b >= 0 and block[b] > t:
+                block[b + 1] = block[b]
+                self.sol[b + 1] = self.sol[b]
+                b -= 1
+            block[b + 1] = t
+            self.sol[b + 1] = v
+        self.sol_nb = size
+        self.has_sol = True
+        return size
+
+    cdef Py_ssize_t _unit_of(self, int j) noexcept nogil:
+        """Unit of coordinate j (binary search: the units are sorted coordinates)."""
+        cdef Py_ssize_t lo = 0, hi = self.n_units - 1, mid
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.unit_coords[mid] < j:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    cdef bint solved_block(self, const int* blk, Py_ssize_t nb, double* d) noexcept nogil:
+        cdef Py_ssize_t a
+        if not self.has_sol or nb != self.sol_nb:
+            return False
+        for a in range(nb):
+            d[a] = self.sol[a]
+        self.has_sol = False
+        return True

@@ -236,7 +236,16 @@ cdef class NewtonUpdate(Update):
 
 cdef class ExactUpdate(MatrixUpdate):
     """The minimizer of f over the block, for quadratic f: there the block
-    Hessian is constant and equal to H_b, so this is the matrix update."""
+    Hessian is constant and equal to H_b, so this is the matrix update.  A
+    rule that solved the block while choosing it (the greedy
+    maximum-improvement rule) hands its solution over instead."""
+
+    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
+                  const double* gb) noexcept nogil:
+        if sel.solved_block(blk, nb, &self.d[0]):
+            prob.apply(blk, nb, &self.d[0])
+            return 0
+        return MatrixUpdate.step(self, prob, sel, blk, nb, gb)
 
 
 # ---------------------------------------------------------------- f + g updates

@@ -11,7 +11,8 @@ import numpy as np
 from ._forest import TreeSelector
 
 from ._select import (CyclicSelector, GreedySelector, LipschitzSelector,
-                      QuadraticGreedySelector, RandomSelector, SparseQuadraticSelector)
+                      MaxImprovementSelector, QuadraticGreedySelector, RandomSelector,
+                      SparseQuadraticSelector)
 
 GSD_DIAGONALS = ("lipschitz", "lipschitz_tau", "sirt")
 GSQ_METHODS = ("iht", "omp")
@@ -21,7 +22,7 @@ class RuleContext:
     """What a rule factory may use."""
 
     def __init__(self, problem, kernel, units, blocks, block_size, seed, gsd_diagonal="lipschitz",
-                 gsq_method="iht", gsq_iterations=10, graph=None):
+                 gsq_method="iht", gsq_iterations=10, graph=None, mi_candidates=60):
         self.problem = problem
         self.kernel = kernel
         self.units = units
@@ -32,6 +33,7 @@ class RuleContext:
         self.gsq_method = gsq_method
         self.gsq_iterations = gsq_iterations
         self.graph = graph
+        self.mi_candidates = mi_candidates
 
     @property
     def n(self):
@@ -123,6 +125,21 @@ def _gsq(ctx):
                                    np.asarray(ctx.kernel.lipschitz))
 
 
+def _max_improvement(ctx):
+    # Bo and Sminchisescu's greedy approximation of the MI rule (GBCD)
+    if ctx.blocks != "variable":
+        raise ValueError("rule 'gbcd' ('mi') builds its block one coordinate at a time: use "
+                         "blocks='variable'.")
+    if ctx.kernel.get_hessian_entries([0], [0]) is None:
+        raise ValueError(f"rule 'gbcd' ('mi') needs Hessian entries of a quadratic "
+                         f"objective, which {type(ctx.problem).__name__} does not provide; "
+                         f"it is available for GaussianProcess, Quadratic and "
+                         f"LabelPropagation.")
+    u = ctx.units
+    return MaxImprovementSelector(u.ptr, u.coords, u.lipschitz, u.per_iteration, ctx.seed,
+                                  ctx.mi_candidates)
+
+
 #: name -> (factory, needs the full gradient)
 RULES = {
     "cyclic": (_cyclic, False),
@@ -132,7 +149,12 @@ RULES = {
     "gsl": (_gsl, True),
     "gsd": (_gsd, True),
     "gsq": (_gsq, True),
+    "gbcd": (_max_improvement, True),
+    "mi": (_max_improvement, True),
 }
+
+#: rules that grow their own block and default to large ones
+MI_RULES = ("gbcd", "mi")
 
 
 def _tree(ctx, weight, randomize=False):
@@ -161,8 +183,9 @@ TREE_RULES = {
 }
 
 #: rules over a fixed partition into forests: all but "gsq", whose exact
-#: form would store a dense inverse of every (large) block
-FOREST_PARTITION_RULES = tuple(r for r in RULES if r != "gsq")
+#: form would store a dense inverse of every (large) block, and the
+#: maximum-improvement rules, which build their own blocks
+FOREST_PARTITION_RULES = tuple(r for r in RULES if r not in ("gsq",) + MI_RULES)
 
 
 def rules_for(blocks):

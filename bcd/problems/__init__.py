@@ -2,7 +2,7 @@
 
 >>> import bcd
 >>> sorted(bcd.problems.available())
-['label_propagation', 'least_squares', 'logistic', 'multinomial', 'quadratic']
+['gaussian_process', 'label_propagation', 'least_squares', 'logistic', 'multinomial', 'quadratic']
 >>> problem = bcd.problems.make("least_squares", A=[[1.0, 0.0], [0.0, 1.0]], b=[1.0, 2.0])
 >>> type(problem).__name__
 'LeastSquares'

@@ -66,20 +66,25 @@ cdef class QuadraticKernel(Problem):
 
     cdef bint block_hessian_bound(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
         """Q_bb (dense, row-major)."""
-        cdef Py_ssize_t a, b, p, start, end
-        cdef double* work = &self.acc[0]
-        for a in range(nb):
-            self.Q.col_range(blk[a], &start, &end)
-            for p in range(start, end):
-                work[self.Q.row(p, start)] = self.Q.values[p]
-            for b in range(nb):
-                H[b * nb + a] = work[blk[b]]
-            for p in range(start, end):
-                work[self.Q.row(p, start)] = 0.0
-        return True
+        return self.hessian_entries(blk, nb, blk, nb, H)
 
     cdef bint block_hessian(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
         return self.block_hessian_bound(blk, nb, H)
+
+    cdef bint hessian_entries(self, const int* rows, Py_ssize_t nr, const int* cols,
+                              Py_ssize_t nc, double* out) noexcept nogil:
+        """Q[rows, cols], one scattered column of Q at a time."""
+        cdef Py_ssize_t c, r, p, start, end
+        cdef double* work = &self.acc[0]
+        for c in range(nc):
+            self.Q.col_range(cols[c], &start, &end)
+            for p in range(start, end):
+                work[self.Q.row(p, start)] = self.Q.values[p]
+            for r in range(nr):
+                out[r * nc + c] = work[rows[r]]
+            for p in range(start, end):
+                work[self.Q.row(p, start)] = 0.0
+        return True
 
     cdef bint bound_matvec(self, const int* support, const double* v, Py_ssize_t ns,
                            double* out) noexcept nogil:

@@ -1,0 +1,292 @@
+"""Compiled evaluation of stationary covariance functions.
+
+Every kernel of :mod:`bcd.gp.kernels` is flattened into a sum of terms, each
+a product of factors; a factor is one of
+
+* 0, squared exponential: ``exp(-r^2 / 2)``;
+* 1, Matern 3/2: ``(1 + sqrt(3) r) exp(-sqrt(3) r)``;
+* 2, Matern 5/2: ``(1 + sqrt(5) r + 5 r^2 / 3) exp(-sqrt(5) r)``;
+* 3, periodic: ``exp(-2 sin^2(pi r / p) / l^2)``;
+* 4, locally periodic: ``exp(-r^2 / (2 l^2)) exp(-2 sin^2(pi r / p) / l^2)``;
+
+where ``r`` is the distance between the inputs divided by the length-scales
+for kinds 0-2 (one per input dimension allowed) and the plain Euclidean
+distance for kinds 3 and 4.  A term is multiplied by the product of its
+factors' variances.
+"""
+import numpy as np
+cimport cython
+from cython.parallel cimport prange, parallel
+from libc.math cimport exp, sqrt, sin
+from libc.stdlib cimport malloc, free
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    static int bcd_max_threads(void) { return omp_get_max_threads(); }
+    #else
+    static int bcd_max_threads(void) { return 1; }
+    #endif
+    """
+    int bcd_max_threads() nogil
+
+# rows evaluated together by one thread (the inputs of a tile stay in cache)
+cdef enum:
+    TILE = 256
+    # kernel entries below which a call runs on one thread: waking the
+    # others would cost more than it saves
+    PARALLEL_MIN = 65536
+
+cdef double SQRT3 = sqrt(3.0)
+cdef double SQRT5 = sqrt(5.0)
+
+SQUARED_EXPONENTIAL = 0
+MATERN32 = 1
+MATERN52 = 2
+PERIODIC = 3
+LOCALLY_PERIODIC = 4
+
+
+def max_threads():
+    """Threads used by default (OpenMP's limit; 1 without OpenMP)."""
+    return bcd_max_threads()
+
+
+cdef inline double _factor(int code, double s, double inv_l2, double freq) noexcept nogil:
+    """Value of one factor at squared distance ``s``."""
+    cdef double r, t
+    if code == 0:
+        return exp(-0.5 * s)
+    r = sqrt(s)
+    if code == 1:
+        t = SQRT3 * r
+        return (1.0 + t) * exp(-t)
+    if code == 2:
+        t = SQRT5 * r
+        return (1.0 + t + t * t / 3.0) * exp(-t)
+    t = sin(freq * r)
+    if code == 3:
+        return exp(-2.0 * t * t * inv_l2)
+    return exp(-(0.5 * s + 2.0 * t * t) * inv_l2)
+
+
+@cython.final
+cdef class KernelEval:
+
+    def __init__(self, spec, X1, X2=None, n_threads=None):
+        """``spec`` is ``(terms, scalings)``: ``terms`` a list of lists of
+        ``(code, variance, scaling index, lengthscale, period)`` and
+        ``scalings`` a list of per-dimension multipliers of the inputs."""
+        terms, scalings = spec
+        X1 = np.asarray(X1, dtype=np.float64)
+        same = X2 is None
+        X2 = X1 if same else np.asarray(X2, dtype=np.float64)
+        self.n1, self.dim = X1.shape
+        self.n2 = X2.shape[0]
+        self.n_metrics = len(scalings)
+        S = np.asarray(scalings, dtype=np.float64).reshape(self.n_metrics, self.dim)
+        # (metric, dim, sample): each metric's scaled inputs, dimension-major
+        A1 = np.ascontiguousarray(S[:, :, None] * X1.T[None, :, :])
+        A2 = A1 if same else np.ascontiguousarray(S[:, :, None] * X2.T[None, :, :])
+        self.X1 = A1
+        self.X2 = A2
+        ptr, coef, code, metric, inv_l2, freq = [0], [], [], [], [], []
+        for term in terms:
+            c = 1.0
+            for (kind, variance, m, lengthscale, period) in term:
+                c *= variance
+                code.append(kind)
+                metric.append(m)
+                inv_l2.append(1.0 / lengthscale ** 2 if kind >= PERIODIC else 0.0)
+                freq.append(np.pi / period if kind >= PERIODIC else 0.0)
+            coef.append(c)
+            ptr.append(len(code))
+        self.term_ptr = np.asarray(ptr, dtype=np.int32)
+        self.term_coef = np.asarray(coef, dtype=np.float64)
+        self.f_code = np.asarray(code, dtype=np.int32)
+        self.f_metric = np.asarray(metric, dtype=np.int32)
+        self.f_inv_l2 = np.asarray(inv_l2, dtype=np.float64)
+        self.f_freq = np.asarray(freq, dtype=np.float64)
+        self.diag_value = float(np.sum(coef))
+        self.n_threads = max(1, int(n_threads) if n_threads else bcd_max_threads())
+        self._keep = (A1, A2)
+
+    cdef void tile(self, Py_ssize_t j, Py_ssize_t i0, Py_ssize_t i1, double* sq,
+                   double* out) noexcept nogil:
+        """out[0:i1-i0] = k(x1_i, x2_j) for i in [i0, i1); ``sq`` holds
+        n_metrics * (i1 - i0) doubles of scratch."""
+        cdef Py_ssize_t w = i1 - i0, i, k, m, t, f
+        cdef double z, diff, p
+        cdef double* s
+        cdef const double* row
+        for m in range(self.n_metrics):
+            s = sq + m * w
+            for i in range(w):
+                s[i] = 0.0
+            for k in range(self.dim):
+                z = self.X2[m, k, j]
+                row = &self.X1[m, k, i0]
+                for i in range(w):
+                    diff = row[i] - z
+                    s[i] += diff * diff
+        if self.term_ptr.shape[0] == 2 and self.term_ptr[1] == 1 and self.f_code[0] == 0:
+            # a single squared exponential: the common case, kept branch-free
+            p = self.term_coef[0]
+            s = sq + self.f_metric[0] * w
+            for i in range(w):
+                out[i] = p * exp(-0.5 * s[i])
+            return
+        for i in range(w):
+            out[i] = 0.0
+        for t in range(self.term_ptr.shape[0] - 1):
+            for i in range(w):
+                p = self.term_coef[t]
+                for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
+                    p *= _factor(self.f_code[f], sq[self.f_metric[f] * w + i],
+                                 self.f_inv_l2[f], self.f_freq[f])
+                out[i] += p
+
+    cdef int threads_for(self, Py_ssize_t work) noexcept nogil:
+        """Threads for a call evaluating ``work`` kernel entries."""
+        return self.n_threads if work >= PARALLEL_MIN else 1
+
+    cdef double pair(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+        """k(x1_i, x2_j)."""
+        cdef Py_ssize_t k, m, t, f
+        cdef double s, diff, p, total = 0.0
+        cdef double sq[16]
+        cdef double* sp = sq
+        if self.n_metrics > 16:
+            sp = <double*>malloc(self.n_metrics * sizeof(double))
+        for m in range(self.n_metrics):
+            s = 0.0
+            for k in range(self.dim):
+                diff = self.X1[m, k, i] - self.X2[m, k, j]
+                s += diff * diff
+            sp[m] = s
+        for t in range(self.term_ptr.shape[0] - 1):
+            p = self.term_coef[t]
+            for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
+                p *= _factor(self.f_code[f], sp[self.f_metric[f]], self.f_inv_l2[f],
+                             self.f_freq[f])
+            total += p
+        if sp != sq:
+            free(sp)
+        return total
+
+    cdef void gemv_cols(self, const int* cols, const double* w, Py_ssize_t m,
+                        double* out) noexcept nogil:
+        """out[i] += sum_a k(x1_i, x2_{cols[a]}) w[a] for every row i of X1
+        (NumPy: ``out += K[:, cols] @ w``), in parallel over tiles of rows;
+        columns with w[a] = 0 are skipped."""
+        cdef Py_ssize_t n_tiles = (self.n1 + TILE - 1) // TILE
+        cdef Py_ssize_t t, a, i, i0, i1
+        cdef double* sq
+        cdef double* kv
+        cdef double wa
+        cdef int nt = self.threads_for(self.n1 * m)
+        with parallel(num_threads=nt):
+            sq = <double*>malloc(self.n_metrics * TILE * sizeof(double))
+            kv = <double*>malloc(TILE * sizeof(double))
+            for t in prange(n_tiles, schedule="static"):
+                i0 = t * TILE
+                i1 = min(i0 + TILE, self.n1)
+                for a in range(m):
+                    wa = w[a]
+                    if wa == 0.0:
+                        continue
+                    self.tile(cols[a], i0, i1, sq, kv)
+                    for i in range(i1 - i0):
+                        out[i0 + i] += wa * kv[i]
+            free(sq)
+            free(kv)
+
+    cdef void columns(self, const int* cols, Py_ssize_t m, double* out) noexcept nogil:
+        """out[a * n1 + i] = k(x1_i, x2_{cols[a]}): whole columns, one after
+        the other (column-major ``K[:, cols]``), in parallel over columns."""
+        self.columns_to(cols, m, out, NULL)
+
+    cdef void columns_to(self, const int* cols, Py_ssize_t m, double* base,
+                         const int* slot) noexcept nogil:
+        """Column ``cols[a]`` into ``base + slot[a] * n1`` (``slot`` NULL: a)."""
+        cdef Py_ssize_t a, i0, i1
+        cdef double* sq
+        cdef double* out
+        cdef int nt = self.threads_for(self.n1 * m)
+        with parallel(num_threads=nt):
+            sq = <double*>malloc(self.n_metrics * TILE * sizeof(double))
+            for a in prange(m, schedule="dynamic"):
+                out = base + (slot[a] if slot != NULL else a) * self.n1
+                i0 = 0
+                while i0 < self.n1:
+                    i1 = min(i0 + TILE, self.n1)
+                    self.tile(cols[a], i0, i1, sq, out + i0)
+                    i0 = i1
+            free(sq)
+
+    cdef void entries(self, const int* rows, Py_ssize_t nr, const int* cols, Py_ssize_t nc,
+                      double* out) noexcept nogil:
+        """out[r * nc + c] = k(x1_{rows[r]}, x2_{cols[c]}) (row-major)."""
+        cdef Py_ssize_t r, c
+        for r in prange(nr, schedule="static", num_threads=self.threads_for(nr * nc)):
+            for c in range(nc):
+                out[r * nc + c] = self.pair(rows[r], cols[c])
+
+    # ------------------------------------------------------------ Python
+    def matrix(self):
+        """The dense n1 x n2 matrix."""
+        out = np.empty((self.n2, self.n1))
+        cdef double[:, ::1] o = out
+        cdef int[::1] cols = np.arange(self.n2, dtype=np.int32)
+        if self.n1 and self.n2:
+            with nogil:
+                self.columns(&cols[0], self.n2, &o[0, 0])
+        return out.T
+
+    def matvec(self, w, cols=None):
+        """``K[:, cols] @ w`` (all columns when ``cols`` is None), without forming K."""
+        cdef int[::1] c = (np.arange(self.n2, dtype=np.int32) if cols is None
+                           else np.ascontiguousarray(cols, dtype=np.int32))
+        cdef const double[::1] wv = np.ascontiguousarray(w, dtype=np.float64)
+        out = np.zeros(self.n1)
+        cdef double[::1] o = out
+        if c.shape[0] != wv.shape[0]:
+            raise ValueError("w must have one entry per column.")
+        if c.shape[0] and self.n1:
+            with nogil:
+                self.gemv_cols(&c[0], &wv[0], c.shape[0], &o[0])
+        return out
+
+    def matmat(self, W):
+        """``K @ W`` for a dense (n2, k) W, one kernel pass per column of W
+        reused across the k right-hand sides (tiles of rows in parallel)."""
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        if W.ndim != 2 or W.shape[0] != self.n2:
+            raise ValueError(f"W must have shape ({self.n2}, k).")
+        cdef const double[:, ::1] Wv = W
+        cdef Py_ssize_t k = W.shape[1]
+        out = np.zeros((self.n1, k))
+        cdef double[:, ::1] o = out
+        cdef Py_ssize_t n_tiles = (self.n1 + TILE - 1) // TILE
+        cdef Py_ssize_t t, j, i, c, i0, i1
+        cdef double* sq
+        cdef double* kv
+        cdef double kij
+        if k == 0 or self.n1 == 0:
+            return out
+        with nogil, parallel(num_threads=self.n_threads):
+            sq = <double*>malloc(self.n_metrics * TILE * sizeof(double))
+            kv = <double*>malloc(TILE * sizeof(double))
+            for t in prange(n_tiles, schedule="static"):
+                i0 = t * TILE
+                i1 = min(i0 + TILE, self.n1)
+                for j in range(self.n2):
+                    self.tile(j, i0, i1, sq, kv)
+                    for i in range(i1 - i0):
+                        kij = kv[i]
+                        for c in range(k):
+                            o[i0 + i, c] += kij * Wv[j, c]
+            free(sq)
+            free(kv)
+        return out

@@ -1,0 +1,220 @@
+"""Compiled kernel of the Gaussian process linear system."""
+import numpy as np
+from cython.parallel cimport prange, parallel
+from libc.stdlib cimport malloc, free
+
+from bcd.core._problem cimport Problem
+from bcd.gp._kernel cimport KernelEval
+
+cdef enum:
+    TILE = 256
+
+
+cdef class GPKernel(Problem):
+    """f(a) = a'(K + s I)a / 2 - y'a with K evaluated on the fly.
+
+    The gradient g = (K + s I)a - y is always tracked: updating it after a
+    step on block b costs the columns K[:, b], exactly what computing
+    grad_b f would cost without tracking, and it makes stopping tests O(n).
+    With a column cache, recently used columns of K are kept (up to
+    ``cache_columns`` of them) and reused instead of recomputed.
+    """
+    cdef KernelEval K
+    cdef const double[::1] y
+    cdef readonly double noise
+    cdef double[::1] u              # (K + s I)_b d for a prepared direction
+    cdef int[::1] nz                # scratch: indices of non-zero a
+    cdef double[::1] wz             # and their values
+    cdef bint fresh                 # g was just recomputed from a
+    cdef double dir_gd, dir_dhd
+    # column cache (clock replacement)
+    cdef readonly Py_ssize_t cache_columns
+    cdef double[::1] cache
+    cdef int[::1] slot_of           # coordinate -> slot or -1
+    cdef int[::1] owner             # slot -> coordinate or -1
+    cdef unsigned char[::1] ref
+    cdef Py_ssize_t hand
+    cdef int[::1] blk_slot
+    cdef int[::1] miss
+    cdef int[::1] miss_slot
+    cdef readonly Py_ssize_t cache_hits, cache_misses
+
+    def __init__(self, KernelEval K, y, double noise, lipschitz, Py_ssize_t max_block=1,
+                 Py_ssize_t cache_columns=0):
+        n = K.n1
+        Problem.__init__(self, n, lipschitz, True, True)
+        self.K = K
+        self.y = y
+        self.noise = noise
+        self.u = np.zeros(n)
+        self.nz = np.zeros(n, dtype=np.int32)
+        self.wz = np.zeros(n)
+        self.cache_columns = max(0, min(cache_columns, n))
+        if self.cache_columns:
+            self.cache = np.zeros(self.cache_columns * n)
+            self.slot_of = np.full(n, -1, dtype=np.int32)
+            self.owner = np.full(self.cache_columns, -1, dtype=np.int32)
+            self.ref = np.zeros(self.cache_columns, dtype=np.uint8)
+        self.reserve(max_block)
+        with nogil:
+            self.reset()
+
+    def reserve(self, Py_ssize_t max_block, Py_ssize_t max_dense=-1):
+        grew = Problem.reserve(self, max_block, max_dense)
+        if grew and self.cache_columns:
+            self.blk_slot = np.zeros(max_block, dtype=np.int32)
+            self.miss = np.zeros(max_block, dtype=np.int32)
+            self.miss_slot = np.zeros(max_block, dtype=np.int32)
+        return grew
+
+    cdef void _gradient_into(self, double* out) noexcept nogil:
+        """out = (K + s I) a - y, over the non-zero entries of a."""
+        cdef Py_ssize_t j, m = 0
+        for j in range(self.n):
+            out[j] = self.noise * self.x[j] - self.y[j]
+            if self.x[j] != 0.0:
+                self.nz[m] = <int>j
+                self.wz[m] = self.x[j]
+                m += 1
+        if m:
+            self.K.gemv_cols(&self.nz[0], &self.wz[0], m, out)
+
+    cdef void reset(self) noexcept nogil:
+        self._gradient_into(&self.g[0])
+        self.all_dirty = True
+        self.fresh = True
+
+    cdef double grad_coord(self, Py_ssize_t j) noexcept nogil:
+        return self.g[j]
+
+    cdef void full_gradient(self, double* out) noexcept nogil:
+        cdef Py_ssize_t j
+        if self.fresh:
+            for j in range(self.n):
+                out[j] = self.g[j]
+        else:
+            self._gradient_into(out)
+
+    cdef double objective(self) noexcept nogil:
+        # (K + s I) a = g + y, so f = a'(g + y)/2 - y'a = a'(g - y)/2
+        cdef Py_ssize_t j
+        cdef double s = 0.0
+        for j in range(self.n):
+            s += self.x[j] * (self.g[j] - self.y[j])
+        return 0.5 * s
+
+    cdef bint hessian_entries(self, const int* rows, Py_ssize_t nr, const int* cols,
+                              Py_ssize_t nc, double* out) noexcept nogil:
+        cdef Py_ssize_t r, c
+        self.K.entries(rows, nr, cols, nc, out)
+        for r in range(nr):
+            for c in range(nc):
+                if rows[r] == cols[c]:
+                    out[r * nc + c] += self.noise
+        return True
+
+    cdef bint block_hessian_bound(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
+        return self.hessian_entries(blk, nb, blk, nb, H)
+
+    cdef bint block_hessian(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
+        return self.hessian_entries(blk, nb, blk, nb, H)
+
+    cdef bint bound_matvec(self, const int* support, const double* v, Py_ssize_t ns,
+                           double* out) noexcept nogil:
+        cdef Py_ssize_t j
+        for j in range(self.n):
+            out[j] = 0.0
+        self._block_product(support, v, ns, out)
+        return True
+
+    cdef void _block_product(self, const int* blk, const double* d, Py_ssize_t nb,
+                             double* out) noexcept nogil:
+        """out += (K + s I)[:, b] d, through the column cache when there is one."""
+        cdef Py_ssize_t a
+        for a in range(nb):
+            out[blk[a]] += self.noise * d[a]
+        if self.cache_columns == 0 or nb > self.cache_columns:
+            self.K.gemv_cols(blk, d, nb, out)
+            return
+        self._cached_product(blk, d, nb, out)
+
+    cdef void _cached_product(self, const int* blk, const double* d, Py_ssize_t nb,
+                              double* out) noexcept nogil:
+        cdef Py_ssize_t a, nm = 0, t, i, i0, i1, n = self.n
+        cdef Py_ssize_t n_tiles = (n + TILE - 1) // TILE
+        cdef int sl
+        cdef double* col
+        # pin the block's cached columns, then give the others a slot each
+        for a in range(nb):
+            sl = self.slot_of[blk[a]]
+            self.blk_slot[a] = sl
+            if sl >= 0:
+                self.ref[sl] = 2
+                self.cache_hits += 1
+        for a in range(nb):
+            if self.blk_slot[a] >= 0:
+                continue
+            self.cache_misses += 1
+            while True:
+                sl = <int>self.hand
+                self.hand = (self.hand + 1) % self.cache_columns
+                if self.ref[sl] == 0:
+                    break
+                if self.ref[sl] == 1:
+                    self.ref[sl] = 0
+            if self.owner[sl] >= 0:
+                self.slot_of[self.owner[sl]] = -1
+            self.owner[sl] = blk[a]
+            self.slot_of[blk[a]] = sl
+            self.ref[sl] = 2
+            self.blk_slot[a] = sl
+            self.miss[nm] = blk[a]
+            self.miss_slot[nm] = sl
+            nm += 1
+        if nm:
+            self.K.columns_to(&self.miss[0], nm, &self.cache[0], &self.miss_slot[0])
+        for a in range(nb):
+            self.ref[self.blk_slot[a]] = 1
+        for t in prange(n_tiles, schedule="static", num_threads=self.K.threads_for(n * nb)):
+            i0 = t * TILE
+            i1 = min(i0 + TILE, n)
+            for a in range(nb):
+                col = &self.cache[self.blk_slot[a] * n]
+                for i in range(i0, i1):
+                    out[i] += col[i] * d[a]
+
+    cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
+        cdef Py_ssize_t a
+        for a in range(nb):
+            self.x[blk[a]] += d[a]
+        self._block_product(blk, d, nb, &self.g[0])
+        self.all_dirty = True
+        self.fresh = False
+
+    cdef void direction_prepare(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
+        cdef Py_ssize_t a, j
+        self.record_direction(blk, nb, d)
+        for j in range(self.n):
+            self.u[j] = 0.0
+        self._block_product(blk, d, nb, &self.u[0])
+        self.dir_gd = 0.0
+        self.dir_dhd = 0.0
+        for a in range(nb):
+            self.dir_gd += self.g[blk[a]] * d[a]
+            self.dir_dhd += d[a] * self.u[blk[a]]
+
+    cdef double direction_delta(self, double alpha) noexcept nogil:
+        return alpha * self.dir_gd + 0.5 * alpha * alpha * self.dir_dhd
+
+    cdef void direction_commit(self, double alpha) noexcept nogil:
+        cdef Py_ssize_t a, j
+        for a in range(self.dir_nb):
+            self.x[self.dir_blk[a]] += alpha * self.dir_d[a]
+        for j in range(self.n):
+            self.g[j] += alpha * self.u[j]
+        self.all_dirty = True
+        self.fresh = False
+
+    def cache_stats(self):
+        """``(hits, misses)`` of the column cache."""
+        return self.cache_hits, self.cache_misses

@@ -1,0 +1,268 @@
+"""Covariance functions for Gaussian process regression.
+
+Kernels are stationary: they depend on the inputs through their distance
+only.  They combine with ``+`` and ``*``, and ``kernel(X1, X2)`` returns the
+dense matrix for small inputs.  Solvers never call that: they evaluate the
+entries they need on the fly in compiled code.
+
+>>> import numpy as np
+>>> from bcd.gp import SquaredExponential, Periodic
+>>> k = SquaredExponential(lengthscale=[1.0, 2.0], variance=2.0) + Periodic(1.0, 0.5)
+>>> K = k(np.zeros((1, 2)), np.array([[0.0, 0.0], [1.0, 0.0]]))
+>>> np.round(K, 4)
+array([[3.    , 2.2131]])
+"""
+import numbers
+
+import numpy as np
+
+from ._kernel import (KernelEval, LOCALLY_PERIODIC, MATERN32, MATERN52, PERIODIC,
+                      SQUARED_EXPONENTIAL)
+
+__all__ = ["Kernel", "SquaredExponential", "Matern", "Periodic", "LocallyPeriodic",
+           "Sum", "Product"]
+
+
+def _positive(value, name, owner):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{owner}: {name} must be a positive real number, got {value!r}.")
+    value = float(value)
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"{owner}: {name} must be positive and finite, got {value!r}.")
+    return value
+
+
+def _lengthscales(value, owner):
+    arr = np.asarray(value, dtype=np.float64) if not isinstance(value, numbers.Real) \
+        else np.asarray(float(value))
+    if arr.ndim > 1 or arr.size == 0:
+        raise ValueError(f"{owner}: lengthscale must be a positive scalar or one value per "
+                         f"input dimension, got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)) or not np.all(arr > 0):
+        raise ValueError(f"{owner}: lengthscale must be positive and finite, got {value!r}.")
+    return arr
+
+
+def _check_inputs(X, name="X"):
+    X = np.asarray(X)
+    if X.dtype == object or not np.issubdtype(X.dtype, np.number) \
+            or np.issubdtype(X.dtype, np.complexfloating):
+        raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}.")
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D array (n_samples, n_features), "
+                         f"got shape {X.shape}.")
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return X
+
+
+class Kernel:
+    """Base class of the covariance functions.
+
+    Subclasses describe themselves as a sum of products of base factors
+    (:meth:`_terms`); the compiled evaluator works from that description.
+    """
+
+    def __add__(self, other):
+        if not isinstance(other, Kernel):
+            return NotImplemented
+        return Sum(self, other)
+
+    def __mul__(self, other):
+        if not isinstance(other, Kernel):
+            return NotImplemented
+        return Product(self, other)
+
+    def _terms(self):
+        """List of terms; a term is a list of factors
+        ``(code, variance, scaling, lengthscale, period)`` where ``scaling``
+        multiplies the inputs (1 / lengthscale per dimension, or 1)."""
+        raise NotImplementedError
+
+    def _check_dim(self, dim):
+        for term in self._terms():
+            for factor in term:
+                scale = np.asarray(factor[2])
+                if scale.size not in (1, dim):
+                    raise ValueError(f"{self!r} has {scale.size} length-scales but the inputs "
+                                     f"have {dim} dimensions.")
+
+    def _spec(self, dim):
+        """``(terms, scalings)`` for :class:`bcd.gp._kernel.KernelEval`:
+        distinct input scalings are stored once."""
+        self._check_dim(dim)
+        scalings, terms = [], []
+        for term in self._terms():
+            out = []
+            for code, variance, scale, lengthscale, period in term:
+                s = np.broadcast_to(np.asarray(scale, dtype=np.float64), (dim,)).copy()
+                for k, known in enumerate(scalings):
+                    if np.array_equal(known, s):
+                        break
+                else:
+                    scalings.append(s)
+                    k = len(scalings) - 1
+                out.append((code, variance, k, lengthscale, period))
+            terms.append(out)
+        return terms, scalings
+
+    def evaluator(self, X1, X2=None, n_threads=None):
+        """Compiled evaluator of the entries k(X1[i], X2[j]) (inputs validated)."""
+        X1 = _check_inputs(X1, "X1")
+        if X2 is not None:
+            X2 = _check_inputs(X2, "X2")
+            if X2.shape[1] != X1.shape[1]:
+                raise ValueError(f"X2 has {X2.shape[1]} features, X1 has {X1.shape[1]}.")
+        return KernelEval(self._spec(X1.shape[1]), X1, X2, n_threads)
+
+    def __call__(self, X1, X2=None):
+        """The dense matrix ``K[i, j] = k(X1[i], X2[j])`` (``X2`` defaults to ``X1``)."""
+        return self.evaluator(X1, X2).matrix()
+
+    def diag_value(self):
+        """k(x, x), the same for every x (the kernels are stationary)."""
+        return float(sum(np.prod([f[1] for f in term]) for term in self._terms()))
+
+
+class _Base(Kernel):
+    _code = None
+
+    def _terms(self):
+        return [[(self._code, self.variance, self._scale(), self._lengthscale_value(),
+                  self._period_value())]]
+
+    def _scale(self):
+        return 1.0 / self.lengthscale
+
+    def _lengthscale_value(self):
+        return 1.0
+
+    def _period_value(self):
+        return 1.0
+
+
+class SquaredExponential(_Base):
+    r"""Squared exponential kernel with automatic relevance determination.
+
+    :math:`k(x, x') = \sigma_f^2 \exp(-\tfrac12 \sum_d (x_d - x'_d)^2 / \ell_d^2)`.
+
+    Parameters
+    ----------
+    lengthscale : float or array-like of shape (n_features,)
+        One length-scale, or one per input dimension (ARD).
+    variance : float, default=1.0
+        Signal variance :math:`\sigma_f^2`.
+    """
+    _code = SQUARED_EXPONENTIAL
+
+    def __init__(self, lengthscale, variance=1.0):
+        self.lengthscale = _lengthscales(lengthscale, "SquaredExponential")
+        self.variance = _positive(variance, "variance", "SquaredExponential")
+
+    def __repr__(self):
+        return f"SquaredExponential(lengthscale={_fmt(self.lengthscale)}, variance={self.variance:g})"
+
+
+class Matern(_Base):
+    r"""Matern kernel with smoothness 3/2 or 5/2.
+
+    With :math:`r^2 = \sum_d (x_d - x'_d)^2 / \ell_d^2`:
+    :math:`\sigma_f^2 (1 + \sqrt3 r) e^{-\sqrt3 r}` for ``nu=1.5`` and
+    :math:`\sigma_f^2 (1 + \sqrt5 r + 5r^2/3) e^{-\sqrt5 r}` for ``nu=2.5``.
+
+    Parameters
+    ----------
+    nu : {1.5, 2.5}
+    lengthscale : float or array-like of shape (n_features,)
+    variance : float, default=1.0
+    """
+
+    def __init__(self, nu, lengthscale, variance=1.0):
+        if nu not in (1.5, 2.5) or isinstance(nu, bool):
+            raise ValueError(f"Matern: nu must be 1.5 or 2.5, got {nu!r}.")
+        self.nu = float(nu)
+        self._code = MATERN32 if self.nu == 1.5 else MATERN52
+        self.lengthscale = _lengthscales(lengthscale, "Matern")
+        self.variance = _positive(variance, "variance", "Matern")
+
+    def __repr__(self):
+        return (f"Matern(nu={self.nu:g}, lengthscale={_fmt(self.lengthscale)}, "
+                f"variance={self.variance:g})")
+
+
+class Periodic(_Base):
+    r"""Periodic (exponentiated sine squared) kernel.
+
+    :math:`k(x, x') = \sigma_f^2 \exp(-2 \sin^2(\pi \|x - x'\| / p) / \ell^2)`.
+
+    Parameters
+    ----------
+    period : float
+        Period p.
+    lengthscale : float
+        Length-scale :math:`\ell` (a scalar).
+    variance : float, default=1.0
+    """
+    _code = PERIODIC
+
+    def __init__(self, period, lengthscale, variance=1.0):
+        name = type(self).__name__
+        self.period = _positive(period, "period", name)
+        self.lengthscale = _positive(lengthscale, "lengthscale", name)
+        self.variance = _positive(variance, "variance", name)
+
+    def _scale(self):
+        return 1.0
+
+    def _lengthscale_value(self):
+        return self.lengthscale
+
+    def _period_value(self):
+        return self.period
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(period={self.period:g}, "
+                f"lengthscale={self.lengthscale:g}, variance={self.variance:g})")
+
+
+class LocallyPeriodic(Periodic):
+    r"""Locally periodic kernel: a squared exponential times a periodic
+    kernel with a shared length-scale.
+
+    :math:`k(x, x') = \sigma_f^2 \exp(-\|x - x'\|^2 / (2\ell^2))
+    \exp(-2 \sin^2(\pi \|x - x'\| / p) / \ell^2)`.
+    """
+    _code = LOCALLY_PERIODIC
+
+
+class Sum(Kernel):
+    """``k1 + k2``."""
+
+    def __init__(self, k1, k2):
+        self.k1, self.k2 = k1, k2
+
+    def _terms(self):
+        return self.k1._terms() + self.k2._terms()
+
+    def __repr__(self):
+        return f"({self.k1!r} + {self.k2!r})"
+
+
+class Product(Kernel):
+    """``k1 * k2`` (products of sums are expanded)."""
+
+    def __init__(self, k1, k2):
+        self.k1, self.k2 = k1, k2
+
+    def _terms(self):
+        return [a + b for a in self.k1._terms() for b in self.k2._terms()]
+
+    def __repr__(self):
+        return f"({self.k1!r} * {self.k2!r})"
+
+
+def _fmt(arr):
+    return f"{float(arr):g}" if arr.ndim == 0 else "[" + ", ".join(f"{v:g}" for v in arr) + "]"

@@ -1,0 +1,150 @@
+"""The Gaussian process linear system as a problem for :func:`bcd.solve`."""
+import numpy as np
+
+from .._validation import check_vector
+from ..core._matrix import Matrix
+from ..problems._base import Problem
+from ..problems._quadratic import QuadraticKernel
+from ._kernel import max_threads
+from ._problem import GPKernel
+from .kernels import Kernel, _check_inputs
+
+#: smallest noise variance accepted, relative to the signal variance k(x, x)
+MIN_RELATIVE_NOISE = 1e-8
+
+
+class GaussianProcess(Problem):
+    r"""Gaussian process regression as the quadratic
+    :math:`f(\alpha) = \tfrac12 \alpha^T (K + \sigma^2 I) \alpha - y^T \alpha`.
+
+    Its minimizer gives the predictive mean :math:`m(x_*) = k(x_*, X) \alpha`.
+    The kernel matrix K is never formed (unless ``precomputed=True``): the
+    entries a solver needs are evaluated on the fly in compiled code, in
+    parallel over the rows, so memory stays O(n).  Any rule and block
+    strategy of :func:`bcd.solve` applies, with ``update="exact"`` the
+    natural update; ``rule="gbcd"`` is Bo and Sminchisescu's greedy block
+    coordinate descent.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Training inputs.
+    y : array-like of shape (n_samples,)
+        Training targets.
+    kernel : bcd.gp.kernels.Kernel
+        Covariance function, e.g. ``bcd.gp.SquaredExponential(2.0)``.
+    noise : float
+        Noise variance :math:`\sigma^2`, at least ``1e-8`` times the signal
+        variance k(x, x) (below that K + noise I is numerically singular:
+        duplicate inputs make K exactly singular).
+    precomputed : bool, default=False
+        Form the dense matrix K + noise I once (O(n^2) memory) instead of
+        evaluating entries on the fly: faster for small n.
+    cache_size : float, default=0
+        Memory limit in bytes of a cache of kernel columns (0: no cache).
+        Columns of recently updated coordinates are reused instead of
+        recomputed.
+    n_threads : int, optional
+        Threads evaluating the kernel (default: all cores, or OpenMP's
+        ``OMP_NUM_THREADS``).
+
+    Notes
+    -----
+    The gradient is :math:`(K + \sigma^2 I)\alpha - y`, the residual of the
+    linear system, so ``tol`` bounds that residual; all L_i equal
+    k(x, x) + noise.
+
+    Examples
+    --------
+    >>> import numpy as np, bcd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(300, 2)); y = np.sin(6 * X[:, 0])
+    >>> problem = bcd.GaussianProcess(X, y, bcd.gp.SquaredExponential(0.3), noise=0.1)
+    >>> result = bcd.solve(problem, rule="gbcd", block_size=50, update="exact", tol=1e-8)
+    >>> result.converged
+    True
+    >>> K = problem.kernel(X) + 0.1 * np.eye(300)
+    >>> bool(np.allclose(K @ result.x, y, atol=1e-7))
+    True
+    """
+
+    _has_hessian_bound = True
+
+    def __init__(self, X, y, kernel, noise, precomputed=False, cache_size=0, n_threads=None):
+        if not isinstance(kernel, Kernel):
+            raise TypeError(f"kernel must be a bcd.gp kernel (SquaredExponential, Matern, "
+                            f"Periodic, LocallyPeriodic or their sums and products), got "
+                            f"{type(kernel).__name__}.")
+        X = _check_inputs(X, "X")
+        n = X.shape[0]
+        y = check_vector(y, "y")
+        if y.shape[0] != n:
+            raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows.")
+        kernel._check_dim(X.shape[1])
+        k0 = kernel.diag_value()
+        if isinstance(noise, bool) or not np.isscalar(noise) or not np.isreal(noise):
+            raise TypeError(f"noise must be a positive real number, got {noise!r}.")
+        noise = float(noise)
+        if not (np.isfinite(noise) and noise >= MIN_RELATIVE_NOISE * k0):
+            raise ValueError(f"noise must be finite and at least {MIN_RELATIVE_NOISE:g} times "
+                             f"the signal variance k(x, x) = {k0:g}, got {noise!r}; with less, "
+                             f"K + noise I is numerically singular (exactly so with duplicate "
+                             f"inputs).")
+        if not (isinstance(cache_size, (int, float)) and np.isfinite(cache_size)
+                and cache_size >= 0):
+            raise ValueError(f"cache_size must be a non-negative number of bytes, got "
+                             f"{cache_size!r}.")
+        if n_threads is not None and (not isinstance(n_threads, (int, np.integer))
+                                      or isinstance(n_threads, bool) or n_threads < 1):
+            raise ValueError(f"n_threads must be a positive integer or None, got {n_threads!r}.")
+        self.X = X
+        self.y = y
+        self.kernel = kernel
+        self.noise = noise
+        self.precomputed = bool(precomputed)
+        self.cache_size = cache_size
+        self.n_threads = int(n_threads) if n_threads else max_threads()
+        self.n_coordinates = n
+        self._set_lipschitz(np.full(n, k0 + noise))
+        self._eval = kernel.evaluator(X, n_threads=self.n_threads)
+        self._set_penalty(None)
+
+    def _system_matrix(self):
+        """The dense K + noise I (precomputed mode), cached."""
+        cache = self.__dict__
+        if "_dense" not in cache:
+            K = np.asfortranarray(self._eval.matrix())
+            K[np.diag_indices_from(K)] += self.noise
+            cache["_dense"] = K
+        return cache["_dense"]
+
+    def _make_kernel(self, tracking, max_block):
+        if self.precomputed:
+            return QuadraticKernel(Matrix(self._system_matrix()), self.y, self.lipschitz,
+                                   True, int(max_block))
+        columns = int(self.cache_size // (8 * self.n_coordinates))
+        return GPKernel(self._eval, self.y, self.noise, self.lipschitz, int(max_block), columns)
+
+    def matvec(self, alpha):
+        """(K + noise I) alpha, without forming K."""
+        alpha = check_vector(alpha, "alpha", self.n_coordinates)
+        return self._eval.matvec(alpha) + self.noise * alpha
+
+    def smooth_objective(self, alpha):
+        """f(alpha) = alpha'(K + noise I)alpha / 2 - y'alpha."""
+        alpha = check_vector(alpha, "alpha", self.n_coordinates)
+        return 0.5 * float(alpha @ self.matvec(alpha)) - float(self.y @ alpha)
+
+    def gradient(self, alpha):
+        """(K + noise I) alpha - y, the residual of the linear system."""
+        return self.matvec(alpha) - self.y
+
+    def _sirt_diagonal(self):
+        # every supported kernel is positive, so |K| 1 = K 1
+        return self._eval.matvec(np.ones(self.n_coordinates)) + self.noise
+
+    def _costs(self, block_size, tracking, dense=True):
+        n, d = self.X.shape
+        per_entry = d + 20.0
+        solve = block_size ** 3 / 3.0 if dense else 0.0
+        return n * block_size * per_entry + solve, 4.0 * n
