@@ -197,3 +197,38 @@ def _graph_dataset(name, random_state, n_nodes=None):
     n_nodes = check_scalar(n_nodes, "n_samples", low=4, integer=True)
     return make_two_moons_dataset(n_nodes, max(1, round(0.05 * n_nodes)),
                                   random_state=random_state)
+
+
+def make_friedman1(n_samples=10000, n_test=5000, noise=1.0, random_state=0):
+    """Friedman's first regression problem as used by Bo and Sminchisescu.
+
+    Ten inputs uniform on [0, 1]; the target
+    ``10 sin(pi x0 x1) + 20 (x2 - 0.5)^2 + 10 x3 + 5 x4`` depends on the
+    first five.  Gaussian noise of standard deviation ``noise`` is added to
+    the training targets only; then every input and the output are scaled
+    to zero mean and unit variance with the training statistics (the same
+    transformation is applied to the test set).
+
+    Returns
+    -------
+    X_train, y_train, X_test, y_test : ndarrays
+
+    Examples
+    --------
+    >>> import bcd
+    >>> X, y, Xt, yt = bcd.datasets.make_friedman1(1000, 200, random_state=0)
+    >>> X.shape, Xt.shape, round(float(y.std()), 6)
+    ((1000, 10), (200, 10), 1.0)
+    """
+    n_samples = check_scalar(n_samples, "n_samples", low=2, integer=True)
+    n_test = check_scalar(n_test, "n_test", low=0, integer=True)
+    noise = check_scalar(noise, "noise", low=0.0)
+    rng = np.random.default_rng(random_state)
+    X = rng.uniform(size=(n_samples + n_test, 10))
+    y = (10.0 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20.0 * (X[:, 2] - 0.5) ** 2
+         + 10.0 * X[:, 3] + 5.0 * X[:, 4])
+    y[:n_samples] += noise * rng.standard_normal(n_samples)
+    mu, sd = X[:n_samples].mean(axis=0), X[:n_samples].std(axis=0)
+    X = (X - mu) / sd
+    y = (y - y[:n_samples].mean()) / y[:n_samples].std()
+    return X[:n_samples], y[:n_samples], X[n_samples:], y[n_samples:]

@@ -37,6 +37,8 @@ cdef enum:
     # kernel entries below which a call runs on one thread: waking the
     # others would cost more than it saves
     PARALLEL_MIN = 65536
+    # the same for entries evaluated one by one (several times dearer)
+    PARALLEL_MIN_ENTRIES = 8192
 
 cdef double SQRT3 = sqrt(3.0)
 cdef double SQRT5 = sqrt(5.0)
@@ -91,6 +93,10 @@ cdef class KernelEval:
         A2 = A1 if same else np.ascontiguousarray(S[:, :, None] * X2.T[None, :, :])
         self.X1 = A1
         self.X2 = A2
+        B1 = np.ascontiguousarray(A1.transpose(0, 2, 1))
+        B2 = B1 if same else np.ascontiguousarray(A2.transpose(0, 2, 1))
+        self.R1 = B1
+        self.R2 = B2
         ptr, coef, code, metric, inv_l2, freq = [0], [], [], [], [], []
         for term in terms:
             c = 1.0
@@ -110,14 +116,14 @@ cdef class KernelEval:
         self.f_freq = np.asarray(freq, dtype=np.float64)
         self.diag_value = float(np.sum(coef))
         self.n_threads = max(1, int(n_threads) if n_threads else bcd_max_threads())
-        self._keep = (A1, A2)
+        self._keep = (A1, A2, B1, B2)
 
     cdef void tile(self, Py_ssize_t j, Py_ssize_t i0, Py_ssize_t i1, double* sq,
                    double* out) noexcept nogil:
         """out[0:i1-i0] = k(x1_i, x2_j) for i in [i0, i1); ``sq`` holds
         n_metrics * (i1 - i0) doubles of scratch."""
-        cdef Py_ssize_t w = i1 - i0, i, k, m, t, f
-        cdef double z, diff, p
+        cdef Py_ssize_t w = i1 - i0, i, k, m
+        cdef double z, diff
         cdef double* s
         cdef const double* row
         for m in range(self.n_metrics):
@@ -130,6 +136,14 @@ cdef class KernelEval:
                 for i in range(w):
                     diff = row[i] - z
                     s[i] += diff * diff
+        self.combine(sq, w, out)
+
+    cdef void combine(self, double* sq, Py_ssize_t w, double* out) noexcept nogil:
+        """out[0:w] = kernel values from the squared distances of every
+        metric (``sq[m * w + i]``)."""
+        cdef Py_ssize_t i, t, f
+        cdef double p
+        cdef double* s
         if self.term_ptr.shape[0] == 2 and self.term_ptr[1] == 1 and self.f_code[0] == 0:
             # a single squared exponential: the common case, kept branch-free
             p = self.term_coef[0]
@@ -147,6 +161,40 @@ cdef class KernelEval:
                                  self.f_inv_l2[f], self.f_freq[f])
                 out[i] += p
 
+    cdef void gather(self, const int* cols, Py_ssize_t nc, double* G, Py_ssize_t ldg) noexcept nogil:
+        """Copy the inputs of X2 rows ``cols`` to G, laid out (metric, dim, ldg)."""
+        cdef Py_ssize_t m, k, c
+        for m in range(self.n_metrics):
+            for k in range(self.dim):
+                for c in range(nc):
+                    G[(m * self.dim + k) * ldg + c] = self.X2[m, k, cols[c]]
+
+    cdef void entries_gathered(self, const int* rows, Py_ssize_t nr, const double* G,
+                               Py_ssize_t ldg, Py_ssize_t nc, double* out) noexcept nogil:
+        """out[r * nc + c] = k(x1_{rows[r]}, g_c) for inputs g_c gathered by
+        :meth:`gather`: each row is evaluated vectorized over the columns."""
+        cdef Py_ssize_t r, m, k, c
+        cdef double z, diff
+        cdef double* sq
+        cdef double* s
+        cdef const double* gk
+        cdef int nt = self.n_threads if nr * nc >= PARALLEL_MIN else 1
+        with parallel(num_threads=nt):
+            sq = <double*>malloc(self.n_metrics * nc * sizeof(double))
+            for r in prange(nr, schedule="static"):
+                for m in range(self.n_metrics):
+                    s = sq + m * nc
+                    for c in range(nc):
+                        s[c] = 0.0
+                    for k in range(self.dim):
+                        z = self.R1[m, rows[r], k]
+                        gk = G + (m * self.dim + k) * ldg
+                        for c in range(nc):
+                            diff = gk[c] - z
+                            s[c] += diff * diff
+                self.combine(sq, nc, out + r * nc)
+            free(sq)
+
     cdef int threads_for(self, Py_ssize_t work) noexcept nogil:
         """Threads for a call evaluating ``work`` kernel entries."""
         return self.n_threads if work >= PARALLEL_MIN else 1
@@ -157,12 +205,16 @@ cdef class KernelEval:
         cdef double s, diff, p, total = 0.0
         cdef double sq[16]
         cdef double* sp = sq
+        cdef const double* a
+        cdef const double* b
         if self.n_metrics > 16:
             sp = <double*>malloc(self.n_metrics * sizeof(double))
         for m in range(self.n_metrics):
+            a = &self.R1[m, i, 0]
+            b = &self.R2[m, j, 0]
             s = 0.0
             for k in range(self.dim):
-                diff = self.X1[m, k, i] - self.X2[m, k, j]
+                diff = a[k] - b[k]
                 s += diff * diff
             sp[m] = s
         for t in range(self.term_ptr.shape[0] - 1):
@@ -229,7 +281,8 @@ cdef class KernelEval:
                       double* out) noexcept nogil:
         """out[r * nc + c] = k(x1_{rows[r]}, x2_{cols[c]}) (row-major)."""
         cdef Py_ssize_t r, c
-        for r in prange(nr, schedule="static", num_threads=self.threads_for(nr * nc)):
+        cdef int nt = self.n_threads if nr * nc >= PARALLEL_MIN_ENTRIES else 1
+        for r in prange(nr, schedule="static", num_threads=nt):
             for c in range(nc):
                 out[r * nc + c] = self.pair(rows[r], cols[c])
 

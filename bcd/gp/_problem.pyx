@@ -38,6 +38,11 @@ cdef class GPKernel(Problem):
     cdef int[::1] miss
     cdef int[::1] miss_slot
     cdef readonly Py_ssize_t cache_hits, cache_misses
+    # inputs of the columns last asked for by hessian_entries, gathered: a
+    # greedy rule asks again with one more column (its growing block)
+    cdef int[::1] g_cols
+    cdef double[::1] g_inputs
+    cdef Py_ssize_t n_gathered
 
     def __init__(self, KernelEval K, y, double noise, lipschitz, Py_ssize_t max_block=1,
                  Py_ssize_t cache_columns=0):
@@ -61,6 +66,10 @@ cdef class GPKernel(Problem):
 
     def reserve(self, Py_ssize_t max_block, Py_ssize_t max_dense=-1):
         grew = Problem.reserve(self, max_block, max_dense)
+        if grew:
+            self.g_cols = np.zeros(max_block, dtype=np.int32)
+            self.g_inputs = np.zeros(self.K.n_metrics * self.K.dim * max_block)
+            self.n_gathered = 0
         if grew and self.cache_columns:
             self.blk_slot = np.zeros(max_block, dtype=np.int32)
             self.miss = np.zeros(max_block, dtype=np.int32)
@@ -105,8 +114,18 @@ cdef class GPKernel(Problem):
 
     cdef bint hessian_entries(self, const int* rows, Py_ssize_t nr, const int* cols,
                               Py_ssize_t nc, double* out) noexcept nogil:
-        cdef Py_ssize_t r, c
-        self.K.entries(rows, nr, cols, nc, out)
+        cdef Py_ssize_t r, c, keep = 0, cap = self.g_cols.shape[0]
+        if nc <= cap and nr * nc >= 64:
+            while keep < self.n_gathered and keep < nc and self.g_cols[keep] == cols[keep]:
+                keep += 1
+            if keep < nc:
+                self.K.gather(cols + keep, nc - keep, &self.g_inputs[keep], cap)
+                for c in range(keep, nc):
+                    self.g_cols[c] = cols[c]
+            self.n_gathered = nc
+            self.K.entries_gathered(rows, nr, &self.g_inputs[0], cap, nc, out)
+        else:
+            self.K.entries(rows, nr, cols, nc, out)
         for r in range(nr):
             for c in range(nc):
                 if rows[r] == cols[c]:
