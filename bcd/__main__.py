@@ -4,6 +4,8 @@
 and B with timings.  ``python -m bcd reproduce FIGURE [--plot FILE.png]``:
 one of the paper's figures (4, 5, 8-12 on datasets A, B and C; 6 on
 the graph datasets D and E; 7 and 13 on A with an L1 penalty and x >= 0).
+``python -m bcd gp-demo``: Gaussian process regression on Friedman1 by
+GBCD, dense Cholesky and matrix-free conjugate gradients.
 """
 import argparse
 import sys
@@ -27,6 +29,14 @@ def main(argv=None):
     rep.add_argument("--small", action="store_true",
                      help="use small versions of the datasets (A, B: 200 x 2000; C: 200 x "
                           "200; D, E: 400 nodes)")
+    gp = sub.add_parser("gp-demo", help="Gaussian process regression on Friedman1: GBCD, "
+                                        "Cholesky and conjugate gradients")
+    gp.add_argument("--n-train", type=int, default=5000)
+    gp.add_argument("--n-test", type=int, default=1000)
+    gp.add_argument("--solvers", default="gbcd,cholesky,cg",
+                    help="comma-separated subset of gbcd, cholesky, cg")
+    gp.add_argument("--cg-max-time", type=float, default=300.0,
+                    help="seconds after which CG is stopped and reported as it stands")
     args = parser.parse_args(argv)
     if getattr(args, "plot", None):
         try:
@@ -39,6 +49,15 @@ def main(argv=None):
         size = dict(n_samples=200, n_features=2000) if args.small else {}
         run_demo(plot_file=args.plot, max_iter=args.iterations, block_size=args.block_size,
                  **size)
+    elif args.command == "gp-demo":
+        from .gp._demo import SOLVERS, demo as gp_demo
+        solvers = [s for s in args.solvers.split(",") if s]
+        bad = [s for s in solvers if s not in SOLVERS]
+        if bad:
+            parser.error(f"--solvers: unknown {bad}; choose from {', '.join(SOLVERS)}")
+        if args.n_train < 2 or args.n_test < 1:
+            parser.error("--n-train must be at least 2 and --n-test at least 1")
+        gp_demo(args.n_train, args.n_test, solvers, args.cg_max_time)
     elif args.command == "reproduce":
         from ._experiments import reproduce
         reproduce(args.figure, plot_file=args.plot, max_iter=args.iterations, small=args.small)

@@ -1,0 +1,116 @@
+"""GBCD against dense Cholesky and matrix-free conjugate gradients on
+Friedman1 (``python -m bcd gp-demo`` and the scaling benchmark)."""
+import json
+import resource
+import sys
+import time
+
+import numpy as np
+
+from .. import datasets
+from .._solve import solve
+from .kernels import SquaredExponential
+from .problem import GaussianProcess
+
+#: fixed hyperparameters of the comparison
+LENGTHSCALE = 2.0
+VARIANCE = 1.0
+NOISE = 0.05
+TOL = 1e-4
+SOLVERS = ("gbcd", "cholesky", "cg")
+
+
+def _rss_mb():
+    """Peak resident set size of this process so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _rmse(y, m):
+    """Normalized test RMSE (Bo and Sminchisescu, eq. 16)."""
+    return float(np.sqrt(np.mean((y - m) ** 2) / np.var(y)))
+
+
+def run_solver(name, n_train, n_test=1000, max_time=None, random_state=0, block_size=500):
+    """Train one solver on Friedman1 and return its figures as a dict:
+    seconds, iterations, ``||(K + noise I) alpha - y||_inf``, test RMSE and
+    the peak RSS before and after training (MB)."""
+    X, y, Xt, yt = datasets.make_friedman1(n_train, n_test, random_state=random_state)
+    kernel = SquaredExponential(LENGTHSCALE, VARIANCE)
+    problem = GaussianProcess(X, y, kernel, NOISE)
+    rss0 = _rss_mb()
+    t0 = time.perf_counter()
+    if name == "gbcd":
+        res = solve(problem, rule="gbcd", block_size=min(block_size, n_train), update="exact",
+                    tol=TOL, max_iter=10**7, max_time=max_time, random_state=random_state)
+        alpha, iters = res.x, res.n_iter
+    elif name == "cholesky":
+        import scipy.linalg
+        K = kernel(X)
+        K[np.diag_indices_from(K)] += NOISE
+        alpha = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, overwrite_a=True), y)
+        iters = 0
+        del K
+    elif name == "cg":
+        alpha, iters = _conjugate_gradient(problem, max_time)
+    else:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {name!r}.")
+    seconds = time.perf_counter() - t0
+    peak = _rss_mb()
+    grad = float(np.abs(problem.gradient(alpha)).max())
+    mean = kernel.evaluator(Xt, X).matvec(alpha)
+    return dict(solver=name, n=n_train, seconds=seconds, iterations=int(iters), grad_inf=grad,
+                rmse=_rmse(yt, mean), rss_before_mb=rss0, rss_peak_mb=peak)
+
+
+def _conjugate_gradient(problem, max_time):
+    """CG on (K + noise I) alpha = y with K recomputed for every product."""
+    y = problem.y
+    x = np.zeros_like(y)
+    r = y.copy()
+    p = r.copy()
+    rr = r @ r
+    t0 = time.perf_counter()
+    it = 0
+    while np.abs(r).max() > TOL:
+        if max_time is not None and time.perf_counter() - t0 > max_time:
+            break
+        Ap = problem.matvec(p)
+        step = rr / (p @ Ap)
+        x += step * p
+        r -= step * Ap
+        rr_new = r @ r
+        p = r + (rr_new / rr) * p
+        rr = rr_new
+        it += 1
+    return x, it
+
+
+def demo(n_train=5000, n_test=1000, solvers=SOLVERS, cg_max_time=300.0, out=sys.stdout):
+    """Print the comparison table for one training size."""
+    print(f"Friedman1: {n_train} training and {n_test} test points, 10 inputs, unit-variance "
+          f"noise, inputs and outputs standardized.", file=out)
+    print(f"Kernel: SquaredExponential(lengthscale={LENGTHSCALE:g}, variance={VARIANCE:g}); "
+          f"noise variance {NOISE:g}; stop at ||(K + noise I) alpha - y||_inf <= {TOL:g}.",
+          file=out)
+    print(f"{'solver':<10} {'seconds':>9} {'iterations':>10} {'||g||_inf':>10} "
+          f"{'test RMSE':>9}", file=out)
+    rows = []
+    for name in solvers:
+        if name == "cholesky" and 8.0 * n_train ** 2 > 8e9:
+            print(f"{name:<10} skipped: the dense kernel needs {8e-9 * n_train ** 2:.0f} GB",
+                  file=out)
+            continue
+        row = run_solver(name, n_train, n_test, max_time=cg_max_time if name == "cg" else None)
+        rows.append(row)
+        note = "" if row["grad_inf"] <= TOL * 1.0001 or name == "cholesky" else \
+            "  (stopped by the time limit)"
+        print(f"{name:<10} {row['seconds']:9.2f} {row['iterations']:10d} "
+              f"{row['grad_inf']:10.2e} {row['rmse']:9.4f}{note}", file=out)
+    return rows
+
+
+if __name__ == "__main__":
+    # one solver in a process of its own, for peak-memory figures:
+    # python -m bcd.gp._demo SOLVER N_TRAIN [MAX_TIME]
+    max_time = float(sys.argv[3]) if len(sys.argv) > 3 else None
+    print(json.dumps(run_solver(sys.argv[1], int(sys.argv[2]), max_time=max_time)))
