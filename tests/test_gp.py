@@ -6,9 +6,6 @@ built from ``scipy.spatial.distance.cdist``, ``scipy.linalg.cho_solve``,
 ``scipy.sparse.linalg.spsolve``, scikit-learn's Gaussian process regressor
 and kernels, and a small NumPy implementation of the greedy block growth.
 """
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -23,9 +20,9 @@ from bcd.core import _engine
 from bcd.gp import (GPRegressor, LocallyPeriodic, Matern, Periodic, Product,
                     SquaredExponential, Sum)
 
-sk_gp = pytest.importorskip("sklearn.gaussian_process")
-sk_kernels = pytest.importorskip("sklearn.gaussian_process.kernels")
-threadpoolctl = pytest.importorskip("threadpoolctl")
+import sklearn.gaussian_process as sk_gp
+import sklearn.gaussian_process.kernels as sk_kernels
+import threadpoolctl
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -739,46 +736,22 @@ def test_float32_inputs():
     np.testing.assert_allclose(s32, s64, rtol=0, atol=1e-4)
 
 
-# ---------------------------------------------------------- defects (xfail)
+# ------------------------------------------------------------ regressions
 
-_CACHE_SINGLE_COORDINATE = textwrap.dedent("""
-    import numpy as np, bcd
+def test_column_cache_with_single_coordinate_blocks():
+    # the cache scratch must exist even when no block larger than 1 is reserved
     rng = np.random.default_rng(0)
-    X = rng.uniform(size=(60, 2)); y = np.sin(4 * X[:, 0])
+    X = rng.uniform(size=(60, 2))
+    y = np.sin(4 * X[:, 0])
     problem = bcd.GaussianProcess(X, y, bcd.gp.SquaredExponential(0.5), 0.1,
                                   cache_size=8 * 60 * 10)
     result = bcd.solve(problem, rule="cyclic", block_size=1, update="exact", tol=1e-8,
                        max_iter=100000)
     K = problem.kernel(X) + 0.1 * np.eye(60)
-    assert result.converged and np.allclose(K @ result.x, y, atol=1e-7)
-    print("ok")
-""")
+    assert result.converged
+    np.testing.assert_allclose(K @ result.x, y, atol=1e-7)
 
 
-class _ChildCrashed(Exception):
-    """The child process was killed by a signal."""
-
-
-@pytest.mark.xfail(reason="GPKernel.__init__ allocates the column-cache scratch (blk_slot, miss, "
-                          "miss_slot) only when reserve() grows the block scratch, which it "
-                          "does not for max_block=1 (Problem.__init__ already reserved 1): a "
-                          "column cache with single-coordinate blocks crashes",
-                   raises=_ChildCrashed, strict=True)
-def test_column_cache_with_single_coordinate_blocks(tmp_path):
-    # run in a child process (outside the source tree, so that it imports the
-    # installed package like this process): the defect is a segmentation fault
-    proc = subprocess.run([sys.executable, "-c", _CACHE_SINGLE_COORDINATE],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
-    if proc.returncode < 0:
-        raise _ChildCrashed(f"killed by signal {-proc.returncode}")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip() == "ok"
-
-
-@pytest.mark.xfail(reason="GaussianProcess accepts cache_size only as a Python int or float "
-                          "(isinstance(cache_size, (int, float))): a NumPy integer such as "
-                          "np.int64 is rejected, while n_threads accepts np.integer",
-                   raises=ValueError, strict=True)
 def test_cache_size_accepts_numpy_integers():
     problem = _gp(cache_size=np.int64(8 * 20 * 5))
     result = bcd.solve(problem, rule="gbcd", block_size=5, update="exact", tol=1e-8,

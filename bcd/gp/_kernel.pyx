@@ -328,7 +328,8 @@ cdef class KernelEval:
         cdef double kij
         if k == 0 or self.n1 == 0:
             return out
-        with nogil, parallel(num_threads=self.n_threads):
+        cdef int nt = self.threads_for(self.n1 * self.n2)
+        with nogil, parallel(num_threads=nt):
             sq = <double*>malloc(self.n_metrics * TILE * sizeof(double))
             kv = <double*>malloc(TILE * sizeof(double))
             for t in prange(n_tiles, schedule="static"):

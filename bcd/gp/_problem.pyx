@@ -66,14 +66,17 @@ cdef class GPKernel(Problem):
 
     def reserve(self, Py_ssize_t max_block, Py_ssize_t max_dense=-1):
         grew = Problem.reserve(self, max_block, max_dense)
-        if grew:
-            self.g_cols = np.zeros(max_block, dtype=np.int32)
-            self.g_inputs = np.zeros(self.K.n_metrics * self.K.dim * max_block)
+        cdef Py_ssize_t size = self.reserved
+        # sized by what is reserved, whether or not this call grew it: the
+        # base constructor reserves before these buffers exist
+        if self.g_cols is None or self.g_cols.shape[0] < size:
+            self.g_cols = np.zeros(size, dtype=np.int32)
+            self.g_inputs = np.zeros(self.K.n_metrics * self.K.dim * size)
             self.n_gathered = 0
-        if grew and self.cache_columns:
-            self.blk_slot = np.zeros(max_block, dtype=np.int32)
-            self.miss = np.zeros(max_block, dtype=np.int32)
-            self.miss_slot = np.zeros(max_block, dtype=np.int32)
+        if self.cache_columns and (self.blk_slot is None or self.blk_slot.shape[0] < size):
+            self.blk_slot = np.zeros(size, dtype=np.int32)
+            self.miss = np.zeros(size, dtype=np.int32)
+            self.miss_slot = np.zeros(size, dtype=np.int32)
         return grew
 
     cdef void _gradient_into(self, double* out) noexcept nogil:

@@ -1,4 +1,6 @@
 """The Gaussian process linear system as a problem for :func:`bcd.solve`."""
+import numbers
+
 import numpy as np
 
 from .._validation import check_vector
@@ -90,8 +92,8 @@ class GaussianProcess(Problem):
                              f"the signal variance k(x, x) = {k0:g}, got {noise!r}; with less, "
                              f"K + noise I is numerically singular (exactly so with duplicate "
                              f"inputs).")
-        if not (isinstance(cache_size, (int, float)) and np.isfinite(cache_size)
-                and cache_size >= 0):
+        if isinstance(cache_size, bool) or not isinstance(cache_size, numbers.Real) \
+                or not (np.isfinite(cache_size) and cache_size >= 0):
             raise ValueError(f"cache_size must be a non-negative number of bytes, got "
                              f"{cache_size!r}.")
         if n_threads is not None and (not isinstance(n_threads, (int, np.integer))
