@@ -99,7 +99,7 @@ i. Lasso on dataset A, 1/2 ||Ax - b||^2 + lambda ||x||_1 with lambda = 5e4
    Target: bcd / (fastest peer that reaches F*) <= 1, one row per variant.
 
 j. The same for a harder Lasso: dataset A's recipe at 5000 x 50000
-   (``make_paper_dataset("A", n_samples=5000, n_features=50000)``; about 35 s
+   (``make_paper_dataset("A", n_samples=5000, n_features=50000)``; 15-35 s
    and 4.5 GB of memory to generate, as the matrix is drawn dense), lambda =
    lambda_max / 20 with lambda_max = ||A^T b||_inf, without x >= 0; bcd's
    configuration ``LASSO_LARGE_BEST``.  Target: bcd / fastest peer <= 1.
@@ -859,8 +859,8 @@ PEER_TOLS = tuple(10.0 ** -e for e in range(2, 15))
 
 # Fastest bcd configurations found (time to build the problem and solve it to
 # (F - F*) / |F*| <= 1e-10, the KKT tolerance tightened by factors of 10; 2-core
-# machine, with celer at about 6.5 ms (L1 + x >= 0) and 8 ms (L1) on row i,
-# 0.37 s on row j, scipy's nnls at about 80 ms on row k).
+# machine, with the fastest peer at about 5-6 ms (L1 + x >= 0) and 7 ms (L1) on row i,
+# 0.13 s (skglm) on row j, scipy's nnls at about 80 ms on row k).
 #
 # Row i, dataset A, lambda = 5e4 (supports of 49 coordinates with x >= 0,
 # 75 without):
@@ -1055,7 +1055,7 @@ def compare_lasso_a(A, b, repeats):
 
 
 def lasso_large_data():
-    """Dataset A's recipe at 5000 x 50000 (about 35 s and 4.5 GB of memory to
+    """Dataset A's recipe at 5000 x 50000 (15-35 s and 4.5 GB of memory to
     generate: the matrix is drawn dense before it is sparsified)."""
     m, n = LASSO_LARGE_SHAPE
     return bcd.datasets.make_paper_dataset("A", n_samples=m, n_features=n, random_state=1)
