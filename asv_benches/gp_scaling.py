@@ -23,6 +23,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 
 def run(solver, n, max_time=None):
@@ -31,7 +32,10 @@ def run(solver, n, max_time=None):
         cmd.append(str(max_time))
     env = dict(os.environ)
     env.setdefault("OPENBLAS_NUM_THREADS", "2")
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+    # Run outside the repository so that the installed bcd, not the source
+    # tree without its compiled modules, is imported.
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True,
+                         cwd=tempfile.gettempdir())
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

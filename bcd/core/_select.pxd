@@ -66,6 +66,7 @@ cdef class MaxImprovementSelector(Selector):
     cdef double[::1] z             # L^{-1} g_B
     cdef double[::1] delta         # block minimizer of the quadratic over B
     cdef double[::1] rows          # H[candidates, B]
+    cdef double[::1] e             # g + H delta at the candidates
     cdef double[::1] sol           # delta in the order of the returned block
     cdef int[::1] order            # B in the order the coordinates were chosen
     cdef int[::1] cand
@@ -74,5 +75,6 @@ cdef class MaxImprovementSelector(Selector):
     cdef bint has_sol
 
     cdef void _back_substitute(self, Py_ssize_t size) noexcept nogil
+    cdef void _solve(self, Py_ssize_t size, bint transpose, double* x) noexcept nogil
     cdef Py_ssize_t _draw(self, Py_ssize_t remaining) noexcept nogil
     cdef Py_ssize_t _unit_of(self, int j) noexcept nogil

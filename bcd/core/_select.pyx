@@ -3,6 +3,7 @@ import numpy as np
 from libc.stdint cimport uint64_t
 
 from libc.math cimport fabs, sqrt
+from scipy.linalg.cython_blas cimport dgemv, dtrsv
 
 from bcd.core._linalg cimport BlockWork, spd_solve
 from bcd.core._problem cimport Problem
@@ -702,6 +703,7 @@ cdef class MaxImprovementSelector(Selector):
         self.order = np.zeros(k, dtype=np.int32)
         self.cand = np.zeros(min(self.kappa, self.n_units), dtype=np.int32)
         self.rows = np.zeros(min(self.kappa, self.n_units) * k)
+        self.e = np.zeros(min(self.kappa, self.n_units))
         self.taken = np.zeros(self.n_units, dtype=np.uint8)
 
     def capacity(self):
@@ -709,15 +711,18 @@ cdef class MaxImprovementSelector(Selector):
 
     cdef void _back_substitute(self, Py_ssize_t size) noexcept nogil:
         """delta = -H_BB^{-1} g_B = -L^{-T} z."""
-        cdef Py_ssize_t a, b, k = self.k
-        cdef double s
-        for a in range(size - 1, -1, -1):
-            s = self.z[a]
-            for b in range(a + 1, size):
-                s -= self.chol[b * k + a] * self.delta[b]
-            self.delta[a] = s / self.chol[a * k + a]
+        cdef Py_ssize_t a
         for a in range(size):
-            self.delta[a] = -self.delta[a]
+            self.delta[a] = -self.z[a]
+        self._solve(size, 1, &self.delta[0])
+
+    cdef void _solve(self, Py_ssize_t size, bint transpose, double* x) noexcept nogil:
+        """x <- L^{-1} x (``transpose`` false) or L^{-T} x.  The row-major
+        lower factor is, to column-major BLAS, the upper factor L^T."""
+        cdef int n = <int>size, lda = <int>self.k, one = 1
+        cdef char uplo = b'U', diag = b'N'
+        cdef char trans = b'N' if transpose else b'T'
+        dtrsv(&uplo, &trans, &diag, &n, &self.chol[0], &lda, x, &one)
 
     cdef Py_ssize_t _draw(self, Py_ssize_t remaining) noexcept nogil:
         """Put min(kappa, remaining) distinct units not in B into ``cand``."""
@@ -755,9 +760,11 @@ cdef class MaxImprovementSelector(Selector):
 
     cdef Py_ssize_t select(self, Problem prob, int* block) noexcept nogil:
         cdef Py_ssize_t u, a, b, c, nc, size, best, k = self.k
-        cdef double v, e, best_v, d2, s, gi, hss
+        cdef double v, best_v, d2, s, hss
         cdef const double* g = &prob.g[0]
-        cdef int j, t
+        cdef int j, t, n_b, n_c, inc = 1
+        cdef double one = 1.0
+        cdef char trans = b'T'
         cdef double* row
         self.has_sol = False
         self.last_unit = -1
@@ -783,31 +790,32 @@ cdef class MaxImprovementSelector(Selector):
             for c in range(nc):
                 self.cand[c] = self.unit_coords[self.cand[c]]   # units -> coordinates
             prob.hessian_entries(&self.cand[0], nc, &self.order[0], size, &self.rows[0])
+            # e_c = g_c + H_cB delta for every candidate c (one matrix-vector product)
+            for c in range(nc):
+                self.e[c] = g[self.cand[c]]
+            n_b = <int>size
+            n_c = <int>nc
+            dgemv(&trans, &n_b, &n_c, &one, &self.rows[0], &n_b, &self.delta[0], &inc,
+                  &one, &self.e[0], &inc)
             best = -1
             best_v = 0.0
             for c in range(nc):
-                row = &self.rows[c * size]
-                e = g[self.cand[c]]
-                for b in range(size):
-                    e += row[b] * self.delta[b]
-                v = e * e / prob.lipschitz[self.cand[c]]
+                v = self.e[c] * self.e[c] / prob.lipschitz[self.cand[c]]
                 if v > best_v:
                     best_v = v
                     best = c
             if best < 0:
                 break                   # no candidate improves f
             j = self.cand[best]
-            row = &self.rows[best * size]
             # new row of the factor: l = L^{-1} H_Bj, pivot sqrt(H_jj - l.l)
+            row = &self.chol[size * k]
+            for a in range(size):
+                row[a] = self.rows[best * size + a]
+            self._solve(size, 0, row)
             d2 = prob.lipschitz[j]
             hss = d2
             for a in range(size):
-                s = row[a]
-                for b in range(a):
-                    s -= self.chol[a * k + b] * self.chol[size * k + b]
-                s /= self.chol[a * k + a]
-                self.chol[size * k + a] = s
-                d2 -= s * s
+                d2 -= row[a] * row[a]
             u = self._unit_of(j)
             self.taken[u] = 1
             if not d2 > 1e-12 * hss:

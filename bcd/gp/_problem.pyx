@@ -43,6 +43,7 @@ cdef class GPKernel(Problem):
     cdef int[::1] g_cols
     cdef double[::1] g_inputs
     cdef Py_ssize_t n_gathered
+    cdef int[::1] col_pos           # coordinate -> 1 + its position among cols, or 0
 
     def __init__(self, KernelEval K, y, double noise, lipschitz, Py_ssize_t max_block=1,
                  Py_ssize_t cache_columns=0):
@@ -54,6 +55,7 @@ cdef class GPKernel(Problem):
         self.u = np.zeros(n)
         self.nz = np.zeros(n, dtype=np.int32)
         self.wz = np.zeros(n)
+        self.col_pos = np.zeros(n, dtype=np.int32)
         self.cache_columns = max(0, min(cache_columns, n))
         if self.cache_columns:
             self.cache = np.zeros(self.cache_columns * n)
@@ -129,11 +131,32 @@ cdef class GPKernel(Problem):
             self.K.entries_gathered(rows, nr, &self.g_inputs[0], cap, nc, out)
         else:
             self.K.entries(rows, nr, cols, nc, out)
-        for r in range(nr):
-            for c in range(nc):
-                if rows[r] == cols[c]:
-                    out[r * nc + c] += self.noise
+        self._add_noise(rows, nr, cols, nc, out)
         return True
+
+    cdef void _add_noise(self, const int* rows, Py_ssize_t nr, const int* cols,
+                         Py_ssize_t nc, double* out) noexcept nogil:
+        """out[r * nc + c] += noise where rows[r] == cols[c], in O(nr + nc)
+        (O(nr nc) when ``cols`` repeats a coordinate)."""
+        cdef Py_ssize_t r, c
+        cdef int p
+        cdef bint repeated = False
+        for c in range(nc):
+            if self.col_pos[cols[c]]:
+                repeated = True
+            self.col_pos[cols[c]] = <int>c + 1
+        if not repeated:
+            for r in range(nr):
+                p = self.col_pos[rows[r]]
+                if p:
+                    out[r * nc + p - 1] += self.noise
+        for c in range(nc):
+            self.col_pos[cols[c]] = 0
+        if repeated:
+            for r in range(nr):
+                for c in range(nc):
+                    if rows[r] == cols[c]:
+                        out[r * nc + c] += self.noise
 
     cdef bint block_hessian_bound(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
         return self.hessian_entries(blk, nb, blk, nb, H)
