@@ -21,6 +21,7 @@ than Cholesky, <= 2 GB; n = 100000: <= 15 minutes, peak RSS <= 4 GB.
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -39,10 +40,21 @@ def run(solver, n, max_time=None):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _describe_exit(code):
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, nargs="+", default=[10000])
-    parser.add_argument("--solvers", nargs="+", default=["gbcd", "cholesky", "cg"])
+    parser.add_argument("--solvers", nargs="+", default=["gbcd", "cholesky", "cg"],
+                        help="of gbcd, cholesky, cg (compiled kernel), cg-numpy (kernel by "
+                             "SciPy's cdist)")
     parser.add_argument("--cg-max-time", type=float, default=1200.0)
     parser.add_argument("--memory-gb", type=float, default=20.0,
                         help="skip Cholesky when 8 n^2 bytes exceed this")
@@ -55,7 +67,14 @@ def main(argv=None):
             if solver == "cholesky" and 8e-9 * n * n > args.memory_gb:
                 print(f"{n:>7} {solver:<9} skipped: the kernel needs {8e-9 * n * n:.0f} GB")
                 continue
-            r = run(solver, n, args.cg_max_time if solver == "cg" else None)
+            try:
+                r = run(solver, n, args.cg_max_time if solver.startswith("cg") else None)
+            except subprocess.CalledProcessError as exc:
+                # e.g. LAPACK's potrf crashing on a very large dense matrix
+                print(f"{n:>7} {solver:<9} failed: {_describe_exit(exc.returncode)}; "
+                      f"{exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else ''}",
+                      flush=True)
+                continue
             rows[solver] = r
             extra = r["rss_peak_mb"] - r["rss_before_mb"]
             print(f"{n:>7} {solver:<9} {r['seconds']:9.2f} {r['iterations']:6d} "
@@ -67,7 +86,7 @@ def main(argv=None):
         dense_mb = 8e-6 * n * n
         extra = g["rss_peak_mb"] - g["rss_before_mb"]
         checks = [f"GBCD extra memory / dense kernel = {extra / dense_mb:.3f}"]
-        for other in ("cholesky", "cg"):
+        for other in ("cholesky", "cg", "cg-numpy"):
             if other in rows:
                 checks.append(f"{other} / GBCD time = {rows[other]['seconds'] / g['seconds']:.2f}")
         print(f"{n:>7} " + "; ".join(checks))

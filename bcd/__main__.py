@@ -34,7 +34,8 @@ def main(argv=None):
     gp.add_argument("--n-train", type=int, default=5000)
     gp.add_argument("--n-test", type=int, default=1000)
     gp.add_argument("--solvers", default="gbcd,cholesky,cg",
-                    help="comma-separated subset of gbcd, cholesky, cg")
+                    help="comma-separated subset of gbcd, cholesky, cg, cg-numpy (CG with "
+                         "the kernel computed by SciPy's cdist: slow)")
     gp.add_argument("--cg-max-time", type=float, default=300.0,
                     help="seconds after which CG is stopped and reported as it stands")
     args = parser.parse_args(argv)

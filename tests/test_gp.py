@@ -338,6 +338,22 @@ def test_kernel_matrix_and_products_match_dense_reference(name, kernel_inputs):
     np.testing.assert_allclose(ev.matmat(W), ref @ W, rtol=1e-11, atol=1e-11)
 
 
+@pytest.mark.parametrize("n_points", [1, 7, 1000])      # scalar tails and vector loops
+def test_squared_exponential_over_the_whole_exponent_range(n_points):
+    # exp(-r^2 / 2) from 1 down through the subnormals to underflow, against
+    # NumPy's exp: the compiled exponential is a polynomial of its own
+    r2 = np.concatenate([[0.0, 1e-300, 1e-17], np.linspace(0.0, 1600.0, n_points),
+                         [2 * 708.39, 2 * 744.4, 2 * 745.2, 2 * 746.0, 1e6, 1e300]])
+    x2 = np.sqrt(r2)[:, None]
+    K = SquaredExponential(1.0)(np.zeros((1, 1)), x2)[0]
+    ref = np.exp(-0.5 * x2[:, 0] ** 2)
+    normal = ref > np.finfo(float).tiny
+    np.testing.assert_allclose(K[normal], ref[normal], rtol=4 * np.finfo(float).eps)
+    np.testing.assert_allclose(K[~normal], ref[~normal], rtol=0, atol=1e-322)
+    assert np.all(K >= 0) and np.all(np.isfinite(K))
+    assert K[-1] == 0.0 and K[-2] == 0.0
+
+
 def test_kernel_composition_types():
     a, b = SquaredExponential(1.0), Periodic(1.0, 1.0)
     assert isinstance(a + b, Sum) and isinstance(a * b, Product)
