@@ -257,7 +257,8 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
     return Result(x.astype(problem.dtype, copy=False), float(obj), float(opt),
                   int(n_iter), converged, status_name, message, history,
                   float(history.time[-1]) if len(history) else 0.0, options, loop_time,
-                  duality_gap=problem._duality_gap(x),
+                  # converged: the engine certified on state recomputed from x
+                  duality_gap=problem._duality_gap(x, kernel if converged else None),
                   active_set_iteration=faces_at if problem.penalty is not None else None,
                   support_iteration=(None if target_faces is None or target_at < 0
                                      else int(target_at)))

@@ -3,6 +3,7 @@ import itertools
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import bcd
@@ -337,6 +338,49 @@ def test_greedy_tracking_stays_exact_over_long_runs():
                   tol=1e-9)
     assert r.converged
     assert np.max(np.abs(problem.gradient(r.x))) <= 1e-9
+
+
+@pytest.mark.parametrize("kind", ["least_squares", "logistic"])
+@pytest.mark.parametrize("rule", ["gs", "gsq"])
+def test_tracking_without_the_row_view_matches_the_row_view(kind, rule):
+    # blocks of 25 columns of a 30%-dense matrix touch nearly every row: the
+    # gradient is pushed by reading every column and the CSR copy of A is
+    # not built; the iterates are those of the row view's path
+    rng = np.random.default_rng(3)
+    A = sp.random(60, 80, density=0.3, random_state=4, format="csc")
+    t = rng.standard_normal(60) if kind == "least_squares" else np.sign(rng.standard_normal(60))
+    make = (lambda: bcd.LeastSquares(A, t, l2=0.5)) if kind == "least_squares" else \
+        (lambda: bcd.Logistic(A, t, l2=0.5))
+    options = dict(rule=rule, blocks="variable", block_size=25, max_iter=60, tol=0.0,
+                   random_state=0)
+    columns_only = make()
+    r_cols = bcd.solve(columns_only, **options)
+    assert True not in columns_only._column_access      # no row view built
+    with_rows = make()
+    with_rows._columns(True)                            # built first: it is used
+    r_rows = bcd.solve(with_rows, **options)
+    np.testing.assert_allclose(r_cols.x, r_rows.x, rtol=1e-10, atol=1e-12)
+    converged = bcd.solve(make(), **dict(options, max_iter=10**5, tol=1e-9))
+    assert converged.converged
+    np.testing.assert_allclose(converged.optimality,
+                               np.max(np.abs(make().gradient(converged.x))), atol=1e-9)
+
+
+def test_duality_gap_from_the_certified_state_equals_a_recomputation():
+    A = sp.random(50, 120, density=0.2, random_state=5, format="csc")
+    b = np.random.default_rng(5).standard_normal(50)
+    lam = 0.2 * np.max(np.abs(A.T @ b))
+    problem = bcd.LeastSquares(A, b, penalty=bcd.L1(lam))
+    r = bcd.solve(problem, rule="gs", blocks="variable", block_size=10, tol=1e-10,
+                  max_iter=10**5)
+    assert r.converged
+    assert r.duality_gap == pytest.approx(problem._duality_gap(r.x), rel=1e-9, abs=1e-12)
+    # stopped early, the gap is recomputed from x
+    with pytest.warns(bcd.ConvergenceWarning):
+        early = bcd.solve(problem, rule="gs", blocks="variable", block_size=10, max_iter=1,
+                          tol=0.0, check_every=1)
+    assert early.duality_gap == pytest.approx(problem._duality_gap(early.x), rel=1e-12)
+    assert early.duality_gap > r.duality_gap
 
 
 # ---------------------------------------------------------- paper's claims

@@ -7,8 +7,9 @@ cdef class Matrix:
 
     A dense matrix is handled as a CSC matrix whose row index is implicit, so
     every kernel in the package reads columns through one set of primitives.
-    The row-wise (CSR) view is built only when a caller asks for it: it is
-    what incremental gradient updates need.
+    The row-wise (CSR) view is built only when a caller asks for it: it makes
+    incremental gradient updates cost the rows they touch.  Without it,
+    A[rows].T @ v reads every column.
     """
     cdef readonly Py_ssize_t n_rows, n_cols
     cdef readonly bint dense
@@ -21,6 +22,8 @@ cdef class Matrix:
     cdef const int[::1] r_indptr
     cdef const int[::1] r_indices
     cdef const double[::1] r_values
+    # sparse without the row view: a dense row-length scratch for A.T products
+    cdef double[::1] row_scratch
     cdef object _keep   # Python references that own the buffers
 
     cdef inline void col_range(self, Py_ssize_t j, Py_ssize_t* start, Py_ssize_t* end) noexcept nogil:

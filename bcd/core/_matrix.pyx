@@ -27,6 +27,8 @@ cdef class Matrix:
                 self.r_indices = r_indices
                 self.r_values = R.data
                 self.has_rows = True
+            else:
+                self.row_scratch = np.zeros(self.n_rows)
         else:
             self.dense = True
             self.n_rows, self.n_cols = A.shape
@@ -252,17 +254,34 @@ cdef class Matrix:
 
     cdef void rows_rmatvec_add(self, const int* rows, const double* vals, Py_ssize_t nr,
                                double* out) noexcept nogil:
-        """out += A[rows].T @ vals (rows NULL: every row, vals of length n_rows)."""
-        cdef Py_ssize_t k, p, i
+        """out += A[rows].T @ vals (rows NULL: every row, vals of length n_rows).
+
+        Sparse matrices without the row view read every column (O(nnz)),
+        which is what the row view costs too when the rows cover most of A."""
+        cdef Py_ssize_t k, p, i, j
         cdef int m, n, inc = 1
         cdef double one = 1.0, v
         cdef char trans = b'T'
+        cdef double* buf
         if self.dense:
             m = <int>self.n_rows
             n = <int>self.n_cols
             # out += A.T @ vals
             dgemv(&trans, &m, &n, &one, <double*>&self.values[0], &m, <double*>vals, &inc,
                   &one, out, &inc)
+            return
+        if not self.has_rows:
+            if rows == NULL:
+                for j in range(self.n_cols):
+                    out[j] += self.col_dot(j, vals)
+                return
+            buf = &self.row_scratch[0]
+            for k in range(nr):
+                buf[rows[k]] = vals[k]
+            for j in range(self.n_cols):
+                out[j] += self.col_dot(j, buf)
+            for k in range(nr):
+                buf[rows[k]] = 0.0
             return
         cdef const int* rptr = &self.r_indptr[0]
         cdef const int* rind = &self.r_indices[0]

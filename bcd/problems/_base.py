@@ -80,8 +80,9 @@ class Problem:
         or None when the problem has none."""
         return None
 
-    def _duality_gap(self, x):
-        """A duality gap at ``x`` where the problem has one, else None."""
+    def _duality_gap(self, x, kernel=None):
+        """A duality gap at ``x`` where the problem has one, else None;
+        ``kernel``, when given, holds exact state at ``x`` to read from."""
         return None
 
     def _sirt_diagonal(self):

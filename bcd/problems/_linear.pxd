@@ -8,7 +8,8 @@ cdef class LinearModelKernel(Problem):
     State kept up to date by every step: z = A x and w = phi'(z), so
     grad f = A.T w + l2 x.  A step on block b changes z on the rows of the
     columns in b only; with gradient tracking the change of w on those rows
-    is pushed to the gradient through the rows of A (CSR).
+    is pushed to the gradient through the rows of A (its CSR view when
+    built, otherwise by reading every column).
     """
     cdef Matrix A
     cdef readonly double l2

@@ -11,8 +11,6 @@ cdef class LinearModelKernel(Problem):
     def __init__(self, Matrix A, target, double l2, double curvature, lipschitz,
                  bint tracking, Py_ssize_t max_block=1, bint is_quadratic=False):
         cdef Py_ssize_t m, n
-        if tracking and not A.has_rows:
-            raise ValueError("gradient tracking needs the row view of A")
         self.A = A
         m = self.A.n_rows
         n = self.A.n_cols
@@ -34,6 +32,14 @@ cdef class LinearModelKernel(Problem):
             self.reset()
 
     # ---------------------------------------------------------------- state
+    def exact_state(self):
+        """``(w, g)``: phi'(Ax) (the residual Ax - b for least squares) and
+        the gradient, copied from the kernel's state, which is exact right
+        after a reset (as when the engine certifies convergence); ``g`` is
+        None without gradient tracking."""
+        return (np.array(self.w, copy=True),
+                np.array(self.g, copy=True) if self.tracking else None)
+
     cdef void reset(self) noexcept nogil:
         self.A.matvec(&self.x[0], &self.z[0])
         self.w_from_z()
@@ -101,8 +107,6 @@ cdef class LinearModelKernel(Problem):
                            double* out) noexcept nogil:
         """out = (curvature A.T A + l2 I) v for v supported on ``support``."""
         cdef Py_ssize_t j, k, nt
-        if not self.A.has_rows:
-            return False
         nt = self.A.combine_columns(support, ns, v, &self.touched[0], &self.row_mark[0],
                                     &self.acc[0], &self.rowbuf[0])
         for k in range(nt):
@@ -172,8 +176,8 @@ cdef class LinearModelKernel(Problem):
         cdef Py_ssize_t k, p, c, i, reach = 0
         cdef double dwk
         cdef double* g = &self.g[0]
-        if self.A.dense:
-            self.A.rows_rmatvec_add(NULL, dw, nr, g)
+        if self.A.dense or not self.A.has_rows:
+            self.A.rows_rmatvec_add(NULL if self.A.dense else rows, dw, nr, g)
             self.all_dirty = True
             return
         # When the update reaches more gradient entries than there are

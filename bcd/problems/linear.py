@@ -27,8 +27,25 @@ class _LinearModel(Problem):
         self._set_lipschitz(self._curvature * self._columns().col_sqnorms() + self.l2)
 
     def _make_kernel(self, tracking, max_block):
-        return self._kernel_class(self._columns(bool(tracking)), self._target, self.l2,
-                                  self.lipschitz, bool(tracking), int(max_block))
+        return self._kernel_class(self._columns(self._row_view_pays(tracking, max_block)),
+                                  self._target, self.l2, self.lipschitz, bool(tracking),
+                                  int(max_block))
+
+    def _row_view_pays(self, tracking, max_block):
+        """Whether gradient tracking should read A by rows.  A step on a
+        block updates the gradient through the rows it touches: with the CSR
+        view of A that costs those rows' entries, without it every column.
+        When a block of ``max_block`` columns is expected to touch nearly
+        every row (entries spread at random), both cost about nnz(A) and the
+        view, a copy of A, is not built."""
+        if not tracking or not sp.issparse(self.A):
+            return bool(tracking)
+        if True in self.__dict__.get("_column_access", {}):
+            return True                     # already built: free to use
+        m, n = self.A.shape
+        density = self.A.nnz / max(1.0, float(m) * n)
+        touched = 1.0 - (1.0 - density) ** max_block
+        return touched < 0.9
 
     def _sirt_diagonal(self):
         """D_i = sum_j |M_ij| for M = c A.T A + l2 I (eq. 23), cached."""
@@ -100,7 +117,7 @@ class LeastSquares(_LinearModel):
         self.b = b
         self._set_penalty(penalty)
 
-    def _duality_gap(self, x):
+    def _duality_gap(self, x, kernel=None):
         """P(x) - D(theta) for 1/2 ||Ax - b||^2 + sum_i lam_i |x_i| (x >= 0 with
         ``positive``), theta = (b - Ax) / max(1, max_i c_i / lam_i) with c_i =
         |a_i^T r| (a_i^T r with ``positive``), and D(theta) = ||b||^2 / 2 -
@@ -111,8 +128,12 @@ class LeastSquares(_LinearModel):
         lam = np.broadcast_to(pen.lam, (self.n_coordinates,))
         if not np.all(lam > 0):
             return None
-        r = self.b - self.A @ x
-        corr = np.asarray(self.A.T @ r).ravel()
+        w, g = kernel.exact_state() if kernel is not None else (None, None)
+        if g is None:
+            r = self.b - self.A @ x
+            corr = np.asarray(self.A.T @ r).ravel()
+        else:
+            r, corr = -w, -g             # w = Ax - b and g = A.T w (l2 = 0)
         scale = max(1.0, float(np.max((corr if pen.positive else np.abs(corr)) / lam)))
         theta = r / scale
         primal = 0.5 * float(r @ r) + float(lam @ np.abs(x))
