@@ -865,10 +865,11 @@ PEER_TOLS = tuple(10.0 ** -e for e in range(2, 15))
 # Row i, dataset A, lambda = 5e4 (supports of 49 coordinates with x >= 0,
 # 75 without):
 #   gs or gsd with variable blocks of 50-100 and proximal Newton or homotopy
-#   reach the solution in 2 (x >= 0) or 3-4 iterations: 8-11 ms, of which the
-#   iterations take about 3.5 ms; the rest is the row view of A built on the
-#   first greedy solve (about 2 ms), the initial gradient and the final
-#   checks (full products with A^T), and the duality gap.  Blocks of 50 need
+#   reach the solution in 2 (x >= 0) or 3-4 iterations: 4.5-6 ms, of which
+#   the iterations take about 2 ms; the rest is the initial gradient, the
+#   final certificate (full products with A^T) and Python set-up.  (Blocks
+#   this large touch every row of A, so no CSR copy of A is made: that
+#   saved about 2 ms.)  Blocks of 50 need
 #   11-13 iterations without x >= 0 (larger than the support of 75 is
 #   better).  Two-metric projection: 3-6 iterations, 8-12 ms.  gsl with
 #   variable blocks: the same iterations plus about 2 s for its SIRT
