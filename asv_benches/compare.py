@@ -62,7 +62,7 @@ f. GSD rule with variable blocks of 5 coordinates and block Newton updates
    (``||A[:, j]||^2 / 4 + l2`` for feature j and every class),
    ``argpartition``, the dense block Hessian of the multinomial loss,
    Cholesky solve with the pseudo-inverse and steepest-descent fallbacks,
-   and the Armijo backtracking search of ``bcd/core/_update.pyx``
+   and the Armijo backtracking search of ``src/bcd/core/_update.pyx``
    (quadratic, then cubic interpolation), with f(x + alpha d) - f(x)
    evaluated as bcd does.  Both must produce the same iterates (AssertionError
    otherwise).  Target NumPy / bcd >= 20.
@@ -134,26 +134,7 @@ import numpy as np  # noqa: E402
 import scipy  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-_REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def _import_installed_bcd():
-    """Import bcd from the installed build, not from the source tree.
-
-    ``python -m`` puts the working directory first on ``sys.path``; from the
-    repository root that would shadow the installed package with the
-    uncompiled sources.
-    """
-    saved = list(sys.path)
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _REPO_ROOT]
-    try:
-        import bcd
-    finally:
-        sys.path[:] = saved
-    return bcd
-
-
-bcd = _import_installed_bcd()
+import bcd  # noqa: E402
 
 NO_CHECKS = 10**9
 TAU = 5
@@ -577,7 +558,7 @@ def compare_multinomial_sklearn(A, y, repeats):
 
 # --------------------------------------------------------------------------- f. GSD-VB + Newton vs NumPy
 
-# constants of the Armijo search in bcd/core/_update.pyx
+# constants of the Armijo search in src/bcd/core/_update.pyx
 ARMIJO_C = 1e-10
 MAX_BACKTRACKS = 60
 

@@ -24,7 +24,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 
 
 def run(solver, n, max_time=None):
@@ -33,10 +32,7 @@ def run(solver, n, max_time=None):
         cmd.append(str(max_time))
     env = dict(os.environ)
     env.setdefault("OPENBLAS_NUM_THREADS", "2")
-    # Run outside the repository so that the installed bcd, not the source
-    # tree without its compiled modules, is imported.
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True,
-                         cwd=tempfile.gettempdir())
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
