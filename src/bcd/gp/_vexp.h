@@ -51,8 +51,9 @@ static inline double bcd_exp(double x)
     p = p * r + 0.5;
     p = p * r + 1.0;
     p = p * r + 1.0;
-    /* 2^n as 2^h 2^(n-h), both normal, so that subnormal results round */
-    h = k >> 1;                          /* h + 1024 */
+    /* 2^n as 2^m 2^(n-m) with m = floor(n / 2), both factors normal, so
+       that subnormal results are rounded once */
+    h = k >> 1;                          /* m + 1024 */
     b = (h - 1024 + 1023) << 52;
     memcpy(&s1, &b, sizeof s1);
     b = (k - h - 1024 + 1023) << 52;
