@@ -355,7 +355,7 @@ def test_tracking_without_the_row_view_matches_the_row_view(kind, rule):
                    random_state=0)
     columns_only = make()
     r_cols = bcd.solve(columns_only, **options)
-    assert True not in columns_only._column_access      # no row view built
+    assert not columns_only._has_row_view()             # no CSR copy of A built
     with_rows = make()
     with_rows._columns(True)                            # built first: it is used
     r_rows = bcd.solve(with_rows, **options)

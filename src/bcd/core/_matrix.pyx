@@ -262,7 +262,8 @@ cdef class Matrix:
         cdef int m, n, inc = 1
         cdef double one = 1.0, v
         cdef char trans = b'T'
-        cdef double* buf
+        cdef const double* src
+        cdef double* buf = NULL
         if self.dense:
             m = <int>self.n_rows
             n = <int>self.n_cols
@@ -271,17 +272,18 @@ cdef class Matrix:
                   &one, out, &inc)
             return
         if not self.has_rows:
-            if rows == NULL:
-                for j in range(self.n_cols):
-                    out[j] += self.col_dot(j, vals)
-                return
-            buf = &self.row_scratch[0]
-            for k in range(nr):
-                buf[rows[k]] = vals[k]
+            src = vals
+            if rows != NULL:
+                # the listed rows' values as a dense vector (zero elsewhere)
+                buf = &self.row_scratch[0]
+                for k in range(nr):
+                    buf[rows[k]] = vals[k]
+                src = buf
             for j in range(self.n_cols):
-                out[j] += self.col_dot(j, buf)
-            for k in range(nr):
-                buf[rows[k]] = 0.0
+                out[j] += self.col_dot(j, src)
+            if rows != NULL:
+                for k in range(nr):
+                    buf[rows[k]] = 0.0
             return
         cdef const int* rptr = &self.r_indptr[0]
         cdef const int* rind = &self.r_indices[0]

@@ -50,6 +50,10 @@ class Problem:
             cache[rows] = Matrix(self.A, need_rows=rows)
         return cache[rows]
 
+    def _has_row_view(self):
+        """Whether ``_columns(True)`` has been built (and costs nothing more)."""
+        return True in self.__dict__.get("_column_access", {})
+
     def _set_penalty(self, penalty):
         if penalty is not None:
             if not isinstance(penalty, Penalty):

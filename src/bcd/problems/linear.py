@@ -40,7 +40,7 @@ class _LinearModel(Problem):
         view, a copy of A, is not built."""
         if not tracking or not sp.issparse(self.A):
             return bool(tracking)
-        if True in self.__dict__.get("_column_access", {}):
+        if self._has_row_view():
             return True                     # already built: free to use
         m, n = self.A.shape
         density = self.A.nnz / max(1.0, float(m) * n)
