@@ -6,9 +6,12 @@ from bcd.core._linalg cimport BlockWork, spd_solve
 from bcd.core._problem cimport Problem
 from bcd.core._select cimport Selector
 
-# Armijo constant and backtracking limits of the line searches
+# Armijo constant and backtracking limit of the line searches; the Python
+# names are for code that reproduces the search (benchmark references)
 cdef double ARMIJO_C = 1e-10
 cdef int MAX_BACKTRACKS = 60
+LINE_SEARCH_ARMIJO_C = ARMIJO_C
+LINE_SEARCH_MAX_BACKTRACKS = MAX_BACKTRACKS
 
 
 cdef class Update:
