@@ -183,10 +183,10 @@ def _fixed_and_variable(variants):
     """Each ``(tag, options)`` variant on fixed blocks (``tag-FB``, sorted by
     L_i) and on variable blocks (``tag-VB``)."""
     def configs(block_size, n=None):
-        return [(f"{tag}-{btag}", dict(options, blocks=blocks, block_size=block_size,
-                                       partition="sort"))
+        return [(f"{tag}-{btag}", dict(options, blocks=blocks, block_size=block_size, **extra))
                 for tag, options in variants
-                for blocks, btag in (("fixed", "FB"), ("variable", "VB"))]
+                for blocks, btag, extra in (("fixed", "FB", {"partition": "sort"}),
+                                            ("variable", "VB", {}))]
     return configs
 
 
@@ -217,7 +217,7 @@ def forest_blocks(block_size, n):
            ("random tree-rand", dict(rule="random", blocks="tree", update="exact"))]
     for label, blocks in (("red-black", "coloring"), ("tree partition", "forest_partition")):
         for order in ("natural", "random", "lipschitz"):
-            out.append((f"{label}-{order}", dict(rule="cyclic", blocks=blocks, partition=order,
+            out.append((f"{label}-{order}", dict(rule="cyclic", blocks=blocks, vertex_order=order,
                                                  update="exact")))
     tau = max(1, int(np.floor(n ** (1.0 / 3.0) + 1e-9)))
     out.append((f"General-tau={tau}", dict(rule="gs", blocks="variable", block_size=tau,

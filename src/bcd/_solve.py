@@ -5,13 +5,10 @@ import warnings
 import numpy as np
 
 from ._result import ConvergenceWarning, History, Result
-from ._validation import (check_option, check_random_state, check_scalar, check_vector,
-                          seed_words)
+from ._validation import check_scalar, check_vector
 from .core import _engine
-from .core.blocks import (BLOCKS, FOREST_BLOCKS, Units, default_partition, make_units,
-                          valid_partitions)
-from .core.rules import GSD_DIAGONALS, GSQ_METHODS, MI_RULES, RuleContext, rules_for
-from .core.updates import FOREST_UPDATES, LIPSCHITZ, PENALIZED_UPDATES, UPDATES, forest_update
+from .core._monitor import CyFaceMonitor
+from .core.assembly import assemble
 from .problems import Problem
 
 _INT_MAX = 2**62
@@ -34,8 +31,8 @@ class IterationInfo:
 def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradient",
           partition=None, max_iter=10000, tol=None, max_time=None, x0=None,
           random_state=None, callback=None, verbose=False, check_every="auto",
-          callback_every=1, lipschitz="bound", gsd_diagonal="lipschitz", gsq_method="iht",
-          target_support=None, mi_candidates=60):
+          callback_every=1, lipschitz=None, gsd_diagonal=None, gsq_method=None,
+          target_support=None, mi_candidates=None, vertex_order=None):
     """Minimize a problem by block coordinate descent.
 
     Parameters
@@ -77,7 +74,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
         ``"forest_partition"`` is the greedy partition into forests and
         ``"coloring"`` the greedy (Welsh-Powell) colouring, whose blocks have
         no internal edges (red-black on a lattice); their blocks are chosen
-        by any rule but "gsq".
+        by any rule but "gsq" (see ``vertex_order``).
     block_size : int, optional
         Block size tau, between 1 and ``problem.n_coordinates``.  Default 5,
         and ``min(500, n)`` for rule "gbcd".
@@ -96,13 +93,11 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
         the coordinates free to move, proximal gradient on those held at a
         bound or at 0); ``"homotopy"`` the exact block minimizer of a
         quadratic with an L1 penalty or bounds along a piecewise-linear path.
-    partition : str, optional
-        How fixed blocks are formed: ``"sort"`` (default; by decreasing
-        ``L_i``, largest together), ``"order"``, ``"random"`` or ``"avg"``.
-        For ``"forest_partition"`` and ``"coloring"``, the order in which the
-        greedy algorithm visits the nodes: ``"natural"`` (default),
-        ``"random"`` or ``"lipschitz"`` (decreasing ``L_i``).  Not used by
-        variable blocks and trees.
+    partition : {"sort", "order", "random", "avg"}, optional
+        How fixed blocks are formed: ``"sort"`` (by decreasing ``L_i``,
+        largest together; the default where the problem has Lipschitz
+        constants, else ``"order"``), ``"order"``, ``"random"`` or
+        ``"avg"``.  Only with ``blocks="fixed"``.
     max_iter : int, default=10000
         Maximum number of block updates.
     tol : float, optional
@@ -151,6 +146,16 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
         Random candidates examined for each coordinate added to a block by
         rule "gbcd" (kappa; at least the number of coordinates makes every
         choice exact).
+    vertex_order : {"natural", "random", "lipschitz"}, default="natural"
+        For ``blocks="forest_partition"`` and ``"coloring"``: the order in
+        which the greedy algorithm visits the nodes (``"lipschitz"``:
+        decreasing ``L_i``).
+
+    The options ``partition``, ``vertex_order``, ``lipschitz``,
+    ``gsd_diagonal``, ``gsq_method`` and ``mi_candidates`` belong to one
+    block strategy, update or rule each (see ``bcd.core.specs`` and the
+    documentation's table of valid combinations); giving one that the
+    chosen configuration does not use is an error.
 
     Returns
     -------
@@ -170,35 +175,10 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a bcd problem instance (see bcd.problems.available()), "
                         f"got {type(problem).__name__}.")
-    check_option(blocks, "blocks", BLOCKS)
-    check_option(rule, "rule", tuple(rules_for(blocks)),
-                 context="" if blocks in ("fixed", "variable") else f" with blocks={blocks!r}")
-    check_option(update, "update", FOREST_UPDATES if blocks in FOREST_BLOCKS else tuple(UPDATES),
-                 context=(f" with blocks={blocks!r} (forest blocks are solved by message "
-                          f"passing)") if blocks in FOREST_BLOCKS else "")
-    if problem.penalty is not None:
-        _check_penalized(problem, rule, blocks, update, lipschitz)
-    if partition is None:
-        partition = default_partition(blocks)
-    check_option(partition, "partition", valid_partitions(blocks),
-                 context=f" with blocks={blocks!r}")
-    check_option(lipschitz, "lipschitz", LIPSCHITZ)
-    check_option(gsd_diagonal, "gsd_diagonal", GSD_DIAGONALS)
-    check_option(gsq_method, "gsq_method", GSQ_METHODS)
     n = problem.n_coordinates
-    mi_rule = rule in MI_RULES
-    if blocks in FOREST_BLOCKS:
-        block_size = None        # forest blocks take their size from the graph
-    else:
-        if block_size is None:
-            block_size = min(500, n) if mi_rule else min(5, n)
+    if block_size is not None:
         block_size = check_scalar(block_size, "block_size", low=1, high=n, integer=True)
     max_iter = check_scalar(max_iter, "max_iter", low=0, high=_INT_MAX, integer=True)
-    if tol is None:
-        tol = 1e-4 if mi_rule else 1e-6
-    tol = check_scalar(tol, "tol", low=0.0)
-    mi_candidates = check_scalar(mi_candidates, "mi_candidates", low=1, high=_INT_MAX,
-                                 integer=True)
     if max_time is not None and not (isinstance(max_time, (int, float, np.floating))
                                      and max_time == np.inf):
         max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
@@ -211,21 +191,23 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
     if x0 is not None:
         x0 = check_vector(x0, "x0", n)
     target_faces, target_unsigned = _check_target_support(target_support, problem)
-    rng = check_random_state(random_state)
     auto_check = isinstance(check_every, str) and check_every == "auto"
     if not auto_check:
         check_every = check_scalar(check_every, "check_every", low=1, high=_INT_MAX,
                                    integer=True)
 
-    kernel, units, selector, step = _assemble(
-        problem, rule, blocks, block_size, update, partition, rng, x0,
-        dict(lipschitz=lipschitz, gsd_diagonal=gsd_diagonal, gsq_method=gsq_method,
-             mi_candidates=mi_candidates))
+    parts = assemble(problem, rule, blocks, update, block_size, random_state, x0,
+                     partition=partition, vertex_order=vertex_order, lipschitz=lipschitz,
+                     gsd_diagonal=gsd_diagonal, gsq_method=gsq_method,
+                     mi_candidates=mi_candidates)
+    rule_spec = parts.specs[1]
+    if tol is None:
+        tol = rule_spec.defaults.get("tol", 1e-6)
+    tol = check_scalar(tol, "tol", low=0.0)
+    units, state = parts.units, parts.state
     if auto_check:
-        # is a dense block matrix formed every iteration?
-        dense = units.dense and (update in ("matrix", "newton", "exact") or (
-            update == "gradient" and lipschitz == "bound" and blocks == "variable"))
-        per_iter, per_check = problem._costs(units.typical_size, kernel.tracking, dense)
+        per_iter, per_check = problem.iteration_costs(units.typical_size, state.tracking,
+                                                      parts.block_matrix)
         check_every = max(1, math.ceil(4.0 * per_check / max(per_iter, 1.0)))
     if units.n_units == 0:
         # every coordinate has L_i = 0: the gradient is constant, nothing to do
@@ -238,69 +220,33 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
         def engine_cb(it, k):
             return callback(IterationInfo(it, k.get_x().astype(dtype), k.get_objective()))
 
-    n_iter, status, opt, obj, cols, loop_time, faces_at, target_at = _engine.run(
-        kernel, selector, step, max_iter, tol, max_time or 0.0, check_every, engine_cb,
-        callback_every, units.max_block, bool(verbose), target_faces, target_unsigned)
-
-    history = History(*cols)
-    status_name = _engine.STATUS_NAMES[status]
-    converged = status_name == "converged"
-    message = _engine.STATUS_MESSAGES[status]
-    if status_name in ("max_iter", "max_time"):
-        warnings.warn(f"{message} Optimality {opt:.3e} > tol {tol:.3e}.", ConvergenceWarning,
-                      stacklevel=2)
-    options = dict(rule=rule, blocks=blocks, block_size=block_size, update=update,
-                   partition=partition if blocks not in ("variable", "tree") else None, lipschitz=lipschitz,
-                   gsd_diagonal=gsd_diagonal, gsq_method=gsq_method,
-                   check_every=check_every, tol=tol, max_iter=max_iter)
-    x = kernel.get_x()
-    return Result(x.astype(problem.dtype, copy=False), float(obj), float(opt),
-                  int(n_iter), converged, status_name, message, history,
-                  float(history.time[-1]) if len(history) else 0.0, options, loop_time,
-                  # converged: the engine certified on state recomputed from x
-                  duality_gap=problem._duality_gap(x, kernel if converged else None),
-                  active_set_iteration=faces_at if problem.penalty is not None else None,
-                  support_iteration=(None if target_faces is None or target_at < 0
-                                     else int(target_at)))
-
-
-def _assemble(problem, rule, blocks, block_size, update, partition, rng, x0=None, options=None):
-    """Build the compiled parts of a solve from validated options.
-
-    Returns ``(kernel, units, selector, step)``.
-    """
-    options = options or {}
-    factory, tracking = rules_for(blocks)[rule]
-    graph = None
-    if blocks in FOREST_BLOCKS:
-        graph = problem._graph()
-        if graph is None:
-            raise ValueError(f"blocks={blocks!r} needs the sparse graph of the Hessian, which "
-                             f"{type(problem).__name__} does not provide; forest-structured "
-                             f"blocks are available for Quadratic and LabelPropagation.")
-    kernel = problem._make_kernel(tracking, block_size or 1)
-    if x0 is not None:
-        kernel.set_x(x0)
+    monitor = None
     if problem.penalty is not None:
-        # projects x onto the domain of the penalty
-        kernel.set_penalty(problem.penalty._kernel(problem.n_coordinates))
-    units = make_units(blocks, kernel, block_size, partition, rng, graph)
-    kernel.reserve(units.max_block, units.max_block if units.dense else 1)
-    if graph is None:
-        step = UPDATES[update](problem, kernel, units, options.get("lipschitz", "bound"))
-    else:
-        step = forest_update(graph[0], units)
-    step.reserve(units.max_block)
-    if units.n_units == 0:
-        # no coordinate can move; a one-unit placeholder keeps the selector valid
-        placeholder = Units(np.array([0, 0], np.int32), np.zeros(0, np.int32), 1, np.zeros(1),
-                            problem.n_coordinates)
-        return kernel, units, _cyclic_placeholder(placeholder), step
-    ctx = RuleContext(problem, kernel, units, blocks, block_size, seed_words(rng),
-                      options.get("gsd_diagonal", "lipschitz"), options.get("gsq_method", "iht"),
-                      graph=graph[0] if graph is not None else None,
-                      mi_candidates=options.get("mi_candidates", 60))
-    return kernel, units, factory(ctx), step
+        monitor = CyFaceMonitor(target_faces, target_unsigned)
+    out = parts.run(max_iter, tol, max_time or 0.0, check_every, engine_cb, callback_every,
+                    bool(verbose), monitor)
+
+    history = History(*out.history)
+    status_name = out.status_name
+    converged = status_name == "converged"
+    message = _engine.STATUS_MESSAGES[out.status]
+    if status_name in ("max_iter", "max_time"):
+        warnings.warn(f"{message} Optimality {out.optimality:.3e} > tol {tol:.3e}.",
+                      ConvergenceWarning, stacklevel=2)
+    options = dict(parts.options, check_every=check_every, tol=tol, max_iter=max_iter)
+    x = state.get_x()
+    gap = None
+    if "duality_gap" in problem.capabilities:
+        # converged: the engine certified on state recomputed from x
+        gap = problem.duality_gap(x, state if converged else None)
+    return Result(x.astype(problem.dtype, copy=False), float(out.objective),
+                  float(out.optimality), int(out.n_iter), converged, status_name, message,
+                  history, float(history.time[-1]) if len(history) else 0.0, options,
+                  out.loop_time, duality_gap=gap,
+                  active_set_iteration=monitor.changed_at if monitor is not None else None,
+                  support_iteration=(None if monitor is None or target_faces is None
+                                     or monitor.target_reached_at < 0
+                                     else int(monitor.target_reached_at)))
 
 
 def _check_target_support(target, problem):
@@ -319,28 +265,3 @@ def _check_target_support(target, problem):
         raise ValueError("target_support must be boolean (the support) or hold -1, 0 and 1 "
                          "(the signs / bounds).")
     return np.ascontiguousarray(arr, dtype=np.int8), False
-
-
-def _check_penalized(problem, rule, blocks, update, lipschitz):
-    """The combinations available with a non-smooth penalty."""
-    if update not in PENALIZED_UPDATES or lipschitz != "bound":
-        valid = ", ".join(repr(u) for u in PENALIZED_UPDATES)
-        raise ValueError(f"With a penalty ({problem.penalty!r}) the update must be one of "
-                         f"{valid} (proximal gradient, proximal Newton, two-metric "
-                         f"projection, homotopy) with lipschitz='bound'; got update={update!r}, "
-                         f"lipschitz={lipschitz!r}.")
-    if blocks in FOREST_BLOCKS:
-        raise ValueError(f"blocks={blocks!r} solve quadratic blocks by message passing, which "
-                         f"does not handle a penalty; use blocks 'variable' or 'fixed'.")
-    if rule in MI_RULES:
-        raise ValueError(f"rule {rule!r} solves unconstrained quadratic blocks; with a penalty "
-                         f"use 'gs', 'gsl' or 'gsd' (their -q forms), 'cyclic', 'random' or "
-                         f"'lipschitz'.")
-    if rule == "gsq":
-        raise ValueError("rule 'gsq' has no proximal form here; with a penalty use 'gs', "
-                         "'gsl' or 'gsd' (their -q forms), 'cyclic', 'random' or 'lipschitz'.")
-
-
-def _cyclic_placeholder(units):
-    from .core._select import CyclicSelector
-    return CyclicSelector(units.ptr, units.coords, units.lipschitz, 1, (0, 0), False)

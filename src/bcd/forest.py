@@ -38,7 +38,7 @@ def symmetric_graph(Q):
     M.sort_indices()
     M.indptr = M.indptr.astype(np.int32, copy=False)
     M.indices = M.indices.astype(np.int32, copy=False)
-    return _forest.Graph(M.indptr, M.indices, M.data, M.diagonal()), M
+    return _forest.CyGraph(M.indptr, M.indices, M.data, M.diagonal()), M
 
 
 def _rtol(dtype):
@@ -62,7 +62,7 @@ def _solve_graph(Q):
     elif M.nnz and not np.all(M.data):
         M = M.copy()
         M.eliminate_zeros()
-    return _forest.Graph(M.indptr, M.indices, M.data, M.diagonal(), _rtol(dtype))
+    return _forest.CyGraph(M.indptr, M.indices, M.data, M.diagonal(), _rtol(dtype))
 
 
 def _checked_graph(Q, name):

@@ -4,9 +4,10 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
-from bcd.core._problem cimport Problem
-from bcd.core._select cimport Selector
-from bcd.core._update cimport Update
+from bcd.core._monitor cimport CyMonitor
+from bcd.core._problem cimport CyProblem
+from bcd.core._select cimport CySelector
+from bcd.core._update cimport Block, CyUpdate
 
 
 # Stopping reasons.  The Python layer reads ``STATUS_NAMES`` and
@@ -94,66 +95,117 @@ cdef object _hist_to_numpy(History* h):
     return cols
 
 
-def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
-        double max_time, Py_ssize_t check_every, object callback,
-        Py_ssize_t callback_every, Py_ssize_t max_block, bint verbose=False,
-        target_faces=None, bint target_unsigned=False):
+cdef class Settings:
+    """How a run stops and reports.
+
+    Attributes
+    ----------
+    max_iter : int
+        Block updates at most.
+    tol : float
+        The optimality measure at which the run has converged.
+    max_time : float
+        Wall-clock limit of the loop in seconds (0: none).
+    check_every : int
+        Iterations between stopping tests (each test is one history row).
+    callback : callable or None
+        ``callback(iteration, problem_state)``, called every
+        ``callback_every`` iterations with the GIL; a true return stops.
+    max_block : int
+        The largest block the selector can return.
+    greedy : bool
+        The rule reads the gradient: a rejected step means the same block
+        would be selected again, so the run stops as stalled at once.
+    verbose : bool
+        Print a line at every stopping test.
+    """
+    cdef public Py_ssize_t max_iter
+    cdef public double tol
+    cdef public double max_time
+    cdef public Py_ssize_t check_every
+    cdef public object callback
+    cdef public Py_ssize_t callback_every
+    cdef public Py_ssize_t max_block
+    cdef public bint greedy
+    cdef public bint verbose
+
+    def __init__(self, max_iter=1000, tol=0.0, max_time=0.0, check_every=1, callback=None,
+                 callback_every=1, max_block=1, greedy=False, verbose=False):
+        self.max_iter = max_iter
+        self.tol = tol
+        self.max_time = max_time
+        self.check_every = max(1, check_every)
+        self.callback = callback
+        self.callback_every = max(1, callback_every)
+        self.max_block = max(1, max_block)
+        self.greedy = greedy
+        self.verbose = verbose
+
+
+class Outcome:
+    """What a run returns.
+
+    ``status`` is a key of ``STATUS_NAMES``; ``history`` the columns
+    (iteration, objective, optimality, time) of the stopping tests;
+    ``loop_time`` the seconds of the iterations proper (without the initial
+    and final exact evaluations).
+    """
+    __slots__ = ("n_iter", "status", "optimality", "objective", "history", "loop_time")
+
+    def __init__(self, n_iter, status, optimality, objective, history, loop_time):
+        self.n_iter = n_iter
+        self.status = status
+        self.optimality = optimality
+        self.objective = objective
+        self.history = history
+        self.loop_time = loop_time
+
+    @property
+    def status_name(self):
+        return STATUS_NAMES[self.status]
+
+
+def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
+        CyMonitor monitor=None):
     """Run block coordinate descent from the problem's current iterate.
 
-    The stopping test ``||grad f||_inf <= tol`` runs every ``check_every``
-    iterations; each test is a history row.  A passing test on a tracked
-    gradient is confirmed on a gradient recomputed from scratch, so
-    ``converged`` never rests on accumulated rounding.
+    The stopping test (``prob.optimality``: ``||grad f||_inf``, or the KKT
+    residual with a penalty) runs every ``settings.check_every``
+    iterations.  A passing test on a tracked gradient is confirmed on a
+    gradient recomputed from scratch, so convergence never rests on
+    accumulated rounding.  ``monitor`` sees every accepted step.
 
-    With a penalty, the face of every coordinate (its sign for L1, the
-    bound it sits on for a box) is followed through the block updates: the
-    last iteration that changed one is reported, and with ``target_faces``
-    (int8, one per coordinate) the first iteration at which all faces
-    equal the target (-1 if never); with ``target_unsigned`` only whether a
-    face is 0 or not is compared (a support without signs).
-
-    Returns ``(n_iter, status, optimality, objective, history_columns,
-    loop_seconds, faces_changed_at, target_reached_at)`` with ``status`` a
-    key of ``STATUS_NAMES`` and ``loop_seconds`` the time of the iterations
-    proper (without the initial and final exact evaluations).
+    Returns an :class:`Outcome`.
     """
-    cdef int[::1] block = np.zeros(max(1, max_block), dtype=np.int32)
-    cdef double[::1] gb = np.zeros(max(1, max_block))
+    cdef Py_ssize_t max_block = settings.max_block
+    cdef int[::1] block = np.zeros(max_block, dtype=np.int32)
+    cdef double[::1] gb = np.zeros(max_block)
+    cdef double[::1] sol = np.zeros(max_block)
+    cdef Block info
     cdef History h
     cdef Py_ssize_t it = 0, nb, stalls = 0, k
     cdef Py_ssize_t to_check, to_callback, to_clock
+    cdef Py_ssize_t max_iter = settings.max_iter, check_every = settings.check_every
+    cdef Py_ssize_t callback_every = settings.callback_every
+    cdef double tol = settings.tol, max_time = settings.max_time
     cdef double t0, t, opt, obj
     cdef int status = MAX_ITER
+    cdef object callback = settings.callback
     cdef bint has_cb = callback is not None
+    cdef bint verbose = settings.verbose, greedy = settings.greedy
     cdef bint stop_cb = False
     cdef bint tracking = prob.tracking
+    cdef bint penalized = prob.has_penalty
+    cdef bint monitored = monitor is not None
     cdef double t_loop = 0.0, t_start
-    # faces of the coordinates (penalized problems only)
-    cdef bint faces_on = prob.has_penalty
-    cdef bint has_target = faces_on and target_faces is not None
-    cdef signed char[::1] face = np.zeros(prob.n if faces_on else 1, dtype=np.int8)
-    cdef const signed char[::1] target = (target_faces if has_target
-                                          else np.zeros(1, dtype=np.int8))
-    cdef Py_ssize_t mismatched = 0, faces_changed_at = 0, target_reached_at = -1
-    cdef signed char fnew
-    cdef int fold
-    if faces_on:
-        face = prob.penalty.faces(prob.get_x())
-        if has_target:
-            ref = np.abs(np.asarray(face)) if target_unsigned else np.asarray(face)
-            mismatched = int(np.count_nonzero(ref != np.asarray(target)))
-            if mismatched == 0:
-                target_reached_at = 0
+    if monitored:
+        monitor.start(prob)
     h.size = 0
     h.cap = 0
     h.it = NULL
     h.obj = NULL
     h.opt = NULL
     h.time = NULL
-    if check_every < 1:
-        check_every = 1
-    if callback_every < 1:
-        callback_every = 1
 
     try:
         with nogil:
@@ -172,26 +224,19 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
             while status != CONVERGED and it < max_iter:
                 nb = sel.select(prob, &block[0])
                 prob.grad_block(&block[0], nb, &gb[0])
-                if upd.step(prob, sel, &block[0], nb, &gb[0]) == 0:
-                    if faces_on:
-                        for k in range(nb):
-                            # x + (y - x) can miss a bound of the domain by rounding
-                            prob.x[block[k]] = prob.penalty.project(block[k], prob.x[block[k]])
-                            fnew = <signed char>prob.penalty.face(block[k], prob.x[block[k]])
-                            fold = face[block[k]]
-                            if fnew != fold:
-                                faces_changed_at = it + 1
-                                face[block[k]] = fnew
-                                if has_target:
-                                    if target_unsigned:
-                                        mismatched += (((fnew != 0) != target[block[k]])
-                                                       - ((fold != 0) != target[block[k]]))
-                                    else:
-                                        mismatched += ((fnew != target[block[k]])
-                                                       - (fold != target[block[k]]))
-                        if has_target and mismatched == 0 and target_reached_at < 0:
-                            target_reached_at = it + 1
-                    if tracking and prob.has_penalty:
+                info.coords = &block[0]
+                info.size = nb
+                info.grad = &gb[0]
+                info.L = sel.last_L
+                info.unit = sel.last_unit
+                info.solution = &sol[0] if sel.solved_block(&block[0], nb, &sol[0]) else NULL
+                if upd.step(prob, &info) == 0:
+                    if penalized:
+                        # x + (y - x) can miss a bound of the domain by rounding
+                        prob.project_block(&block[0], nb)
+                    if monitored:
+                        monitor.after_step(prob, &block[0], nb, it + 1)
+                    if tracking and penalized:
                         # the -q scores of the block depend on x_b as well
                         for k in range(nb):
                             prob.mark_dirty(block[k])
@@ -203,7 +248,7 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
                     # the state did not change: a greedy rule would pick the
                     # same block again; a random one may find another
                     stalls += 1
-                    if sel.needs_gradient or stalls > 10 * sel.n_units:
+                    if greedy or stalls > 10 * sel.n_units:
                         status = STALLED
                         break
                 it += 1
@@ -261,4 +306,4 @@ def run(Problem prob, Selector sel, Update upd, Py_ssize_t max_iter, double tol,
         free(h.obj)
         free(h.opt)
         free(h.time)
-    return it, status, opt, obj, cols, t_loop, faces_changed_at, target_reached_at
+    return Outcome(it, status, opt, obj, cols, t_loop)

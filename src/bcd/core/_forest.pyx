@@ -6,7 +6,7 @@ subgraph induced by b has no cycle; then Q_bb x = r is solved in O(|b|)
 by Gaussian elimination from the leaves towards the roots followed by
 back-substitution (message passing; Algorithm 1 of Nutini, Laradji and
 Schmidt).  The level sets of that algorithm are a breadth-first order of each
-tree, which is what :meth:`Graph.structure` computes.
+tree, which is what :meth:`CyGraph.structure` computes.
 
 Growing a forest one node at a time needs a test of the forest property in
 O(degree) (Appendix D of the paper): a node can join when its neighbours in
@@ -21,10 +21,10 @@ import numpy as np
 from libc.math cimport fabs, fmax
 from libc.stdint cimport int64_t, uint64_t
 
-from bcd.core._problem cimport Problem
+from bcd.core._problem cimport CyProblem
 from bcd.core._random cimport rng_below
-from bcd.core._select cimport Selector
-from bcd.core._update cimport Update
+from bcd.core._select cimport CySelector
+from bcd.core._update cimport Block, CyUpdate
 
 
 cdef extern from *:
@@ -98,7 +98,7 @@ cdef void sort_by_key(int* items, Py_ssize_t n, const double* key, uint64_t* kbu
 
 
 # ------------------------------------------------------------------ graph
-cdef class Graph:
+cdef class CyGraph:
     """A symmetric sparse matrix in CSR form (canonical: sorted, no duplicates).
 
     Holds the scratch that structure computations and forest growth need, so
@@ -278,7 +278,7 @@ cdef class Graph:
 
 
 cdef int forest_factor(Py_ssize_t nb, const int* parent, double* dg, double* off) noexcept nogil:
-    """Eliminate a forest given by :meth:`Graph.structure`, in place.
+    """Eliminate a forest given by :meth:`CyGraph.structure`, in place.
 
     On return ``dg[k]`` holds 1 / pivot_k and ``off[k]`` the multiplier
     Q_{k,parent} / pivot_k: the LDL' factor of Q_bb in the elimination
@@ -339,9 +339,9 @@ cdef void forest_substitute(Py_ssize_t nb, const int* order, const int* parent,
 
 
 # ------------------------------------------------------------------ Python-level tools
-def structure(Graph graph, const int[::1] nodes):
+def structure(CyGraph graph, const int[::1] nodes):
     """``(status, order, parent, diag, off)`` of the subgraph induced by ``nodes``
-    (see :meth:`Graph.structure`: status is the number of trees, or -1 for a
+    (see :meth:`CyGraph.structure`: status is the number of trees, or -1 for a
     cycle, -2 for a repeated node, -3 for an asymmetric block)."""
     cdef Py_ssize_t nb = nodes.shape[0], status
     order = np.empty(nb, dtype=np.int32)
@@ -379,7 +379,7 @@ def solve_structure(order, parent, dg, off, const double[::1] r, bint overwrite=
     return x, status
 
 
-def grow_forest(Graph graph, const int[::1] candidates):
+def grow_forest(CyGraph graph, const int[::1] candidates):
     """The greedy forest of ``candidates`` tried in order (node indices)."""
     cdef Py_ssize_t nc = candidates.shape[0], nb = 0
     out = np.zeros(max(nc, 1), dtype=np.int32)
@@ -390,7 +390,7 @@ def grow_forest(Graph graph, const int[::1] candidates):
     return out[:nb]
 
 
-def greedy_coloring(Graph graph, const int[::1] order):
+def greedy_coloring(CyGraph graph, const int[::1] order):
     """Welsh-Powell greedy colouring: each node in ``order`` gets the smallest
     colour not used by its already-coloured neighbours.  Returns colours
     (0-based; -1 for nodes not in ``order``)."""
@@ -414,7 +414,7 @@ def greedy_coloring(Graph graph, const int[::1] order):
     return colors
 
 
-def forest_partition(Graph graph, const int[::1] order):
+def forest_partition(CyGraph graph, const int[::1] order):
     """Greedy forest partition (Section 5.5): each node in ``order`` joins the
     first block in which the nodes assigned so far stay a forest.  Returns
     block labels (0-based; -1 for nodes not in ``order``)."""
@@ -459,7 +459,7 @@ def forest_partition(Graph graph, const int[::1] order):
 
 
 # ------------------------------------------------------------------ selection
-cdef class TreeSelector(Selector):
+cdef class CyTreeSelector(CySelector):
     """Grow a maximal forest every iteration (Section 5.6).
 
     Nodes are tried in decreasing order of ``g_i^2 w_i`` (``w_i = 1``: the
@@ -468,7 +468,7 @@ cdef class TreeSelector(Selector):
     nodes (a radix sort, O(n)) and one pass over their adjacency lists:
     O(n + |E|).
     """
-    cdef Graph graph
+    cdef CyGraph graph
     cdef const double[::1] weight
     cdef bint randomize
     cdef double[::1] key
@@ -478,13 +478,12 @@ cdef class TreeSelector(Selector):
     cdef Py_ssize_t[::1] count
     cdef unsigned char[::1] chosen_mark
 
-    def __init__(self, Graph graph, active, weight, bint randomize, seed):
+    def __init__(self, CyGraph graph, active, weight, bint randomize, seed):
         ptr = np.arange(active.shape[0] + 1, dtype=np.int32)
-        Selector.__init__(self, ptr, active, np.zeros(active.shape[0]), 1, seed)
+        CySelector.__init__(self, ptr, active, np.zeros(active.shape[0]), 1, seed)
         self.graph = graph
         self.weight = weight
         self.randomize = randomize
-        self.needs_gradient = not randomize
         self.key = np.zeros(graph.n)
         self.cand = np.array(active, dtype=np.int32)
         self.natural = np.sort(np.asarray(active, dtype=np.int32))
@@ -498,7 +497,7 @@ cdef class TreeSelector(Selector):
     def capacity(self):
         return self.cand.shape[0]       # a forest may hold every node
 
-    cdef Py_ssize_t select(self, Problem prob, int* block) noexcept nogil:
+    cdef Py_ssize_t select(self, CyProblem prob, int* block) noexcept nogil:
         cdef Py_ssize_t a, r, nb, nc = self.cand.shape[0]
         cdef int i, t
         cdef double gi
@@ -535,7 +534,7 @@ cdef class TreeSelector(Selector):
 
 
 # ------------------------------------------------------------------ update
-cdef class ForestUpdate(Update):
+cdef class CyForestUpdate(CyUpdate):
     """The block Newton step -Q_bb^{-1} grad_b f by message passing, O(|b|).
 
     For the quadratic problems that expose their graph, Q_bb is the block
@@ -544,7 +543,7 @@ cdef class ForestUpdate(Update):
     are built the first time the block is chosen and reused afterwards (Q is
     constant); blocks grown per iteration get theirs each time.
     """
-    cdef Graph graph
+    cdef CyGraph graph
     cdef const int[::1] unit_ptr
     cdef unsigned char[::1] built
     cdef int[::1] c_order, c_parent
@@ -552,8 +551,8 @@ cdef class ForestUpdate(Update):
     cdef int[::1] order, parent
     cdef double[::1] dg, off, work
 
-    def __init__(self, Graph graph, unit_ptr):
-        Update.__init__(self)
+    def __init__(self, CyGraph graph, unit_ptr):
+        CyUpdate.__init__(self)
         self.graph = graph
         self.unit_ptr = unit_ptr
         n_units = unit_ptr.shape[0] - 1
@@ -576,9 +575,11 @@ cdef class ForestUpdate(Update):
         self.dg = np.zeros(max_block)
         self.off = np.zeros(max_block)
 
-    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
-                  const double* gb) noexcept nogil:
-        cdef Py_ssize_t a, u = sel.last_unit, s
+    cdef int step(self, CyProblem prob, const Block* block) noexcept nogil:
+        cdef const int* blk = block.coords
+        cdef Py_ssize_t nb = block.size
+        cdef const double* gb = block.grad
+        cdef Py_ssize_t a, u = block.unit, s
         cdef int *o
         cdef int *pa
         cdef double *dg

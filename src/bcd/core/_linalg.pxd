@@ -1,6 +1,6 @@
 # Small dense symmetric linear algebra on block matrices (LAPACK).
 
-cdef class BlockWork:
+cdef class CyBlockWork:
     """Scratch for |b| x |b| problems, sized once for the largest block."""
     cdef readonly Py_ssize_t size
     cdef double[::1] mat        # size^2: a copy of the matrix
@@ -10,5 +10,5 @@ cdef class BlockWork:
     cdef double[::1] work
     cdef int[::1] iwork
 
-cdef double lambda_max(BlockWork w, const double* H, Py_ssize_t n) noexcept nogil
-cdef int spd_solve(BlockWork w, const double* H, double* b, Py_ssize_t n) noexcept nogil
+cdef double lambda_max(CyBlockWork w, const double* H, Py_ssize_t n) noexcept nogil
+cdef int spd_solve(CyBlockWork w, const double* H, double* b, Py_ssize_t n) noexcept nogil

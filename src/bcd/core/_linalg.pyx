@@ -4,7 +4,7 @@ from libc.string cimport memcpy
 from scipy.linalg.cython_lapack cimport dsyevr, dpotrf, dpotrs, dsyev
 
 
-cdef class BlockWork:
+cdef class CyBlockWork:
 
     def __init__(self, Py_ssize_t size):
         size = max(1, size)
@@ -17,7 +17,7 @@ cdef class BlockWork:
         self.iwork = np.zeros(12 * size + 4, dtype=np.int32)
 
 
-cdef double lambda_max(BlockWork w, const double* H, Py_ssize_t n) noexcept nogil:
+cdef double lambda_max(CyBlockWork w, const double* H, Py_ssize_t n) noexcept nogil:
     """Largest eigenvalue of the symmetric n x n matrix H (row-major)."""
     cdef int n_ = <int>n, il = n_, iu = n_, m_found = 0, info = 0, ldz = 1
     cdef int lwork = <int>(w.work.shape[0]), liwork = <int>(10 * n)
@@ -35,7 +35,7 @@ cdef double lambda_max(BlockWork w, const double* H, Py_ssize_t n) noexcept nogi
     return w.vals[0]
 
 
-cdef int spd_solve(BlockWork w, const double* H, double* b, Py_ssize_t n) noexcept nogil:
+cdef int spd_solve(CyBlockWork w, const double* H, double* b, Py_ssize_t n) noexcept nogil:
     """Overwrite b with H^+ b for a symmetric positive semi-definite H.
 
     Cholesky first; if H is not numerically positive definite, an

@@ -2,7 +2,7 @@ cimport cython
 
 
 @cython.final
-cdef class Matrix:
+cdef class CyMatrix:
     """Column access to a dense Fortran-ordered or CSC sparse matrix.
 
     A dense matrix is handled as a CSC matrix whose row index is implicit, so

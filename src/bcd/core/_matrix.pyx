@@ -5,7 +5,7 @@ from libc.math cimport fabs
 from scipy.linalg.cython_blas cimport ddot, daxpy, dgemv
 
 
-cdef class Matrix:
+cdef class CyMatrix:
 
     def __cinit__(self, A, bint need_rows=False):
         keep = [A]

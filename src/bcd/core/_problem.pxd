@@ -1,9 +1,9 @@
 cimport cython
-from bcd.core._linalg cimport BlockWork
-from bcd.penalties._penalty cimport PenaltyKernel
+from bcd.core._linalg cimport CyBlockWork
+from bcd.penalties._penalty cimport CyPenalty
 
 
-cdef class Problem:
+cdef class CyProblem:
     """Compiled state and oracles of a smooth objective f.
 
     Subclasses hold the data and whatever incremental state makes a block
@@ -28,13 +28,12 @@ cdef class Problem:
     cdef double[::1] g
     cdef readonly const double[::1] lipschitz   # L_i, coordinate-wise bounds
     cdef readonly bint tracking
-    cdef readonly bint is_quadratic
     cdef int[::1] dirty
     cdef unsigned char[::1] dirty_mark
     cdef Py_ssize_t n_dirty
     cdef bint all_dirty
     cdef double[::1] _gbuf                      # scratch for full gradients
-    cdef BlockWork _bw                          # scratch for block_lipschitz
+    cdef CyBlockWork _bw                          # scratch for block_lipschitz
     cdef double[::1] _hbuf
     cdef int[::1] dir_blk                       # the prepared direction's block
     cdef double[::1] dir_d                      # and its values
@@ -42,7 +41,7 @@ cdef class Problem:
     cdef double dir_xd, dir_dd                  # x_b . d and d . d
     cdef readonly Py_ssize_t reserved           # largest block the scratch fits
     cdef readonly Py_ssize_t reserved_dense     # largest block with dense scratch
-    cdef PenaltyKernel penalty                  # the non-smooth part g, if any
+    cdef CyPenalty penalty                  # the non-smooth part g, if any
     cdef readonly bint has_penalty
 
     # -- to implement in subclasses -------------------------------------
@@ -72,6 +71,8 @@ cdef class Problem:
     cdef double full_objective(self) noexcept nogil
     @cython.final
     cdef double optimality(self, bint exact) noexcept nogil
+    @cython.final
+    cdef void project_block(self, const int* blk, Py_ssize_t nb) noexcept nogil
     @cython.final
     cdef void clear_dirty(self) noexcept nogil
     cdef inline void mark_dirty(self, Py_ssize_t j) noexcept nogil:

@@ -2,23 +2,22 @@
 import numpy as np
 from libc.math cimport fabs
 
-from bcd.core._linalg cimport BlockWork, lambda_max
+from bcd.core._linalg cimport CyBlockWork, lambda_max
 
 
-cdef class Problem:
+cdef class CyProblem:
 
-    def __init__(self, Py_ssize_t n, lipschitz, bint tracking, bint is_quadratic=False):
+    def __init__(self, Py_ssize_t n, lipschitz, bint tracking):
         self.n = n
         self.x = np.zeros(n)
         self.lipschitz = np.ascontiguousarray(lipschitz, dtype=np.float64)
         self.tracking = tracking
-        self.is_quadratic = is_quadratic
         self._gbuf = np.zeros(n)
         if tracking:
             self.g = np.zeros(n)
             self.dirty = np.zeros(n, dtype=np.int32)
             self.dirty_mark = np.zeros(n, dtype=np.uint8)
-        Problem.reserve(self, 1)
+        CyProblem.reserve(self, 1)
 
     def reserve(self, Py_ssize_t max_block, Py_ssize_t max_dense=-1):
         """Make the scratch fit blocks of up to ``max_block`` coordinates.
@@ -32,7 +31,7 @@ cdef class Problem:
             max_dense = max_block
         if max_dense > self.reserved_dense:
             self.reserved_dense = max_dense
-            self._bw = BlockWork(max_dense)
+            self._bw = CyBlockWork(max_dense)
             self._hbuf = np.zeros(max_dense * max_dense)
         if max_block <= self.reserved:
             return False
@@ -41,7 +40,7 @@ cdef class Problem:
         self.dir_d = np.zeros(max_block)
         return True
 
-    def set_penalty(self, PenaltyKernel penalty):
+    def set_penalty(self, CyPenalty penalty):
         """Minimize f + g with the separable penalty g (None: f alone).
 
         The iterate is projected onto the domain of g, so every iterate
@@ -234,6 +233,13 @@ cdef class Problem:
             if v > m:
                 m = v
         return m
+
+    cdef void project_block(self, const int* blk, Py_ssize_t nb) noexcept nogil:
+        """Put x_b back into the domain of the penalty (a step x + (y - x)
+        can miss a bound by rounding)."""
+        cdef Py_ssize_t k
+        for k in range(nb):
+            self.x[blk[k]] = self.penalty.project(blk[k], self.x[blk[k]])
 
     cdef void clear_dirty(self) noexcept nogil:
         cdef Py_ssize_t a

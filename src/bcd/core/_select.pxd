@@ -1,9 +1,9 @@
 cimport cython
-from bcd.core._problem cimport Problem
+from bcd.core._problem cimport CyProblem
 from bcd.core._random cimport RNG
 
 
-cdef class Selector:
+cdef class CySelector:
     """Chooses which coordinates to update.
 
     The coordinates are grouped into *units*: the blocks of a fixed
@@ -13,7 +13,6 @@ cdef class Selector:
     """
     cdef readonly Py_ssize_t n_units
     cdef readonly Py_ssize_t k
-    cdef readonly bint needs_gradient
     cdef const int[::1] unit_ptr
     cdef const int[::1] unit_coords
     cdef const double[::1] unit_L
@@ -22,13 +21,13 @@ cdef class Selector:
     cdef public double last_L       # L_b of the last block when known, else 0
     cdef public Py_ssize_t last_unit  # the unit picked when it was one, else -1
 
-    cdef Py_ssize_t pick(self, Problem prob) noexcept nogil
-    cdef Py_ssize_t select(self, Problem prob, int* block) noexcept nogil
-    cdef void notify(self, Problem prob) noexcept nogil
+    cdef Py_ssize_t pick(self, CyProblem prob) noexcept nogil
+    cdef Py_ssize_t select(self, CyProblem prob, int* block) noexcept nogil
+    cdef void notify(self, CyProblem prob) noexcept nogil
     cdef bint solved_block(self, const int* blk, Py_ssize_t nb, double* d) noexcept nogil
 
 
-cdef class GreedySelector(Selector):
+cdef class CyGreedySelector(CySelector):
     cdef const double[::1] coord_weight
     cdef const double[::1] unit_scale
     cdef const int[::1] unit_of
@@ -45,9 +44,9 @@ cdef class GreedySelector(Selector):
     cdef bint simple_score             # singleton units scored by the GS/GSD formula
     cdef readonly Py_ssize_t n_rebuilds
 
-    cdef double _score(self, Problem prob, int u) noexcept nogil
+    cdef double _score(self, CyProblem prob, int u) noexcept nogil
     @cython.final
-    cdef void _rescore_all(self, Problem prob) noexcept nogil
+    cdef void _rescore_all(self, CyProblem prob) noexcept nogil
     @cython.final
     cdef Py_ssize_t _insert_best(self, int* c, Py_ssize_t nc, int u) noexcept nogil
     @cython.final
@@ -60,7 +59,7 @@ cdef class GreedySelector(Selector):
     cdef void _heap_down(self, int* h, Py_ssize_t n) noexcept nogil
 
 
-cdef class MaxImprovementSelector(Selector):
+cdef class CyMaxImprovementSelector(CySelector):
     cdef Py_ssize_t kappa
     cdef double[::1] chol          # lower Cholesky factor of H_BB, row-major, k x k
     cdef double[::1] z             # L^{-1} g_B

@@ -5,8 +5,8 @@ from libc.stdint cimport uint64_t
 from libc.math cimport fabs, sqrt
 from scipy.linalg.cython_blas cimport dgemv, dtrsv
 
-from bcd.core._linalg cimport BlockWork, spd_solve
-from bcd.core._problem cimport Problem
+from bcd.core._linalg cimport CyBlockWork, spd_solve
+from bcd.core._problem cimport CyProblem
 from bcd.core._random cimport RNG, rng_seed, rng_below, rng_uniform
 
 
@@ -33,7 +33,7 @@ cdef inline bint _ge_thr(const double* key, int u, double tk, int tu) noexcept n
     return key[u] > tk or (key[u] == tk and u <= tu)
 
 
-cdef class Selector:
+cdef class CySelector:
 
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed):
         self.unit_ptr = unit_ptr
@@ -44,10 +44,10 @@ cdef class Selector:
         self.chosen = np.zeros(self.k, dtype=np.int32)
         rng_seed(&self.rng, <uint64_t>seed[0], <uint64_t>seed[1])
 
-    cdef Py_ssize_t pick(self, Problem prob) noexcept nogil:
+    cdef Py_ssize_t pick(self, CyProblem prob) noexcept nogil:
         return 0
 
-    cdef void notify(self, Problem prob) noexcept nogil:
+    cdef void notify(self, CyProblem prob) noexcept nogil:
         pass
 
     cdef bint solved_block(self, const int* blk, Py_ssize_t nb, double* d) noexcept nogil:
@@ -62,7 +62,7 @@ cdef class Selector:
             size = max(size, self.unit_ptr[c + 1] - self.unit_ptr[c])
         return size * self.k
 
-    def draw(self, Problem prob, Py_ssize_t count):
+    def draw(self, CyProblem prob, Py_ssize_t count):
         """Return the next ``count`` blocks this rule picks at the current
         iterate of ``prob``, without stepping (for inspection and tests)."""
         cdef Py_ssize_t c, nb
@@ -75,7 +75,7 @@ cdef class Selector:
             out.append(buf[:nb].copy())
         return out
 
-    cdef Py_ssize_t select(self, Problem prob, int* block) noexcept nogil:
+    cdef Py_ssize_t select(self, CyProblem prob, int* block) noexcept nogil:
         """Fill ``block`` with the coordinates to update; return their count."""
         cdef Py_ssize_t nc = self.pick(prob)
         cdef Py_ssize_t a, p, nb = 0
@@ -95,14 +95,14 @@ cdef class Selector:
         return nb
 
 
-cdef class CyclicSelector(Selector):
+cdef class CyCyclicSelector(CySelector):
     """Units in a cycle; with ``reshuffle`` a fresh random order every pass."""
     cdef int[::1] order
     cdef Py_ssize_t pos
     cdef bint reshuffle
 
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed, bint reshuffle):
-        Selector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
+        CySelector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
         self.order = np.arange(self.n_units, dtype=np.int32)
         self.reshuffle = reshuffle
         self.pos = 0
@@ -118,7 +118,7 @@ cdef class CyclicSelector(Selector):
             self.order[i] = self.order[r]
             self.order[r] = t
 
-    cdef Py_ssize_t pick(self, Problem prob) noexcept nogil:
+    cdef Py_ssize_t pick(self, CyProblem prob) noexcept nogil:
         cdef Py_ssize_t a, nc
         if self.pos >= self.n_units:
             self.pos = 0
@@ -131,15 +131,15 @@ cdef class CyclicSelector(Selector):
         return nc
 
 
-cdef class RandomSelector(Selector):
+cdef class CyRandomSelector(CySelector):
     """k distinct units uniformly at random (tau-nice sampling)."""
     cdef int[::1] perm
 
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed):
-        Selector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
+        CySelector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
         self.perm = np.arange(self.n_units, dtype=np.int32)
 
-    cdef Py_ssize_t pick(self, Problem prob) noexcept nogil:
+    cdef Py_ssize_t pick(self, CyProblem prob) noexcept nogil:
         cdef Py_ssize_t a, r
         cdef int t
         # partial Fisher-Yates: the first k entries of perm are a uniform sample
@@ -152,7 +152,7 @@ cdef class RandomSelector(Selector):
         return self.k
 
 
-cdef class LipschitzSelector(Selector):
+cdef class CyLipschitzSelector(CySelector):
     """k distinct units drawn successively with probability proportional to L.
 
     A Fenwick tree over the weights gives O(log N) draws; drawn units are
@@ -166,7 +166,7 @@ cdef class LipschitzSelector(Selector):
     cdef Py_ssize_t top_bit
 
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed):
-        Selector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
+        CySelector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
         cdef Py_ssize_t N = self.n_units, i, j
         self.tree = np.zeros(N + 1)
         for i in range(N):
@@ -184,7 +184,7 @@ cdef class LipschitzSelector(Selector):
         self.saved_idx = np.zeros(self.k * depth, dtype=np.int32)
         self.saved_val = np.zeros(self.k * depth)
 
-    cdef Py_ssize_t pick(self, Problem prob) noexcept nogil:
+    cdef Py_ssize_t pick(self, CyProblem prob) noexcept nogil:
         cdef Py_ssize_t a, pos, step, j, ns = 0, N = self.n_units
         cdef double u, remaining = self.total, wgt
         for a in range(self.k):
@@ -232,7 +232,7 @@ cdef class LipschitzSelector(Selector):
         return w
 
 
-cdef class GreedySelector(Selector):
+cdef class CyGreedySelector(CySelector):
     """The k units with the largest scores.
 
     score(u) = unit_scale[u] * sum_{i in u} coord_weight[i] * g_i^2.  With
@@ -255,8 +255,7 @@ cdef class GreedySelector(Selector):
     """
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed,
                  unit_of, coord_weight, unit_scale):
-        Selector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
-        self.needs_gradient = True
+        CySelector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
         self.unit_of = unit_of
         self.coord_weight = coord_weight
         self.unit_scale = unit_scale
@@ -269,10 +268,10 @@ cdef class GreedySelector(Selector):
         self.n_cand = 0
         self.keys_stale = True
         self.cand_valid = False
-        self.simple_score = (type(self) is GreedySelector
+        self.simple_score = (type(self) is CyGreedySelector
                              and self.unit_coords.shape[0] == self.n_units)
 
-    cdef double _score(self, Problem prob, int u) noexcept nogil:
+    cdef double _score(self, CyProblem prob, int u) noexcept nogil:
         cdef Py_ssize_t p
         cdef int i
         cdef double s = 0.0, gi
@@ -296,7 +295,7 @@ cdef class GreedySelector(Selector):
             s += self.coord_weight[i] * gi * gi
         return s * self.unit_scale[u]
 
-    cdef void _rescore_all(self, Problem prob) noexcept nogil:
+    cdef void _rescore_all(self, CyProblem prob) noexcept nogil:
         cdef Py_ssize_t u
         cdef int i
         cdef double gi
@@ -315,7 +314,7 @@ cdef class GreedySelector(Selector):
                 self.key[u] = self._score(prob, <int>u)
         self.keys_stale = False
 
-    cdef void notify(self, Problem prob) noexcept nogil:
+    cdef void notify(self, CyProblem prob) noexcept nogil:
         cdef Py_ssize_t a
         cdef int u
         if prob.all_dirty or prob.n_dirty > self.n_units // 4:
@@ -343,7 +342,7 @@ cdef class GreedySelector(Selector):
                 self.cand[self.n_cand] = u
                 self.n_cand += 1
 
-    cdef Py_ssize_t pick(self, Problem prob) noexcept nogil:
+    cdef Py_ssize_t pick(self, CyProblem prob) noexcept nogil:
         cdef Py_ssize_t a, nc = 0, kept = 0, k = self.k
         cdef int u
         cdef int* c = &self.chosen[0]
@@ -457,7 +456,7 @@ cdef class GreedySelector(Selector):
                 break
 
 
-cdef class QuadraticGreedySelector(GreedySelector):
+cdef class CyQuadraticGreedySelector(CyGreedySelector):
     """Exact GSQ over a fixed partition (eq. 16): score(b) = g_b.T H_b^+ g_b.
 
     H_b^+ is computed once per block and stored; a changed gradient entry
@@ -470,12 +469,12 @@ cdef class QuadraticGreedySelector(GreedySelector):
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed, unit_of,
                  hinv, hinv_ptr):
         n = unit_of.shape[0]
-        GreedySelector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed, unit_of,
+        CyGreedySelector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed, unit_of,
                                 np.ones(n), np.ones(unit_ptr.shape[0] - 1))
         self.hinv = hinv
         self.hinv_ptr = hinv_ptr
 
-    cdef double _score(self, Problem prob, int u) noexcept nogil:
+    cdef double _score(self, CyProblem prob, int u) noexcept nogil:
         cdef Py_ssize_t a, b, start = self.unit_ptr[u], nb = self.unit_ptr[u + 1] - start
         cdef const double* Hi = &self.hinv[self.hinv_ptr[u]]
         cdef double s = 0.0, row, ga
@@ -488,7 +487,7 @@ cdef class QuadraticGreedySelector(GreedySelector):
         return s
 
 
-cdef class SparseQuadraticSelector(Selector):
+cdef class CySparseQuadraticSelector(CySelector):
     """Approximate GSQ for variable blocks (Section 4.2).
 
     The block is the support of an approximate solution of the L0-constrained
@@ -503,8 +502,8 @@ cdef class SparseQuadraticSelector(Selector):
     D_i u_i^2.  ``method="omp"`` runs orthogonal matching pursuit (forward
     selection by |(g + M d)_i| / sqrt(D_i)) from the empty set.
     """
-    cdef GreedySelector gs
-    cdef GreedySelector gsd
+    cdef CyGreedySelector gs
+    cdef CyGreedySelector gsd
     cdef bint omp
     cdef Py_ssize_t n_iter
     cdef double[::1] mv          # M d
@@ -515,22 +514,21 @@ cdef class SparseQuadraticSelector(Selector):
     cdef double[::1] dsup
     cdef double[::1] H
     cdef double[::1] sol
-    cdef BlockWork bw
+    cdef CyBlockWork bw
     cdef unsigned char[::1] in_set
     cdef const double[::1] diag
 
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed, unit_of,
                  str method, Py_ssize_t n_iter, diag):
-        Selector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
+        CySelector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
         n = unit_of.shape[0]
         n_units = unit_ptr.shape[0] - 1
-        self.needs_gradient = True
         diag = np.ascontiguousarray(diag, dtype=np.float64)
         inv = np.zeros(n)
         inv[diag > 0] = 1.0 / diag[diag > 0]
-        self.gs = GreedySelector(unit_ptr, unit_coords, unit_L, k, seed, unit_of, np.ones(n),
+        self.gs = CyGreedySelector(unit_ptr, unit_coords, unit_L, k, seed, unit_of, np.ones(n),
                                  np.ones(n_units))
-        self.gsd = GreedySelector(unit_ptr, unit_coords, unit_L, k, seed, unit_of, inv,
+        self.gsd = CyGreedySelector(unit_ptr, unit_coords, unit_L, k, seed, unit_of, inv,
                                   np.ones(n_units))
         self.omp = method == "omp"
         self.n_iter = n_iter
@@ -544,13 +542,13 @@ cdef class SparseQuadraticSelector(Selector):
         self.dsup = np.zeros(self.k)
         self.sol = np.zeros(self.k)
         self.H = np.zeros(self.k * self.k)
-        self.bw = BlockWork(self.k)
+        self.bw = CyBlockWork(self.k)
 
-    cdef void notify(self, Problem prob) noexcept nogil:
+    cdef void notify(self, CyProblem prob) noexcept nogil:
         self.gs.notify(prob)
         self.gsd.notify(prob)
 
-    cdef double _model(self, Problem prob, const int* S, Py_ssize_t ns) noexcept nogil:
+    cdef double _model(self, CyProblem prob, const int* S, Py_ssize_t ns) noexcept nogil:
         """-g_S.T M_SS^+ g_S / 2 (the decrease bound of a matrix step on S);
         leaves -M_SS^+ g_S in self.sol."""
         cdef Py_ssize_t a
@@ -564,14 +562,14 @@ cdef class SparseQuadraticSelector(Selector):
             q += 0.5 * prob.g[S[a]] * self.sol[a]
         return q
 
-    cdef Py_ssize_t _greedy_block(self, GreedySelector sel, Problem prob, int* out) noexcept nogil:
+    cdef Py_ssize_t _greedy_block(self, CyGreedySelector sel, CyProblem prob, int* out) noexcept nogil:
         cdef Py_ssize_t a, nb = sel.pick(prob)
         for a in range(nb):
             out[a] = self.unit_coords[sel.chosen[a]]    # units are coordinates
         _sort_ints(out, nb)
         return nb
 
-    cdef double _consider(self, Problem prob, Py_ssize_t ns, Py_ssize_t nb,
+    cdef double _consider(self, CyProblem prob, Py_ssize_t ns, Py_ssize_t nb,
                           double q_best) noexcept nogil:
         """Rate self.support; adopt it as best if it is better."""
         cdef Py_ssize_t a
@@ -604,7 +602,7 @@ cdef class SparseQuadraticSelector(Selector):
                 nc += 1
         return nc
 
-    cdef Py_ssize_t pick(self, Problem prob) noexcept nogil:
+    cdef Py_ssize_t pick(self, CyProblem prob) noexcept nogil:
         cdef Py_ssize_t a, it, nb, ns, n = prob.n
         cdef double q_best, q
         cdef int i
@@ -665,7 +663,7 @@ cdef class SparseQuadraticSelector(Selector):
             self.chosen[a] = self.best[a]
         return nb
 
-    cdef Py_ssize_t select(self, Problem prob, int* block) noexcept nogil:
+    cdef Py_ssize_t select(self, CyProblem prob, int* block) noexcept nogil:
         # units are single coordinates: the chosen entries are the block
         cdef Py_ssize_t a, nb = self.pick(prob)
         for a in range(nb):
@@ -675,7 +673,7 @@ cdef class SparseQuadraticSelector(Selector):
         return nb
 
 
-cdef class MaxImprovementSelector(Selector):
+cdef class CyMaxImprovementSelector(CySelector):
     """Greedy approximation of the maximum-improvement rule for quadratics
     (Bo and Sminchisescu's GBCD; the MI rule of Section 4.2).
 
@@ -692,8 +690,7 @@ cdef class MaxImprovementSelector(Selector):
 
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed,
                  Py_ssize_t kappa):
-        Selector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
-        self.needs_gradient = True
+        CySelector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
         self.kappa = max(1, kappa)
         k = self.k
         self.chol = np.zeros(k * k)
@@ -758,7 +755,7 @@ cdef class MaxImprovementSelector(Selector):
             self.taken[self.cand[a]] = 0
         return nc
 
-    cdef Py_ssize_t select(self, Problem prob, int* block) noexcept nogil:
+    cdef Py_ssize_t select(self, CyProblem prob, int* block) noexcept nogil:
         cdef Py_ssize_t u, a, b, c, nc, size, best, k = self.k
         cdef double v, best_v, d2, s, hss
         cdef const double* g = &prob.g[0]

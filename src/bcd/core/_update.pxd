@@ -1,9 +1,18 @@
-from bcd.core._linalg cimport BlockWork
-from bcd.core._problem cimport Problem
-from bcd.core._select cimport Selector
+from bcd.core._linalg cimport CyBlockWork
+from bcd.core._problem cimport CyProblem
 
 
-cdef class Update:
+cdef struct Block:
+    # the block the engine hands to an update
+    const int* coords           # its coordinates, sorted
+    Py_ssize_t size
+    const double* grad          # grad_b f at the current iterate
+    double L                    # L_b when the rule knows it (a unit of a fixed partition), else 0
+    Py_ssize_t unit             # the unit of the partition when the block is one, else -1
+    const double* solution      # the block minimizer when the rule computed it, else NULL
+
+
+cdef class CyUpdate:
     """Moves the selected block: computes a direction and takes the step.
 
     ``step`` returns 0 when it moved (or found nothing to do on a zero
@@ -11,7 +20,7 @@ cdef class Update:
     """
     cdef double[::1] d
     cdef double[::1] H
-    cdef BlockWork bw
+    cdef CyBlockWork bw
     cdef Py_ssize_t reserved
     # optional record of accepted steps: alpha, f change, alpha * g.d
     cdef bint tracing
@@ -20,8 +29,7 @@ cdef class Update:
     cdef double[::1] tr_delta
     cdef double[::1] tr_slope
 
-    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
-                  const double* gb) noexcept nogil
+    cdef int step(self, CyProblem prob, const Block* block) noexcept nogil
     cdef void record(self, double alpha, double delta, double slope) noexcept nogil
-    cdef int armijo(self, Problem prob, double gd, double alpha) noexcept nogil
+    cdef int armijo(self, CyProblem prob, double gd, double alpha) noexcept nogil
     cdef double steepest(self, const double* gb, Py_ssize_t nb) noexcept nogil

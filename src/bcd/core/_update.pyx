@@ -2,9 +2,8 @@
 import numpy as np
 from libc.math cimport fabs, fmax, fmin, sqrt, isfinite, INFINITY
 
-from bcd.core._linalg cimport BlockWork, spd_solve
-from bcd.core._problem cimport Problem
-from bcd.core._select cimport Selector
+from bcd.core._linalg cimport CyBlockWork, spd_solve
+from bcd.core._problem cimport CyProblem
 
 # Armijo constant and backtracking limit of the line searches; the Python
 # names are for code that reproduces the search (benchmark references)
@@ -14,7 +13,7 @@ LINE_SEARCH_ARMIJO_C = ARMIJO_C
 LINE_SEARCH_MAX_BACKTRACKS = MAX_BACKTRACKS
 
 
-cdef class Update:
+cdef class CyUpdate:
 
     def __init__(self):
         self.reserve(1)
@@ -26,7 +25,7 @@ cdef class Update:
         self.reserved = max_block
         self.d = np.zeros(max_block)
         self.H = np.zeros(max_block * max_block)
-        self.bw = BlockWork(max_block)
+        self.bw = CyBlockWork(max_block)
 
     def enable_trace(self, Py_ssize_t capacity):
         """Record (alpha, f change, alpha g.d) of up to ``capacity`` steps."""
@@ -48,8 +47,10 @@ cdef class Update:
             self.tr_slope[self.n_trace] = slope
             self.n_trace += 1
 
-    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
-                  const double* gb) noexcept nogil:
+    cdef int step(self, CyProblem prob, const Block* block) noexcept nogil:
+        cdef const int* blk = block.coords
+        cdef Py_ssize_t nb = block.size
+        cdef const double* gb = block.grad
         return 1
 
     cdef double steepest(self, const double* gb, Py_ssize_t nb) noexcept nogil:
@@ -61,7 +62,7 @@ cdef class Update:
             gd -= gb[a] * gb[a]
         return gd
 
-    cdef int armijo(self, Problem prob, double gd, double alpha) noexcept nogil:
+    cdef int armijo(self, CyProblem prob, double gd, double alpha) noexcept nogil:
         """Backtracking along the prepared direction, then commit.
 
         Accepts the first alpha with f(x + alpha d) - f(x) <= c alpha g.d,
@@ -106,7 +107,7 @@ cdef class Update:
         return 1
 
 
-cdef class GradientUpdate(Update):
+cdef class CyGradientUpdate(CyUpdate):
     """d = -grad_b f / L_b (eq. 10); with a penalty g the proximal gradient
     step x_b <- prox_{g_b / L_b}(x_b - grad_b f / L_b) (eq. 30).
 
@@ -123,19 +124,21 @@ cdef class GradientUpdate(Update):
     cdef double[::1] L_coord
 
     def __init__(self, bint estimate=False, Py_ssize_t n_units=0, Py_ssize_t n=0):
-        Update.__init__(self)
+        CyUpdate.__init__(self)
         self.estimate = estimate
         if estimate:
             self.L_unit = np.ones(max(1, n_units))
             self.L_coord = np.ones(max(1, n))
 
-    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
-                  const double* gb) noexcept nogil:
+    cdef int step(self, CyProblem prob, const Block* block) noexcept nogil:
+        cdef const int* blk = block.coords
+        cdef Py_ssize_t nb = block.size
+        cdef const double* gb = block.grad
         cdef Py_ssize_t a
         cdef double L, gg, delta
         cdef int doublings
         if not self.estimate:
-            L = sel.last_L
+            L = block.L
             if L <= 0.0:
                 L = prob.block_lipschitz(blk, nb)
             if not L > 0.0:
@@ -153,8 +156,8 @@ cdef class GradientUpdate(Update):
         gg = -self.steepest(gb, nb)
         if gg == 0.0:
             return 0
-        if sel.last_unit >= 0:
-            L = self.L_unit[sel.last_unit]
+        if block.unit >= 0:
+            L = self.L_unit[block.unit]
         else:
             L = 0.0
             for a in range(nb):
@@ -170,20 +173,22 @@ cdef class GradientUpdate(Update):
             return 1
         prob.direction_commit(1.0 / L)
         self.record(1.0 / L, delta, -gg / L)
-        if sel.last_unit >= 0:
-            self.L_unit[sel.last_unit] = L
+        if block.unit >= 0:
+            self.L_unit[block.unit] = L
         else:
             for a in range(nb):
                 self.L_coord[blk[a]] = L
         return 0
 
 
-cdef class LineSearchUpdate(Update):
+cdef class CyLineSearchUpdate(CyUpdate):
     """The gradient direction d = -grad_b f with an Armijo backtracking line
     search from alpha = 1 (Section 4.4)."""
 
-    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
-                  const double* gb) noexcept nogil:
+    cdef int step(self, CyProblem prob, const Block* block) noexcept nogil:
+        cdef const int* blk = block.coords
+        cdef Py_ssize_t nb = block.size
+        cdef const double* gb = block.grad
         cdef double gd = self.steepest(gb, nb)
         if gd == 0.0:
             return 0
@@ -191,15 +196,17 @@ cdef class LineSearchUpdate(Update):
         return self.armijo(prob, gd, 1.0)
 
 
-cdef class MatrixUpdate(Update):
+cdef class CyMatrixUpdate(CyUpdate):
     """d = -H_b^+ grad_b f with H_b the block's curvature bound (eq. 14).
 
     H_b upper-bounds the block Hessian everywhere, so the unit step always
     decreases f; for a quadratic it is the exact block minimizer.
     """
 
-    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
-                  const double* gb) noexcept nogil:
+    cdef int step(self, CyProblem prob, const Block* block) noexcept nogil:
+        cdef const int* blk = block.coords
+        cdef Py_ssize_t nb = block.size
+        cdef const double* gb = block.grad
         cdef Py_ssize_t a
         if not prob.block_hessian_bound(blk, nb, &self.H[0]):
             return 1
@@ -211,14 +218,16 @@ cdef class MatrixUpdate(Update):
         return 0
 
 
-cdef class NewtonUpdate(Update):
+cdef class CyNewtonUpdate(CyUpdate):
     """d = -(block Hessian)^+ grad_b f with an Armijo line search from alpha = 1
     (Section 4.6).  A singular block Hessian is handled by its
     pseudo-inverse; if that is not a descent direction the step falls back
     to -grad_b f."""
 
-    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
-                  const double* gb) noexcept nogil:
+    cdef int step(self, CyProblem prob, const Block* block) noexcept nogil:
+        cdef const int* blk = block.coords
+        cdef Py_ssize_t nb = block.size
+        cdef const double* gb = block.grad
         cdef Py_ssize_t a
         cdef double gd = 0.0
         cdef bint ok = prob.block_hessian(blk, nb, &self.H[0])
@@ -237,18 +246,20 @@ cdef class NewtonUpdate(Update):
         return self.armijo(prob, gd, 1.0)
 
 
-cdef class ExactUpdate(MatrixUpdate):
+cdef class CyExactUpdate(CyMatrixUpdate):
     """The minimizer of f over the block, for quadratic f: there the block
     Hessian is constant and equal to H_b, so this is the matrix update.  A
     rule that solved the block while choosing it (the greedy
     maximum-improvement rule) hands its solution over instead."""
 
-    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
-                  const double* gb) noexcept nogil:
-        if sel.solved_block(blk, nb, &self.d[0]):
-            prob.apply(blk, nb, &self.d[0])
+    cdef int step(self, CyProblem prob, const Block* block) noexcept nogil:
+        cdef const int* blk = block.coords
+        cdef Py_ssize_t nb = block.size
+        cdef const double* gb = block.grad
+        if block.solution != NULL:
+            prob.apply(blk, nb, block.solution)
             return 0
-        return MatrixUpdate.step(self, prob, sel, blk, nb, gb)
+        return CyMatrixUpdate.step(self, prob, block)
 
 
 # ---------------------------------------------------------------- f + g updates
@@ -260,7 +271,7 @@ cdef double TMP_EPS = 1e-4
 cdef int PN_SWEEPS = 500
 
 
-cdef class PenalizedUpdate(Update):
+cdef class CyPenalizedUpdate(CyUpdate):
     """Updates of f + g with a non-smooth separable g, by a backtracking
     search on alpha over trial steps dx(alpha) of the block.
 
@@ -276,18 +287,18 @@ cdef class PenalizedUpdate(Update):
 
     def reserve(self, Py_ssize_t max_block):
         grew = max_block > self.reserved
-        Update.reserve(self, max_block)
+        CyUpdate.reserve(self, max_block)
         if grew:
             self.dx = np.zeros(max_block)
             self.aux = np.zeros(max_block)
             self.sigma = np.zeros(max_block, dtype=np.int32)
             self.widx = np.zeros(max_block, dtype=np.int32)
 
-    cdef void trial(self, Problem prob, const int* blk, Py_ssize_t nb, const double* gb,
+    cdef void trial(self, CyProblem prob, const int* blk, Py_ssize_t nb, const double* gb,
                     double alpha) noexcept nogil:
         pass
 
-    cdef int search(self, Problem prob, const int* blk, Py_ssize_t nb,
+    cdef int search(self, CyProblem prob, const int* blk, Py_ssize_t nb,
                     const double* gb) noexcept nogil:
         cdef Py_ssize_t a
         cdef int k
@@ -318,7 +329,7 @@ cdef class PenalizedUpdate(Update):
         return 1
 
 
-cdef class TwoMetricUpdate(PenalizedUpdate):
+cdef class CyTwoMetricUpdate(CyPenalizedUpdate):
     """Two-metric projection (Gafni and Bertsekas; Section 6.4).
 
     Coordinates within TMP_EPS of a bound (or, for L1, of 0) whose gradient
@@ -330,8 +341,10 @@ cdef class TwoMetricUpdate(PenalizedUpdate):
     block Hessian (its curvature bound when the problem has none).
     """
 
-    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
-                  const double* gb) noexcept nogil:
+    cdef int step(self, CyProblem prob, const Block* block) noexcept nogil:
+        cdef const int* blk = block.coords
+        cdef Py_ssize_t nb = block.size
+        cdef const double* gb = block.grad
         cdef Py_ssize_t a, b, nw = 0
         cdef double gd = 0.0, p
         cdef double* H = &self.H[0]
@@ -363,7 +376,7 @@ cdef class TwoMetricUpdate(PenalizedUpdate):
             self.aux[self.widx[a]] = self.d[a]
         return self.search(prob, blk, nb, gb)
 
-    cdef void trial(self, Problem prob, const int* blk, Py_ssize_t nb, const double* gb,
+    cdef void trial(self, CyProblem prob, const int* blk, Py_ssize_t nb, const double* gb,
                     double alpha) noexcept nogil:
         cdef Py_ssize_t a
         cdef int i
@@ -379,7 +392,7 @@ cdef class TwoMetricUpdate(PenalizedUpdate):
             self.dx[a] = y - xi
 
 
-cdef class ProxNewtonUpdate(PenalizedUpdate):
+cdef class CyProxNewtonUpdate(CyPenalizedUpdate):
     """Proximal Newton (eq. 38): minimize over y
     g_b.(y - x_b) + ||y - x_b||^2_H / (2 alpha) + g(y) exactly, with H the
     block Hessian (or its bound), backtracking on alpha.
@@ -398,14 +411,14 @@ cdef class ProxNewtonUpdate(PenalizedUpdate):
 
     def reserve(self, Py_ssize_t max_block):
         grew = max_block > self.reserved
-        PenalizedUpdate.reserve(self, max_block)
+        CyPenalizedUpdate.reserve(self, max_block)
         if grew:
             self.trial_x = np.zeros(max_block)
             self.r2 = np.zeros(max_block)
             self.H2 = np.zeros(max_block * max_block)
             self.free = np.zeros(max_block, dtype=np.int32)
 
-    cdef double _residual(self, Problem prob, const int* blk, Py_ssize_t nb, const double* gb,
+    cdef double _residual(self, CyProblem prob, const int* blk, Py_ssize_t nb, const double* gb,
                           double alpha, const double* dx, const double* r) noexcept nogil:
         """The block problem's optimality measure at x_b + dx (r = H dx)."""
         cdef Py_ssize_t a
@@ -414,7 +427,7 @@ cdef class ProxNewtonUpdate(PenalizedUpdate):
             m = max(m, prob.penalty.dist(blk[a], prob.x[blk[a]] + dx[a], gb[a] + r[a] / alpha))
         return m
 
-    cdef bint _polish(self, Problem prob, const int* blk, Py_ssize_t nb, const double* gb,
+    cdef bint _polish(self, CyProblem prob, const int* blk, Py_ssize_t nb, const double* gb,
                       double alpha, double tol) noexcept nogil:
         """Solve the stationarity equations on the current free set."""
         cdef Py_ssize_t a, b, nf = 0
@@ -462,7 +475,7 @@ cdef class ProxNewtonUpdate(PenalizedUpdate):
             self.dx[a] = self.trial_x[a]
         return True
 
-    cdef void trial(self, Problem prob, const int* blk, Py_ssize_t nb, const double* gb,
+    cdef void trial(self, CyProblem prob, const int* blk, Py_ssize_t nb, const double* gb,
                     double alpha) noexcept nogil:
         cdef Py_ssize_t a, b
         cdef int i, sweep
@@ -503,15 +516,17 @@ cdef class ProxNewtonUpdate(PenalizedUpdate):
                     for b in range(nb):
                         r[a] += H[a * nb + b] * self.dx[b]
 
-    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
-                  const double* gb) noexcept nogil:
+    cdef int step(self, CyProblem prob, const Block* block) noexcept nogil:
+        cdef const int* blk = block.coords
+        cdef Py_ssize_t nb = block.size
+        cdef const double* gb = block.grad
         if not prob.block_hessian(blk, nb, &self.H[0]):
             if not prob.block_hessian_bound(blk, nb, &self.H[0]):
                 return 1
         return self.search(prob, blk, nb, gb)
 
 
-cdef class HomotopyUpdate(PenalizedUpdate):
+cdef class CyHomotopyUpdate(CyPenalizedUpdate):
     """The exact block minimizer of a quadratic f plus an L1 penalty
     (optionally with x >= 0) or box constraints, by homotopy (Section 6.5).
 
@@ -541,7 +556,7 @@ cdef class HomotopyUpdate(PenalizedUpdate):
 
     def reserve(self, Py_ssize_t max_block):
         grew = max_block > self.reserved
-        PenalizedUpdate.reserve(self, max_block)
+        CyPenalizedUpdate.reserve(self, max_block)
         if grew:
             self.ld = max_block
             self.M = np.zeros(max_block * max_block)
@@ -598,7 +613,7 @@ cdef class HomotopyUpdate(PenalizedUpdate):
             self.act[k] = self.act[last]
             self.pos[self.act[k]] = <int>k
 
-    cdef int _path(self, Problem prob, const int* blk, Py_ssize_t nb, const double* gb) noexcept nogil:
+    cdef int _path(self, CyProblem prob, const int* blk, Py_ssize_t nb, const double* gb) noexcept nogil:
         cdef Py_ssize_t a, b, na = 0, step, k_leave
         cdef int j, j_enter
         cdef double t = INFINITY, t_next, cand, alpha_j, beta_j, s_enter
@@ -681,7 +696,7 @@ cdef class HomotopyUpdate(PenalizedUpdate):
             self.y[self.act[a]] = self.u[a] + self.v[a]
         return 0
 
-    cdef int _box_path(self, Problem prob, const int* blk, Py_ssize_t nb,
+    cdef int _box_path(self, CyProblem prob, const int* blk, Py_ssize_t nb,
                        const double* gb) noexcept nogil:
         cdef Py_ssize_t a, b, na = 0, step, k_fix
         cdef int j, j_free
@@ -780,8 +795,10 @@ cdef class HomotopyUpdate(PenalizedUpdate):
             self.y[a] = fmin(fmax(self.y[a], self.lo[a]), self.hi[a])
         return 0
 
-    cdef int step(self, Problem prob, Selector sel, const int* blk, Py_ssize_t nb,
-                  const double* gb) noexcept nogil:
+    cdef int step(self, CyProblem prob, const Block* block) noexcept nogil:
+        cdef const int* blk = block.coords
+        cdef Py_ssize_t nb = block.size
+        cdef const double* gb = block.grad
         cdef double lam_a, lo, up
         cdef bint pos_a
         if not prob.block_hessian(blk, nb, &self.H[0]):
@@ -793,7 +810,7 @@ cdef class HomotopyUpdate(PenalizedUpdate):
             return 1
         return self.search(prob, blk, nb, gb)
 
-    cdef void trial(self, Problem prob, const int* blk, Py_ssize_t nb, const double* gb,
+    cdef void trial(self, CyProblem prob, const int* blk, Py_ssize_t nb, const double* gb,
                     double alpha) noexcept nogil:
         cdef Py_ssize_t a
         for a in range(nb):

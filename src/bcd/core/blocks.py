@@ -21,22 +21,7 @@ solved by message passing in linear time:
 import numpy as np
 
 from ._forest import forest_partition, greedy_coloring
-
-#: orderings of ``blocks="fixed"``
-PARTITIONS = ("order", "random", "sort", "avg")
-#: vertex orderings of the forest partitions
-FOREST_PARTITIONS = ("natural", "random", "lipschitz")
-FOREST_BLOCKS = ("tree", "forest_partition", "coloring")
-BLOCKS = ("fixed", "variable") + FOREST_BLOCKS
-
-
-def default_partition(blocks):
-    """The ``partition`` used when none is given."""
-    return "natural" if blocks in FOREST_BLOCKS else "sort"
-
-
-def valid_partitions(blocks):
-    return FOREST_PARTITIONS if blocks in FOREST_BLOCKS else PARTITIONS
+from .specs import Option, Spec, needs
 
 
 class Units:
@@ -128,7 +113,7 @@ def partition(L, block_size, kind, rng):
 
 
 def vertex_order(L, kind, rng):
-    """The active vertices (``L > 0``) in order ``kind`` (see FOREST_PARTITIONS)."""
+    """The active vertices (``L > 0``) in order ``kind`` (see the ``vertex_order`` option)."""
     active = np.flatnonzero(L > 0).astype(np.int32)
     if kind == "random":
         return active[rng.permutation(active.size)]
@@ -159,33 +144,77 @@ def _gershgorin(graph_matrix, labels, n_blocks):
     return out
 
 
-def make_units(kind, kernel, block_size, partition_kind, rng, graph=None):
-    """Build the :class:`Units` of block strategy ``kind`` for ``kernel``.
+def _variable(ctx):
+    L = np.asarray(ctx.state.lipschitz)
+    active = np.flatnonzero(L > 0).astype(np.int32)
+    ptr = np.arange(active.size + 1, dtype=np.int32)
+    return Units(ptr, active, ctx.block_size, L[active], L.shape[0])
 
-    ``graph`` is ``(Graph, matrix)`` of the problem, needed by the
-    forest-structured strategies.
-    """
-    L = np.asarray(kernel.lipschitz)
-    n = L.shape[0]
-    if kind in ("variable", "tree"):
-        active = np.flatnonzero(L > 0).astype(np.int32)
-        ptr = np.arange(active.size + 1, dtype=np.int32)
-        if kind == "tree":
-            return Units(ptr, active, 1, L[active], n, max_block=active.size,
-                         typical_size=max(1.0, active.size / 2), dense=False)
-        return Units(ptr, active, block_size, L[active], n)
-    if kind in FOREST_BLOCKS:
-        graph_obj, matrix = graph
-        order = vertex_order(L, partition_kind, rng)
-        build = greedy_coloring if kind == "coloring" else forest_partition
-        labels = build(graph_obj, order)
-        ptr, coords = _units_from_labels(labels, n)
-        return Units(ptr, coords, 1, _gershgorin(matrix, labels, len(ptr) - 1), n, dense=False)
-    blocks = partition(L, block_size, partition_kind, rng)
+
+def _tree(ctx):
+    L = np.asarray(ctx.state.lipschitz)
+    active = np.flatnonzero(L > 0).astype(np.int32)
+    ptr = np.arange(active.size + 1, dtype=np.int32)
+    return Units(ptr, active, 1, L[active], L.shape[0], max_block=active.size,
+                 typical_size=max(1.0, active.size / 2), dense=False)
+
+
+def _forest_units(ctx, build):
+    L = np.asarray(ctx.state.lipschitz)
+    order = vertex_order(L, ctx.options["vertex_order"], ctx.rng)
+    labels = build(ctx.graph, order)
+    ptr, coords = _units_from_labels(labels, L.shape[0])
+    return Units(ptr, coords, 1, _gershgorin(ctx.graph_matrix, labels, len(ptr) - 1),
+                 L.shape[0], dense=False)
+
+
+def _forest_partition(ctx):
+    return _forest_units(ctx, forest_partition)
+
+
+def _coloring(ctx):
+    return _forest_units(ctx, greedy_coloring)
+
+
+def _fixed(ctx):
+    L = np.asarray(ctx.state.lipschitz)
+    blocks = partition(L, ctx.block_size, ctx.options["partition"], ctx.rng)
     sizes = np.array([len(b) for b in blocks], dtype=np.int64)
     ptr = np.zeros(len(blocks) + 1, dtype=np.int32)
     np.cumsum(sizes, out=ptr[1:])
     coords = np.concatenate(blocks).astype(np.int32) if blocks else np.zeros(0, np.int32)
-    units = Units(ptr, coords, 1, np.zeros(len(blocks)), n)
-    units.lipschitz = kernel.blocks_lipschitz(units.ptr, units.coords)
+    units = Units(ptr, coords, 1, np.zeros(len(blocks)), L.shape[0])
+    units.lipschitz = ctx.state.blocks_lipschitz(units.ptr, units.coords)
     return units
+
+
+def _default_partition(capabilities):
+    return "sort" if "lipschitz" in capabilities else "order"
+
+
+_VERTEX_ORDER = Option(
+    "vertex_order", "natural", "order in which the greedy forest/colouring visits the nodes",
+    choices={"natural": needs(), "random": needs(), "lipschitz": needs(["lipschitz"])})
+
+#: name -> Spec.  Forest-structured strategies need the Hessian's graph and
+#: form no dense block matrix (``dense`` in ``defaults``).
+BLOCKS = {
+    "fixed": Spec("blocks", "fixed", _fixed, needs(),
+                  options=(Option("partition", _default_partition,
+                                  "how the fixed partition is formed",
+                                  choices={"order": needs(), "random": needs(),
+                                           "sort": needs(["lipschitz"]),
+                                           "avg": needs(["lipschitz"])}),),
+                  doc="a partition chosen once"),
+    "variable": Spec("blocks", "variable", _variable, needs(), doc="any block_size coordinates"),
+    "tree": Spec("blocks", "tree", _tree, needs(["graph"], penalty=None),
+                 defaults={"forest": True},
+                 doc="a maximal forest of the Hessian's graph grown every iteration"),
+    "forest_partition": Spec("blocks", "forest_partition", _forest_partition,
+                             needs(["graph"], penalty=None), options=(_VERTEX_ORDER,),
+                             defaults={"forest": True},
+                             doc="the greedy partition into forests"),
+    "coloring": Spec("blocks", "coloring", _coloring, needs(["graph"], penalty=None),
+                     options=(_VERTEX_ORDER,), defaults={"forest": True},
+                     doc="the greedy colouring (red-black on a lattice)"),
+}

@@ -1,85 +1,81 @@
-"""Block updates, by name.
+"""Block updates: the table ``UPDATES`` of their specs and their builders.
 
-``UPDATES`` maps names to factories ``f(problem, kernel, units, lipschitz)``
-returning a compiled update; a factory raises ``ValueError`` when the problem
-lacks what the update needs.
+Each builder takes a :class:`bcd.core.assembly.Context` and returns a
+compiled update.  On forest-structured blocks of a quadratic the block
+Hessian is Q_bb, so the exact, matrix and Newton updates are all the
+linear-time message-passing solve.
 """
-from ..penalties import L1, Box
-from ._forest import ForestUpdate
-from ._update import (ExactUpdate, GradientUpdate, LineSearchUpdate, MatrixUpdate,
-                      HomotopyUpdate, NewtonUpdate, ProxNewtonUpdate, TwoMetricUpdate)
-
-LIPSCHITZ = ("bound", "estimate")
+from ._forest import CyForestUpdate
+from ._update import (CyExactUpdate, CyGradientUpdate, CyHomotopyUpdate, CyLineSearchUpdate,
+                      CyMatrixUpdate, CyNewtonUpdate, CyProxNewtonUpdate, CyTwoMetricUpdate)
+from .specs import Option, Spec, needs
 
 
-def _gradient(problem, kernel, units, lipschitz):
-    return GradientUpdate(lipschitz == "estimate", units.n_units, kernel.n)
+def _forest(ctx):
+    return CyForestUpdate(ctx.graph, ctx.units.ptr)
 
 
-def _linesearch(problem, kernel, units, lipschitz):
-    return LineSearchUpdate()
+def _gradient(ctx):
+    return CyGradientUpdate(ctx.options["lipschitz"] == "estimate", ctx.units.n_units,
+                            ctx.problem.n_coordinates)
 
 
-def _needs_bound(name, problem, kernel, units):
-    if units.n_units and kernel.get_block_matrix(units.blocks()[0][:1]) is None:
-        raise ValueError(f"update {name!r} needs block curvature bounds H_b, which "
-                         f"{type(problem).__name__} does not provide.")
+def _linesearch(ctx):
+    return CyLineSearchUpdate()
 
 
-def _matrix(problem, kernel, units, lipschitz):
-    _needs_bound("matrix", problem, kernel, units)
-    return MatrixUpdate()
+def _matrix(ctx):
+    return _forest(ctx) if ctx.graph is not None else CyMatrixUpdate()
 
 
-def _newton(problem, kernel, units, lipschitz):
+def _newton(ctx):
+    if ctx.graph is not None:
+        return _forest(ctx)
     # with a penalty: proximal Newton (eq. 38), solved exactly on the block
-    return ProxNewtonUpdate() if problem.penalty is not None else NewtonUpdate()
+    return CyProxNewtonUpdate() if ctx.problem.penalty is not None else CyNewtonUpdate()
 
 
-def _two_metric(problem, kernel, units, lipschitz):
-    if problem.penalty is None:
-        raise ValueError("update 'two_metric' (two-metric projection) is for problems with a "
-                         "penalty; without one use 'newton'.")
-    return TwoMetricUpdate()
+def _exact(ctx):
+    return _forest(ctx) if ctx.graph is not None else CyExactUpdate()
 
 
-def _exact(problem, kernel, units, lipschitz):
-    if not kernel.is_quadratic:
-        raise ValueError(f"update 'exact' needs a quadratic objective; "
-                         f"{type(problem).__name__} is not quadratic. Use 'newton' or 'matrix'.")
-    _needs_bound("exact", problem, kernel, units)
-    return ExactUpdate()
+def _two_metric(ctx):
+    return CyTwoMetricUpdate()
 
 
-def _homotopy(problem, kernel, units, lipschitz):
-    if not isinstance(problem.penalty, (L1, Box)) or not kernel.is_quadratic:
-        raise ValueError("update 'homotopy' computes the exact block minimizer of a quadratic "
-                         "f with an L1 penalty or box constraints: it needs LeastSquares or "
-                         "Quadratic with penalty=bcd.L1(...), bcd.NonNegative() or "
-                         "bcd.Box(...); otherwise use 'two_metric' or 'newton'.")
-    return HomotopyUpdate()
+def _homotopy(ctx):
+    return CyHomotopyUpdate()
 
 
-#: name -> factory
+_PLAIN = frozenset({"fixed", "variable"})
+_ALL = frozenset({"fixed", "variable", "tree", "forest_partition", "coloring"})
+
+#: name -> Spec
 UPDATES = {
-    "gradient": _gradient,
-    "linesearch": _linesearch,
-    "matrix": _matrix,
-    "newton": _newton,
-    "exact": _exact,
-    "two_metric": _two_metric,
-    "homotopy": _homotopy,
+    "gradient": Spec(
+        "update", "gradient", _gradient, needs(penalty=["prox"]), _PLAIN,
+        options=(Option("lipschitz", "bound",
+                        "step size: the curvature bound's L_b, or a running estimate",
+                        choices={"bound": needs(["lipschitz"], penalty=["prox"]),
+                                 "estimate": needs(penalty=None)}),),
+        # L_b of a variable block is computed from its curvature bound
+        defaults={"block_matrix": lambda blocks, options: (blocks == "variable"
+                                                           and options["lipschitz"] == "bound")},
+        doc="x_b -= grad_b f / L_b (with a penalty: the proximal gradient step)"),
+    "linesearch": Spec("update", "linesearch", _linesearch, needs(penalty=None), _PLAIN,
+                       doc="-grad_b f with an Armijo backtracking search"),
+    "matrix": Spec("update", "matrix", _matrix, needs(["hessian_bound"], penalty=None), _ALL,
+                   defaults={"block_matrix": True},
+                   doc="x_b -= H_b^-1 grad_b f with the curvature bound H_b"),
+    "newton": Spec("update", "newton", _newton, needs(["block_hessian"], penalty=["slope"]),
+                   _ALL, defaults={"block_matrix": True},
+                   doc="block Newton with a line search (with a penalty: proximal Newton)"),
+    "exact": Spec("update", "exact", _exact, needs(["quadratic", "hessian_bound"], penalty=None),
+                  _ALL, defaults={"block_matrix": True}, doc="the block minimizer of a quadratic"),
+    "two_metric": Spec("update", "two_metric", _two_metric,
+                       needs(["block_hessian"], penalty=["orthant"], smooth=False), _PLAIN,
+                       doc="two-metric projection"),
+    "homotopy": Spec("update", "homotopy", _homotopy,
+                     needs(["quadratic", "block_hessian"], penalty=["path"], smooth=False),
+                     _PLAIN, doc="the exact block minimizer along a piecewise-linear path"),
 }
-
-#: updates available with a penalty: proximal gradient, proximal Newton and
-#: two-metric projection
-PENALIZED_UPDATES = ("gradient", "newton", "two_metric", "homotopy")
-
-
-#: updates on forest-structured blocks: for the quadratics that expose their
-#: graph the block Hessian is Q_bb, so all three are the message-passing solve
-FOREST_UPDATES = ("exact", "matrix", "newton")
-
-
-def forest_update(graph, units):
-    return ForestUpdate(graph, units.ptr)

@@ -1,6 +1,6 @@
 # Compiled evaluation of stationary covariance functions.
 
-cdef class KernelEval:
+cdef class CyKernelEvaluator:
     """k(x1_i, x2_j) between the rows of two input matrices.
 
     The kernel is a sum of terms, each a product of factors of one of the

@@ -80,7 +80,7 @@ cdef inline double _factor(int code, double s, double inv_l2, double freq) noexc
 
 
 @cython.final
-cdef class KernelEval:
+cdef class CyKernelEvaluator:
 
     def __init__(self, spec, X1, X2=None, n_threads=None):
         """``spec`` is ``(terms, scalings)``: ``terms`` a list of lists of

@@ -3,14 +3,14 @@ import numpy as np
 from cython.parallel cimport prange, parallel
 from libc.stdlib cimport malloc, free
 
-from bcd.core._problem cimport Problem
-from bcd.gp._kernel cimport KernelEval
+from bcd.core._problem cimport CyProblem
+from bcd.gp._kernel cimport CyKernelEvaluator
 
 cdef enum:
     TILE = 256
 
 
-cdef class GPKernel(Problem):
+cdef class CyGaussianProcess(CyProblem):
     """f(a) = a'(K + s I)a / 2 - y'a with K evaluated on the fly.
 
     The gradient g = (K + s I)a - y is always tracked: updating it after a
@@ -19,7 +19,7 @@ cdef class GPKernel(Problem):
     With a column cache, recently used columns of K are kept (up to
     ``cache_columns`` of them) and reused instead of recomputed.
     """
-    cdef KernelEval K
+    cdef CyKernelEvaluator K
     cdef const double[::1] y
     cdef readonly double noise
     cdef double[::1] u              # (K + s I)_b d for a prepared direction
@@ -45,10 +45,10 @@ cdef class GPKernel(Problem):
     cdef Py_ssize_t n_gathered
     cdef int[::1] col_pos           # coordinate -> 1 + its position among cols, or 0
 
-    def __init__(self, KernelEval K, y, double noise, lipschitz, Py_ssize_t max_block=1,
+    def __init__(self, CyKernelEvaluator K, y, double noise, lipschitz, Py_ssize_t max_block=1,
                  Py_ssize_t cache_columns=0):
         n = K.n1
-        Problem.__init__(self, n, lipschitz, True, True)
+        CyProblem.__init__(self, n, lipschitz, True)
         self.K = K
         self.y = y
         self.noise = noise
@@ -67,7 +67,7 @@ cdef class GPKernel(Problem):
             self.reset()
 
     def reserve(self, Py_ssize_t max_block, Py_ssize_t max_dense=-1):
-        grew = Problem.reserve(self, max_block, max_dense)
+        grew = CyProblem.reserve(self, max_block, max_dense)
         cdef Py_ssize_t size = self.reserved
         # sized by what is reserved, whether or not this call grew it: the
         # base constructor reserves before these buffers exist

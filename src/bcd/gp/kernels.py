@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-from ._kernel import (KernelEval, LOCALLY_PERIODIC, MATERN32, MATERN52, PERIODIC,
+from ._kernel import (CyKernelEvaluator, LOCALLY_PERIODIC, MATERN32, MATERN52, PERIODIC,
                       SQUARED_EXPONENTIAL)
 
 __all__ = ["Kernel", "SquaredExponential", "Matern", "Periodic", "LocallyPeriodic",
@@ -91,7 +91,7 @@ class Kernel:
                                      f"have {dim} dimensions.")
 
     def _spec(self, dim):
-        """``(terms, scalings)`` for :class:`bcd.gp._kernel.KernelEval`:
+        """``(terms, scalings)`` for :class:`bcd.gp._kernel.CyKernelEvaluator`:
         distinct input scalings are stored once."""
         self._check_dim(dim)
         scalings, terms = [], []
@@ -116,7 +116,7 @@ class Kernel:
             X2 = _check_inputs(X2, "X2")
             if X2.shape[1] != X1.shape[1]:
                 raise ValueError(f"X2 has {X2.shape[1]} features, X1 has {X1.shape[1]}.")
-        return KernelEval(self._spec(X1.shape[1]), X1, X2, n_threads)
+        return CyKernelEvaluator(self._spec(X1.shape[1]), X1, X2, n_threads)
 
     def __call__(self, X1, X2=None):
         """The dense matrix ``K[i, j] = k(X1[i], X2[j])`` (``X2`` defaults to ``X1``)."""

@@ -4,11 +4,11 @@ import numbers
 import numpy as np
 
 from .._validation import check_vector
-from ..core._matrix import Matrix
+from ..core._matrix import CyMatrix
 from ..problems._base import Problem
-from ..problems._quadratic import QuadraticKernel
+from ..problems._quadratic import CyQuadratic
 from ._kernel import max_threads
-from ._problem import GPKernel
+from ._problem import CyGaussianProcess
 from .kernels import Kernel, _check_inputs
 
 #: smallest noise variance accepted, relative to the signal variance k(x, x)
@@ -70,7 +70,8 @@ class GaussianProcess(Problem):
     True
     """
 
-    _has_hessian_bound = True
+    capabilities = frozenset({"lipschitz", "hessian_bound", "bound_products", "sirt_diagonal",
+                              "block_hessian", "hessian_entries", "quadratic"})
 
     def __init__(self, X, y, kernel, noise, precomputed=False, cache_size=0, n_threads=None):
         if not isinstance(kernel, Kernel):
@@ -120,12 +121,12 @@ class GaussianProcess(Problem):
             cache["_dense"] = K
         return cache["_dense"]
 
-    def _make_kernel(self, tracking, max_block):
+    def compile(self, tracking, max_block):
         if self.precomputed:
-            return QuadraticKernel(Matrix(self._system_matrix()), self.y, self.lipschitz,
+            return CyQuadratic(CyMatrix(self._system_matrix()), self.y, self.lipschitz,
                                    True, int(max_block))
         columns = int(self.cache_size // (8 * self.n_coordinates))
-        return GPKernel(self._eval, self.y, self.noise, self.lipschitz, int(max_block), columns)
+        return CyGaussianProcess(self._eval, self.y, self.noise, self.lipschitz, int(max_block), columns)
 
     def matvec(self, alpha):
         """(K + noise I) alpha, without forming K."""
@@ -141,11 +142,11 @@ class GaussianProcess(Problem):
         """(K + noise I) alpha - y, the residual of the linear system."""
         return self.matvec(alpha) - self.y
 
-    def _sirt_diagonal(self):
+    def sirt_diagonal(self):
         # every supported kernel is positive, so |K| 1 = K 1
         return self._eval.matvec(np.ones(self.n_coordinates)) + self.noise
 
-    def _costs(self, block_size, tracking, dense=True):
+    def iteration_costs(self, block_size, tracking, dense=True):
         n, d = self.X.shape
         per_entry = d + 20.0
         solve = block_size ** 3 / 3.0 if dense else 0.0

@@ -18,7 +18,7 @@ import numbers
 
 import numpy as np
 
-from ._penalty import BoxKernel, L1Kernel
+from ._penalty import CyBox, CyL1, CyPenalty
 
 __all__ = ["Penalty", "L1", "NonNegative", "Box"]
 
@@ -37,32 +37,50 @@ def _per_coordinate(value, name, n, allow_inf=False):
 
 
 class Penalty:
-    """Base class of separable penalties.
+    """Base class of separable penalties g(x) = sum_i g_i(x_i).
 
-    Subclasses build a compiled kernel for a given number of coordinates
-    (:meth:`_kernel`); the NumPy methods below evaluate it for checks.
+    A subclass declares its ``capabilities`` (see :mod:`bcd.core.specs`:
+    "prox" and "distance" always, optionally "slope", "orthant" and "path")
+    and implements :meth:`build`, which returns its compiled form, a
+    ``bcd.penalties._penalty.CyPenalty`` subclass.  :meth:`compile` checks
+    that the compiled form implements every required method and those of the
+    declared capabilities.  The NumPy methods below evaluate it for checks.
     """
 
-    def _kernel(self, n):
-        raise NotImplementedError
+    #: what the penalty provides (see bcd.core.specs.PENALTY_CAPABILITIES)
+    capabilities = frozenset({"prox", "distance"})
+
+    def build(self, n):
+        """The compiled penalty for ``n`` coordinates (a CyPenalty)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement build(n).")
+
+    def compile(self, n):
+        """:meth:`build`, checked: raises TypeError if the compiled penalty
+        lacks a required method or one of a declared capability."""
+        cy = self.build(n)
+        if not isinstance(cy, CyPenalty):
+            raise TypeError(f"{type(self).__name__}.build must return a CyPenalty, got "
+                            f"{type(cy).__name__}.")
+        cy.verify(self.capabilities)
+        return cy
 
     def value(self, x):
         """g(x) (``inf`` outside the domain)."""
         x = np.asarray(x, dtype=np.float64)
-        return float(np.sum(self._kernel(x.shape[0]).values(x)))
+        return float(np.sum(self.compile(x.shape[0]).values(x)))
 
     def prox(self, z, step=1.0):
         """argmin_y ||y - z||^2 / (2 step) + g(y), coordinate-wise."""
         z = np.asarray(z, dtype=np.float64)
         if not step > 0:
             raise ValueError(f"step must be positive, got {step!r}.")
-        return self._kernel(z.shape[0]).prox_vector(z, float(step))
+        return self.compile(z.shape[0]).prox_vector(z, float(step))
 
     def optimality(self, x, grad):
         """max_i dist(-grad_i, subdifferential of g_i at x_i): zero exactly at
         the minimizers of f + g (for convex f)."""
         x = np.asarray(x, dtype=np.float64)
-        return float(np.max(self._kernel(x.shape[0]).distances(x, grad), initial=0.0))
+        return float(np.max(self.compile(x.shape[0]).distances(x, grad), initial=0.0))
 
 
 class L1(Penalty):
@@ -94,8 +112,10 @@ class L1(Penalty):
         self.lam = arr
         self.positive = bool(positive)
 
-    def _kernel(self, n):
-        return L1Kernel(_per_coordinate(self.lam, "lam", n), self.positive)
+    capabilities = frozenset({"prox", "distance", "slope", "orthant", "path"})
+
+    def build(self, n):
+        return CyL1(_per_coordinate(self.lam, "lam", n), self.positive)
 
     def __repr__(self):
         lam = float(self.lam) if self.lam.ndim == 0 else f"array of {self.lam.size}"
@@ -133,8 +153,10 @@ class Box(Penalty):
         self.lower = lo
         self.upper = up
 
-    def _kernel(self, n):
-        return BoxKernel(_per_coordinate(self.lower, "lower", n, allow_inf=True),
+    capabilities = frozenset({"prox", "distance", "slope", "orthant", "path"})
+
+    def build(self, n):
+        return CyBox(_per_coordinate(self.lower, "lower", n, allow_inf=True),
                          _per_coordinate(self.upper, "upper", n, allow_inf=True))
 
     def __repr__(self):

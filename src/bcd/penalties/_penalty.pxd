@@ -1,10 +1,11 @@
-cdef class PenaltyKernel:
+cdef class CyPenalty:
     """Compiled separable penalty g(x) = sum_i g_i(x_i).
 
     Subclasses implement the per-coordinate pieces; everything is called
     without the GIL from the engine, the selectors and the updates.
     """
     cdef readonly Py_ssize_t n
+    cdef unsigned int missing      # base methods reached (see verify)
 
     cdef double value_i(self, Py_ssize_t i, double xi) noexcept nogil
     cdef double prox(self, Py_ssize_t i, double z, double step) noexcept nogil

@@ -6,30 +6,94 @@ from libc.math cimport fabs, fmax, fmin, INFINITY
 cdef double _ROUNDING = 4e-16
 
 
-cdef class PenaltyKernel:
+# the methods of CyPenalty, as bits of CyPenalty.missing: the base
+# implementations set their bit, so that a subclass that does not override a
+# method it must provide is caught by ``verify``
+cdef enum:
+    M_VALUE = 1
+    M_PROX = 2
+    M_DIST = 4
+    M_PROJECT = 8
+    M_FACE = 16
+    M_ORTHANT = 32
+    M_CLIP = 64
+    M_SLOPE = 128
+    M_L1 = 256
+    M_BOX = 512
+
+# capability -> (methods, whether one of them suffices)
+_REQUIRED = {"value_i": M_VALUE, "prox": M_PROX, "dist": M_DIST, "project": M_PROJECT,
+             "face": M_FACE}
+_OPTIONAL = {"orthant": ({"orthant": M_ORTHANT, "clip": M_CLIP}, False),
+             "slope": ({"slope": M_SLOPE}, False),
+             "path": ({"l1_weight": M_L1, "box_bounds": M_BOX}, True)}
+
+
+cdef class CyPenalty:
 
     def __init__(self, Py_ssize_t n):
         self.n = n
 
+    def verify(self, capabilities):
+        """Raise TypeError unless this penalty implements every required
+        method (value_i, prox, dist, project, face) and the optional methods
+        of the declared ``capabilities`` ("orthant": orthant and clip;
+        "slope"; "path": l1_weight or box_bounds)."""
+        cdef double s = 0.0, lo = 0.0, up = 0.0
+        cdef bint pos = False
+        if self.n == 0:
+            return
+        self.missing = 0
+        with nogil:
+            self.value_i(0, 0.0)
+            self.prox(0, 0.0, 1.0)
+            self.dist(0, 0.0, 0.0)
+            self.project(0, 0.0)
+            self.face(0, 0.0)
+            self.orthant(0, 0.0, 0.0, 1e-4, &s)
+            self.clip(0, 0.0, 1)
+            self.slope(0, 0.0, &s)
+            self.l1_weight(0, &s, &pos)
+            self.box_bounds(0, &lo, &up)
+        absent = [name for name, bit in _REQUIRED.items() if self.missing & bit]
+        for cap in capabilities:
+            if cap not in _OPTIONAL:
+                continue
+            methods, any_one = _OPTIONAL[cap]
+            lacking = [name for name, bit in methods.items() if self.missing & bit]
+            if lacking and (not any_one or len(lacking) == len(methods)):
+                absent += [f"{' or '.join(lacking) if any_one else ', '.join(lacking)} "
+                           f"(declared capability {cap!r})"]
+        if absent:
+            raise TypeError(f"{type(self).__name__} does not implement {', '.join(absent)}; "
+                            f"every penalty implements value_i, prox, dist, project and face, "
+                            f"and the methods of the capabilities it declares.")
+
     cdef double value_i(self, Py_ssize_t i, double xi) noexcept nogil:
+        """g_i(xi) (inf outside the domain)."""
+        self.missing |= M_VALUE
         return 0.0
 
     cdef double prox(self, Py_ssize_t i, double z, double step) noexcept nogil:
         """argmin_y (y - z)^2 / (2 step) + g_i(y)."""
+        self.missing |= M_PROX
         return z
 
     cdef double dist(self, Py_ssize_t i, double xi, double gi) noexcept nogil:
         """Distance of -gi to the subdifferential of g_i at xi."""
-        return fabs(gi)
+        self.missing |= M_DIST
+        return 0.0
 
     cdef double project(self, Py_ssize_t i, double xi) noexcept nogil:
         """The point of the domain of g_i nearest to xi."""
+        self.missing |= M_PROJECT
         return xi
 
     cdef int face(self, Py_ssize_t i, double xi) noexcept nogil:
         """Which smooth piece of g_i holds xi (the manifold of Section 6):
         the sign of xi for L1, -1 / +1 at a lower / upper bound and 0
         strictly inside a box."""
+        self.missing |= M_FACE
         return 0
 
     cdef double delta_value(self, Py_ssize_t i, double xi, double d) noexcept nogil:
@@ -38,29 +102,36 @@ cdef class PenaltyKernel:
 
     cdef int orthant(self, Py_ssize_t i, double xi, double gi, double eps,
                      double* pseudo) noexcept nogil:
-        """Two-metric projection: 0 if coordinate i is *active* (within eps of
-        a kink or bound that grad_i f pushes it against: it takes a proximal
-        gradient step), else the orthant sigma in which it moves (+1, -1;
-        2 when unconstrained), with ``pseudo`` the gradient of f + g_i on it."""
+        """Two-metric projection (capability "orthant"): 0 if coordinate i is
+        *active* (within eps of a kink or bound that grad_i f pushes it
+        against: it takes a proximal gradient step), else the orthant sigma
+        in which it moves (+1, -1; 2 when unconstrained), with ``pseudo`` the
+        gradient of f + g_i on it."""
+        self.missing |= M_ORTHANT
         pseudo[0] = gi
-        return 2
+        return 0
 
     cdef double clip(self, Py_ssize_t i, double y, int sigma) noexcept nogil:
-        """Project y onto the piece ``sigma`` of :meth:`orthant`."""
+        """Project y onto the piece ``sigma`` of :meth:`orthant` (capability "orthant")."""
+        self.missing |= M_CLIP
         return y
 
     cdef bint slope(self, Py_ssize_t i, double xi, double* s) noexcept nogil:
         """Whether g_i is differentiable at xi (inside one smooth piece), and
-        its derivative there in ``s``."""
+        its derivative there in ``s`` (capability "slope")."""
+        self.missing |= M_SLOPE
         s[0] = 0.0
-        return True
+        return False
 
     cdef bint l1_weight(self, Py_ssize_t i, double* lam, bint* positive) noexcept nogil:
-        """Whether g_i = lam |x| (+ indicator of x >= 0 with ``positive``)."""
+        """Whether g_i = lam |x| (+ indicator of x >= 0 with ``positive``)
+        (capability "path", with :meth:`box_bounds`)."""
+        self.missing |= M_L1
         return False
 
     cdef bint box_bounds(self, Py_ssize_t i, double* lower, double* upper) noexcept nogil:
-        """Whether g_i is the indicator of [lower, upper]."""
+        """Whether g_i is the indicator of [lower, upper] (capability "path")."""
+        self.missing |= M_BOX
         return False
 
     cdef double value(self, const double* x) noexcept nogil:
@@ -127,13 +198,13 @@ cdef class PenaltyKernel:
         return out
 
 
-cdef class L1Kernel(PenaltyKernel):
+cdef class CyL1(CyPenalty):
     """g_i(x) = lam_i |x|, or lam_i x + indicator(x >= 0) with ``positive``."""
     cdef const double[::1] lam
     cdef bint positive
 
     def __init__(self, lam, bint positive):
-        PenaltyKernel.__init__(self, lam.shape[0])
+        CyPenalty.__init__(self, lam.shape[0])
         self.lam = lam
         self.positive = positive
 
@@ -217,13 +288,13 @@ cdef class L1Kernel(PenaltyKernel):
         return True
 
 
-cdef class BoxKernel(PenaltyKernel):
+cdef class CyBox(CyPenalty):
     """Indicator of lower_i <= x <= upper_i (infinite bounds allowed)."""
     cdef const double[::1] lower
     cdef const double[::1] upper
 
     def __init__(self, lower, upper):
-        PenaltyKernel.__init__(self, lower.shape[0])
+        CyPenalty.__init__(self, lower.shape[0])
         self.lower = lower
         self.upper = upper
 

@@ -1,33 +1,42 @@
 """The Python face of a problem."""
 import numpy as np
 
-from ..core._matrix import Matrix
+from ..core._matrix import CyMatrix
 from ..penalties import Penalty
 
 
 class Problem:
     """Base class of the problems :func:`bcd.solve` accepts.
 
-    A problem owns its validated data and knows
+    A problem owns its validated data and the smooth objective f; the
+    optional ``penalty`` g makes the objective F = f + g.  A subclass
+    provides (see the documentation page "Writing a problem"):
 
-    * ``n_coordinates``: the length of the optimization variable ``x``;
-    * ``lipschitz``: the coordinate-wise Lipschitz constants ``L_i`` of the
-      gradient (Appendix B of Nutini, Laradji and Schmidt);
-    * :meth:`smooth_objective` and :meth:`gradient`: plain NumPy
-      evaluations of the documented smooth objective f, used for checking
-      and by users; :meth:`objective` adds the penalty g when there is one;
-    * :meth:`_make_kernel`: the compiled state the engine iterates on.
+    * ``n_coordinates``: the length of the variable x;
+    * ``lipschitz``: coordinate-wise constants L_i (set with
+      ``_set_lipschitz``).  With the ``"lipschitz"`` capability they are
+      global Lipschitz constants of the partial derivatives; without it they
+      are positive scales, and zero only for coordinates that cannot move;
+    * ``capabilities``: the oracles it provides (see :mod:`bcd.core.specs`),
+      which decide the rules, updates and block strategies it can be solved
+      with;
+    * :meth:`smooth_objective` and :meth:`gradient`: NumPy evaluations of
+      f, for checks and users;
+    * :meth:`compile`: the compiled state the engine iterates on, a
+      ``bcd.core._problem.CyProblem`` subclass;
+    * per capability: :meth:`hessian_graph` ("graph"),
+      :meth:`sirt_diagonal` ("sirt_diagonal"), :meth:`duality_gap`
+      ("duality_gap");
+    * optionally :meth:`iteration_costs`, which spaces the stopping tests.
 
-    Subclasses implement these and register themselves with
-    :func:`bcd.problems.register`.
+    Subclasses are registered with :func:`bcd.problems.register`.
     """
 
     n_coordinates = 0
     #: The separable non-smooth part g (a bcd.penalties.Penalty) or None.
     penalty = None
-    #: Whether the kernel multiplies by a Hessian bound M of the whole
-    #: problem (needed by rule "gsq" with variable blocks).
-    _has_hessian_bound = False
+    #: What the problem provides (see bcd.core.specs.PROBLEM_CAPABILITIES).
+    capabilities = frozenset()
     #: dtype of returned solutions (float32 for float32 input).
     dtype = np.dtype(np.float64)
 
@@ -47,7 +56,7 @@ class Problem:
         """Compiled column access to ``self.A`` (with its row view if asked), cached."""
         cache = self.__dict__.setdefault("_column_access", {})
         if rows not in cache:
-            cache[rows] = Matrix(self.A, need_rows=rows)
+            cache[rows] = CyMatrix(self.A, need_rows=rows)
         return cache[rows]
 
     def _has_row_view(self):
@@ -60,7 +69,7 @@ class Problem:
                 raise TypeError(f"penalty must be a bcd penalty such as bcd.L1(lam), "
                                 f"bcd.NonNegative() or bcd.Box(lower, upper), or None; got "
                                 f"{type(penalty).__name__}.")
-            penalty._kernel(self.n_coordinates)      # checks per-coordinate lengths
+            penalty.compile(self.n_coordinates)     # checks per-coordinate lengths
         self.penalty = penalty
 
     def objective(self, x):
@@ -71,31 +80,42 @@ class Problem:
         return value
 
     def smooth_objective(self, x):
-        raise NotImplementedError
+        """f(x), evaluated with NumPy."""
+        raise NotImplementedError(f"{type(self).__name__} must implement smooth_objective(x).")
 
     def gradient(self, x):
-        raise NotImplementedError
+        """The gradient of f at x, evaluated with NumPy."""
+        raise NotImplementedError(f"{type(self).__name__} must implement gradient(x).")
 
-    def _make_kernel(self, tracking, max_block):
-        raise NotImplementedError
+    def compile(self, tracking, max_block):
+        """The compiled state (a ``CyProblem``) at x = 0.
 
-    def _graph(self):
-        """``(Graph, matrix)``: the sparse graph of the Hessian for forest blocks,
-        or None when the problem has none."""
-        return None
+        ``tracking``: keep the full gradient up to date (greedy rules read
+        it); ``max_block``: the largest block a step will touch.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement "
+                                  f"compile(tracking, max_block).")
 
-    def _duality_gap(self, x, kernel=None):
-        """A duality gap at ``x`` where the problem has one, else None;
-        ``kernel``, when given, holds exact state at ``x`` to read from."""
-        return None
+    def hessian_graph(self):
+        """``(CyGraph, csr_matrix)``: the sparse graph of the Hessian
+        (capability "graph"), for forest-structured blocks."""
+        raise NotImplementedError(f"{type(self).__name__} does not provide the graph of its "
+                                  f"Hessian (capability 'graph').")
 
-    def _sirt_diagonal(self):
-        """Row sums sum_j |M_ij| of a Hessian bound M (the GSD-SIRT diagonal)."""
-        raise ValueError(f"{type(self).__name__} provides no Hessian bound M, which the "
-                         f"SIRT diagonal (gsd_diagonal='sirt', rule 'gsl' with variable "
-                         f"blocks) needs.")
+    def duality_gap(self, x, state=None):
+        """A duality gap at ``x`` (capability "duality_gap"), or None where
+        none is defined for the current penalty; ``state``, when given, is a
+        compiled state holding exact values at ``x`` to read from."""
+        raise NotImplementedError(f"{type(self).__name__} does not provide a duality gap "
+                                  f"(capability 'duality_gap').")
 
-    def _costs(self, block_size, tracking, dense=True):
+    def sirt_diagonal(self):
+        """Row sums sum_j |M_ij| of a Hessian bound M (capability
+        "sirt_diagonal"): the GSD-SIRT diagonal."""
+        raise NotImplementedError(f"{type(self).__name__} provides no Hessian bound M "
+                                  f"(capability 'sirt_diagonal').")
+
+    def iteration_costs(self, block_size, tracking, dense=True):
         """Rough costs ``(per_iteration, per_check)`` in flops.
 
         ``dense`` says whether the iteration forms a dense block matrix

@@ -1,8 +1,8 @@
-from bcd.core._problem cimport Problem
-from bcd.core._matrix cimport Matrix
+from bcd.core._problem cimport CyProblem
+from bcd.core._matrix cimport CyMatrix
 
 
-cdef class LinearModelKernel(Problem):
+cdef class CyLinearModel(CyProblem):
     """f(x) = sum_i phi(z_i; t_i) + l2/2 ||x||^2 with z = A x.
 
     State kept up to date by every step: z = A x and w = phi'(z), so
@@ -11,7 +11,7 @@ cdef class LinearModelKernel(Problem):
     is pushed to the gradient through the rows of A (its CSR view when
     built, otherwise by reading every column).
     """
-    cdef Matrix A
+    cdef CyMatrix A
     cdef readonly double l2
     cdef readonly double curvature            # sup phi''
     cdef const double[::1] target

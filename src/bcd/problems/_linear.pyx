@@ -2,19 +2,19 @@
 import numpy as np
 from libc.math cimport exp, expm1, log1p
 
-from bcd.core._problem cimport Problem
-from bcd.core._matrix cimport Matrix
+from bcd.core._problem cimport CyProblem
+from bcd.core._matrix cimport CyMatrix
 
 
-cdef class LinearModelKernel(Problem):
+cdef class CyLinearModel(CyProblem):
 
-    def __init__(self, Matrix A, target, double l2, double curvature, lipschitz,
-                 bint tracking, Py_ssize_t max_block=1, bint is_quadratic=False):
+    def __init__(self, CyMatrix A, target, double l2, double curvature, lipschitz,
+                 bint tracking, Py_ssize_t max_block=1):
         cdef Py_ssize_t m, n
         self.A = A
         m = self.A.n_rows
         n = self.A.n_cols
-        Problem.__init__(self, n, lipschitz, tracking, is_quadratic)
+        CyProblem.__init__(self, n, lipschitz, tracking)
         self.l2 = l2
         self.curvature = curvature
         self.target = target
@@ -148,7 +148,7 @@ cdef class LinearModelKernel(Problem):
         cdef const double* vals
         cdef double* dwp
         if nb != 1:
-            Problem.apply(self, blk, nb, d)
+            CyProblem.apply(self, blk, nb, d)
             return
         # one coordinate: its column's rows are distinct, update them in place
         j = blk[0]
@@ -211,11 +211,11 @@ cdef class LinearModelKernel(Problem):
         self.n_dirty = nd
 
 
-cdef class LeastSquaresKernel(LinearModelKernel):
+cdef class CyLeastSquares(CyLinearModel):
     """phi(z; b) = (z - b)^2 / 2, so w is the residual A x - b."""
 
-    def __init__(self, Matrix A, b, double l2, lipschitz, bint tracking, Py_ssize_t max_block=1):
-        LinearModelKernel.__init__(self, A, b, l2, 1.0, lipschitz, tracking, max_block, True)
+    def __init__(self, CyMatrix A, b, double l2, lipschitz, bint tracking, Py_ssize_t max_block=1):
+        CyLinearModel.__init__(self, A, b, l2, 1.0, lipschitz, tracking, max_block)
 
     cdef void w_from_z(self) noexcept nogil:
         cdef Py_ssize_t i
@@ -281,11 +281,11 @@ cdef inline double _sigmoid(double u) noexcept nogil:
     return e / (1.0 + e)
 
 
-cdef class LogisticKernel(LinearModelKernel):
+cdef class CyLogistic(CyLinearModel):
     """phi(z; t) = log(1 + exp(-t z)) with t in {-1, +1}."""
 
-    def __init__(self, Matrix A, t, double l2, lipschitz, bint tracking, Py_ssize_t max_block=1):
-        LinearModelKernel.__init__(self, A, t, l2, 0.25, lipschitz, tracking, max_block, False)
+    def __init__(self, CyMatrix A, t, double l2, lipschitz, bint tracking, Py_ssize_t max_block=1):
+        CyLinearModel.__init__(self, A, t, l2, 0.25, lipschitz, tracking, max_block)
 
     cdef void w_from_z(self) noexcept nogil:
         cdef Py_ssize_t i

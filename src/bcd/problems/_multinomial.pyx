@@ -3,11 +3,11 @@ import numpy as np
 from libc.math cimport exp, expm1, log, log1p
 from scipy.linalg.cython_blas cimport dgemv
 
-from bcd.core._problem cimport Problem
-from bcd.core._matrix cimport Matrix
+from bcd.core._problem cimport CyProblem
+from bcd.core._matrix cimport CyMatrix
 
 
-cdef class MultinomialKernel(Problem):
+cdef class CyMultinomial(CyProblem):
     """f(X) = sum_i [logsumexp(S_i) - S_{i, y_i}] + l2/2 ||X||^2, S = A X.
 
     X is d x k, flattened row-major: coordinate j * k + c is feature j of
@@ -17,7 +17,7 @@ cdef class MultinomialKernel(Problem):
     S on the rows of the block's features and the columns of its classes;
     refreshing those rows costs O(k) each (Appendix A.2 of the paper).
     """
-    cdef Matrix A
+    cdef CyMatrix A
     cdef readonly Py_ssize_t n_classes
     cdef readonly double l2
     cdef const int[::1] y
@@ -35,13 +35,13 @@ cdef class MultinomialKernel(Problem):
     cdef double[::1] colbuf
     cdef int[::1] feat
 
-    def __init__(self, Matrix A, y, Py_ssize_t n_classes, double l2, lipschitz, bint tracking,
+    def __init__(self, CyMatrix A, y, Py_ssize_t n_classes, double l2, lipschitz, bint tracking,
                  Py_ssize_t max_block=1):
         if tracking and not A.has_rows:
             raise ValueError("gradient tracking needs the row view of A")
         self.A = A
         self.n_classes = n_classes
-        Problem.__init__(self, A.n_cols * n_classes, lipschitz, tracking, False)
+        CyProblem.__init__(self, A.n_cols * n_classes, lipschitz, tracking)
         cdef Py_ssize_t m = A.n_rows
         self.l2 = l2
         self.y = y
@@ -60,7 +60,7 @@ cdef class MultinomialKernel(Problem):
             self.reset()
 
     def reserve(self, Py_ssize_t max_block, Py_ssize_t max_dense=-1):
-        if not Problem.reserve(self, max_block, max_dense):
+        if not CyProblem.reserve(self, max_block, max_dense):
             return False
         self.feat = np.zeros(max_block, dtype=np.int32)
         return True

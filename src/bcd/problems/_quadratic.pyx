@@ -1,18 +1,18 @@
 """Compiled kernel of sparse quadratic problems f(x) = x'Qx/2 - c'x."""
 import numpy as np
 
-from bcd.core._problem cimport Problem
-from bcd.core._matrix cimport Matrix
+from bcd.core._problem cimport CyProblem
+from bcd.core._matrix cimport CyMatrix
 
 
-cdef class QuadraticKernel(Problem):
+cdef class CyQuadratic(CyProblem):
     """f(x) = x'Qx/2 - c'x for a symmetric positive-definite Q.
 
     grad f = Qx - c.  Without gradient tracking a partial derivative costs
     one column of Q; with it, a step on block b updates the gradient on the
     rows of Q's columns in b (Q is symmetric, so its columns are its rows).
     """
-    cdef Matrix Q
+    cdef CyMatrix Q
     cdef const double[::1] c
     cdef double[::1] qx              # scratch for Q x
     cdef double[::1] acc             # zeroed scratch of length n
@@ -22,9 +22,9 @@ cdef class QuadraticKernel(Problem):
     cdef Py_ssize_t dir_nt
     cdef double dir_gd, dir_dqd
 
-    def __init__(self, Matrix Q, c, lipschitz, bint tracking, Py_ssize_t max_block=1):
+    def __init__(self, CyMatrix Q, c, lipschitz, bint tracking, Py_ssize_t max_block=1):
         n = Q.n_cols
-        Problem.__init__(self, n, lipschitz, tracking, True)
+        CyProblem.__init__(self, n, lipschitz, tracking)
         self.Q = Q
         self.c = c
         self.qx = np.zeros(n)

@@ -5,15 +5,16 @@ import scipy.sparse as sp
 from ..penalties import L1
 from .._validation import check_matrix, check_scalar, check_vector
 from ._base import Problem
-from ._linear import LeastSquaresKernel, LogisticKernel
+from ._linear import CyLeastSquares, CyLogistic
 
 
 class _LinearModel(Problem):
     """f(x) = sum_i phi(a_i^T x; t_i) + l2/2 ||x||^2 over the rows a_i of A."""
 
-    _kernel_class = None
+    _compiled_class = None
     _curvature = 1.0
-    _has_hessian_bound = True
+    capabilities = frozenset({"lipschitz", "hessian_bound", "bound_products", "sirt_diagonal",
+                              "block_hessian"})
 
     def __init__(self, A, dtype, target, l2):
         # A is already validated by check_matrix
@@ -26,8 +27,8 @@ class _LinearModel(Problem):
         # L_i = c ||A[:, i]||^2 + l2 with c = sup phi''
         self._set_lipschitz(self._curvature * self._columns().col_sqnorms() + self.l2)
 
-    def _make_kernel(self, tracking, max_block):
-        return self._kernel_class(self._columns(self._row_view_pays(tracking, max_block)),
+    def compile(self, tracking, max_block):
+        return self._compiled_class(self._columns(self._row_view_pays(tracking, max_block)),
                                   self._target, self.l2, self.lipschitz, bool(tracking),
                                   int(max_block))
 
@@ -47,7 +48,7 @@ class _LinearModel(Problem):
         touched = 1.0 - (1.0 - density) ** max_block
         return touched < 0.9
 
-    def _sirt_diagonal(self):
+    def sirt_diagonal(self):
         """D_i = sum_j |M_ij| for M = c A.T A + l2 I (eq. 23), cached."""
         if getattr(self, "_sirt", None) is None:
             D = self._curvature * self._columns(True).gram_abs_row_sums() + self.l2
@@ -55,7 +56,7 @@ class _LinearModel(Problem):
             self._sirt = D
         return self._sirt
 
-    def _costs(self, block_size, tracking, dense=True):
+    def iteration_costs(self, block_size, tracking, dense=True):
         nnz = self.A.nnz if sp.issparse(self.A) else self.A.size
         m, n = self.A.shape
         col = nnz / n
@@ -107,7 +108,8 @@ class LeastSquares(_LinearModel):
     array([1., 1.])
     """
 
-    _kernel_class = LeastSquaresKernel
+    capabilities = _LinearModel.capabilities | {"quadratic", "duality_gap"}
+    _compiled_class = CyLeastSquares
     _curvature = 1.0
 
     def __init__(self, A, b, l2=0.0, penalty=None):
@@ -117,7 +119,7 @@ class LeastSquares(_LinearModel):
         self.b = b
         self._set_penalty(penalty)
 
-    def _duality_gap(self, x, kernel=None):
+    def duality_gap(self, x, state=None):
         """P(x) - D(theta) for 1/2 ||Ax - b||^2 + sum_i lam_i |x_i| (x >= 0 with
         ``positive``), theta = (b - Ax) / max(1, max_i c_i / lam_i) with c_i =
         |a_i^T r| (a_i^T r with ``positive``), and D(theta) = ||b||^2 / 2 -
@@ -128,7 +130,7 @@ class LeastSquares(_LinearModel):
         lam = np.broadcast_to(pen.lam, (self.n_coordinates,))
         if not np.all(lam > 0):
             return None
-        w, g = kernel.exact_state() if kernel is not None else (None, None)
+        w, g = state.exact_state() if state is not None else (None, None)
         if g is None:
             r = self.b - self.A @ x
             corr = np.asarray(self.A.T @ r).ravel()
@@ -187,7 +189,7 @@ class Logistic(_LinearModel):
     True
     """
 
-    _kernel_class = LogisticKernel
+    _compiled_class = CyLogistic
     _curvature = 0.25
 
     def __init__(self, A, y, l2=0.0, penalty=None):

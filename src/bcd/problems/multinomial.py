@@ -4,7 +4,7 @@ import scipy.sparse as sp
 
 from .._validation import check_matrix, check_scalar, check_vector
 from ._base import Problem
-from ._multinomial import MultinomialKernel
+from ._multinomial import CyMultinomial
 
 
 class Multinomial(Problem):
@@ -53,7 +53,8 @@ class Multinomial(Problem):
     (True, (4, 3))
     """
 
-    _has_hessian_bound = True
+    capabilities = frozenset({"lipschitz", "hessian_bound", "bound_products", "sirt_diagonal",
+                              "block_hessian"})
 
     def __init__(self, A, y, l2=0.0, penalty=None):
         self.A, dtype = check_matrix(A, "A")
@@ -82,8 +83,8 @@ class Multinomial(Problem):
         """The n_features x n_classes weight matrix of a flat solution ``x``."""
         return np.asarray(x).reshape(self.n_features, self.n_classes)
 
-    def _make_kernel(self, tracking, max_block):
-        return MultinomialKernel(self._columns(bool(tracking)), self.y, self.n_classes, self.l2,
+    def compile(self, tracking, max_block):
+        return CyMultinomial(self._columns(bool(tracking)), self.y, self.n_classes, self.l2,
                                  self.lipschitz, bool(tracking), int(max_block))
 
     def _check_X(self, x):
@@ -114,7 +115,7 @@ class Multinomial(Problem):
         G = np.asarray(self.A.T @ (P - self._Y)) + self.l2 * X
         return G.ravel()
 
-    def _sirt_diagonal(self):
+    def sirt_diagonal(self):
         """D_(j,c) = sum |M_(j,c),.| = (k - 1)/k sum_j' |a_j . a_j'| + l2."""
         if getattr(self, "_sirt", None) is None:
             k = self.n_classes
@@ -124,7 +125,7 @@ class Multinomial(Problem):
             self._sirt = D
         return self._sirt
 
-    def _costs(self, block_size, tracking, dense=True):
+    def iteration_costs(self, block_size, tracking, dense=True):
         nnz = self.A.nnz if sp.issparse(self.A) else self.A.size
         m, d = self.A.shape
         k = self.n_classes

@@ -6,7 +6,7 @@ from scipy.sparse.csgraph import connected_components
 from .._validation import check_matrix, check_symmetric, check_vector
 from ._base import Problem
 from ..forest import symmetric_graph
-from ._quadratic import QuadraticKernel
+from ._quadratic import CyQuadratic
 
 
 class Quadratic(Problem):
@@ -40,7 +40,8 @@ class Quadratic(Problem):
     True
     """
 
-    _has_hessian_bound = True
+    capabilities = frozenset({"lipschitz", "hessian_bound", "bound_products", "sirt_diagonal",
+                              "block_hessian", "hessian_entries", "quadratic", "graph"})
 
     def __init__(self, Q, c, penalty=None):
         Q, dtype = check_matrix(Q, "Q")
@@ -62,8 +63,8 @@ class Quadratic(Problem):
         self.n_coordinates = Q.shape[0]
         self._set_lipschitz(diag)
 
-    def _make_kernel(self, tracking, max_block):
-        return QuadraticKernel(self._columns(), self.c, self.lipschitz, bool(tracking),
+    def compile(self, tracking, max_block):
+        return CyQuadratic(self._columns(), self.c, self.lipschitz, bool(tracking),
                                int(max_block))
 
     def smooth_objective(self, x):
@@ -76,16 +77,16 @@ class Quadratic(Problem):
         x = check_vector(x, "x", self.n_coordinates)
         return np.asarray(self.Q @ x).ravel() - self.c
 
-    def _graph(self):
+    def hessian_graph(self):
         cache = self.__dict__
         if "_graph_cache" not in cache:
             cache["_graph_cache"] = symmetric_graph(self.Q)
         return cache["_graph_cache"]
 
-    def _sirt_diagonal(self):
+    def sirt_diagonal(self):
         return np.asarray(abs(self.Q).sum(axis=1)).ravel()
 
-    def _costs(self, block_size, tracking, dense=True):
+    def iteration_costs(self, block_size, tracking, dense=True):
         nnz = self.Q.nnz if sp.issparse(self.Q) else self.Q.size
         n = self.n_coordinates
         col = nnz / n

@@ -1,0 +1,156 @@
+"""Assembly of the compiled parts of a solve from validated options.
+
+:func:`assemble` is the one path from option names to compiled objects:
+it validates the combination against the spec tables
+(:func:`bcd.core.specs.check_combination`), compiles the problem, builds
+the block strategy's units, the update and the rule's selector, and
+returns an :class:`Assembly` that can run the engine.  :func:`bcd.solve`
+is built on it; it is also the way to inspect a selector or an update (for
+example :meth:`Assembly.draw`).
+"""
+import numpy as np
+
+from .._validation import check_random_state, seed_words
+from . import _engine
+from ._select import CyCyclicSelector
+from .blocks import BLOCKS, Units
+from .rules import RULES
+from .specs import check_combination
+from .updates import UPDATES
+
+TABLES = (BLOCKS, RULES, UPDATES)
+
+
+class Context:
+    """What the builders of block strategies, rules and updates may use.
+
+    Attributes
+    ----------
+    problem : bcd.problems.Problem
+    state : CyProblem
+        The compiled problem.
+    blocks : str
+        The block strategy.
+    block_size : int or None
+        ``block_size`` (None for forest-structured blocks).
+    options : dict
+        Every spec option, resolved (for example ``options["partition"]``).
+    rng : numpy RandomState or Generator
+    graph, graph_matrix : CyGraph, csr_matrix or None
+        The Hessian's graph, for forest-structured blocks.
+    units : Units
+        The block strategy's units (set once built).
+    seed : (int, int)
+        Seed words of the compiled random number generator (set once the
+        units are built, so that random partitions draw first).
+    """
+
+    def __init__(self, problem, state, blocks, block_size, options, rng, graph=None):
+        self.problem = problem
+        self.state = state
+        self.blocks = blocks
+        self.block_size = block_size
+        self.options = options
+        self.rng = rng
+        self.graph, self.graph_matrix = graph if graph is not None else (None, None)
+        self.units = None
+        self.seed = None
+
+    @property
+    def n(self):
+        return self.problem.n_coordinates
+
+
+class Assembly:
+    """The compiled parts of one solve.
+
+    Attributes
+    ----------
+    state : CyProblem
+        The compiled problem, holding the iterate (``state.get_x()``).
+    units : Units
+        The block strategy's units.
+    selector : CySelector
+    update : CyUpdate
+    specs : (Spec, Spec, Spec)
+        The block, rule and update specs.
+    options : dict
+        ``rule``, ``blocks``, ``update``, ``block_size`` and every spec option.
+    """
+
+    def __init__(self, state, units, selector, update, specs, options):
+        self.state = state
+        self.units = units
+        self.selector = selector
+        self.update = update
+        self.specs = specs
+        self.options = options
+
+    @property
+    def block_matrix(self):
+        """Whether an iteration forms a dense block matrix."""
+        flag = self.specs[2].defaults.get("block_matrix", False)
+        if callable(flag):
+            flag = flag(self.options["blocks"], self.options)
+        return bool(self.units.dense and flag)
+
+    def draw(self, count):
+        """The next ``count`` blocks the rule picks at the current iterate,
+        without stepping."""
+        return self.selector.draw(self.state, count)
+
+    def run(self, max_iter, tol=0.0, max_time=0.0, check_every=10**9, callback=None,
+            callback_every=1, verbose=False, monitor=None):
+        """Run the engine from the current iterate; returns its Outcome."""
+        settings = _engine.Settings(
+            max_iter=max_iter, tol=tol, max_time=max_time, check_every=check_every,
+            callback=callback, callback_every=callback_every,
+            max_block=self.units.max_block, greedy=self.specs[1].gradient, verbose=verbose)
+        return _engine.run(self.state, self.selector, self.update, settings, monitor)
+
+
+def assemble(problem, rule, blocks, update, block_size=None, random_state=None, x0=None,
+             **options):
+    """Validate a configuration and build its compiled parts.
+
+    Parameters are those of :func:`bcd.solve`; ``options`` are the spec
+    options (``partition``, ``vertex_order``, ``lipschitz``,
+    ``gsd_diagonal``, ``gsq_method``, ``mi_candidates``).  ``x0`` must
+    already be validated.
+
+    Returns
+    -------
+    Assembly
+    """
+    specs, resolved = check_combination(problem, blocks, rule, update, options, TABLES)
+    b_spec, r_spec, u_spec = specs
+    rng = check_random_state(random_state)
+    n = problem.n_coordinates
+    forest = b_spec.defaults.get("forest", False)
+    if forest:
+        block_size = None        # forest blocks take their size from the graph
+    elif block_size is None:
+        default = r_spec.defaults.get("block_size")
+        block_size = default(n) if default is not None else min(5, n)
+    state = problem.compile(r_spec.gradient, block_size or 1)
+    if x0 is not None:
+        state.set_x(x0)
+    if problem.penalty is not None:
+        # projects x onto the domain of the penalty
+        state.set_penalty(problem.penalty.compile(n))
+    ctx = Context(problem, state, blocks, block_size, resolved, rng,
+                  problem.hessian_graph() if forest else None)
+    units = ctx.units = b_spec.build(ctx)
+    state.reserve(units.max_block, units.max_block if units.dense else 1)
+    step = u_spec.build(ctx)
+    step.reserve(units.max_block)
+    if units.n_units == 0:
+        # no coordinate can move; a one-unit placeholder keeps the selector valid
+        placeholder = Units(np.array([0, 0], np.int32), np.zeros(0, np.int32), 1, np.zeros(1), n)
+        selector = CyCyclicSelector(placeholder.ptr, placeholder.coords, placeholder.lipschitz,
+                                    1, (0, 0), False)
+    else:
+        ctx.seed = seed_words(rng)
+        selector = r_spec.build(ctx)
+    record = dict(rule=rule, blocks=blocks, block_size=block_size, update=update, **resolved)
+    return Assembly(state, units, selector, step, specs, record)

@@ -1,0 +1,347 @@
+"""What works with what: the declared specs of rules, updates and block strategies.
+
+Every selection rule, block update and block strategy is one :class:`Spec`
+in one table (``bcd.core.rules.RULES``, ``bcd.core.updates.UPDATES``,
+``bcd.core.blocks.BLOCKS``).  A spec states what it needs; problems and
+penalties state what they provide (their ``capabilities``).
+:func:`check_combination` compares the two and is the only place where
+:func:`bcd.solve` decides whether a combination is valid, so its error
+messages and the documentation's table of valid combinations
+(:func:`combination_table`) come from the same source.
+
+Problem capabilities (``Problem.capabilities``):
+
+``lipschitz``
+    ``problem.lipschitz`` holds global coordinate-wise Lipschitz constants
+    ``L_i`` of the gradient.
+``hessian_bound``
+    Block curvature bounds ``H_b`` with ``H_b >= nabla^2_bb f(x)`` everywhere.
+``bound_products``
+    Products with a curvature bound ``M`` of the whole problem.
+``sirt_diagonal``
+    The row sums ``sum_j |M_ij|`` of that bound (:meth:`Problem.sirt_diagonal`).
+``block_hessian``
+    Block Hessians ``nabla^2_bb f(x)`` at the current iterate.
+``hessian_entries``
+    Arbitrary entries of the (constant) Hessian of a quadratic.
+``quadratic``
+    f is quadratic, so a block's minimizer solves a linear system.
+``graph``
+    The sparse graph of the Hessian (:meth:`Problem.hessian_graph`).
+``duality_gap``
+    A duality gap certificate for some penalties (:meth:`Problem.duality_gap`).
+
+Penalty capabilities (``Penalty.capabilities``): every penalty provides
+``prox`` (the proximal operator) and ``distance`` (the distance of
+``-grad_i f`` to the subdifferential, the optimality measure); optional are
+``slope`` (whether and how g_i is differentiable at a point: proximal
+Newton), ``orthant`` (the smooth pieces of two-metric projection) and
+``path`` (the piecewise-linear solution path of the homotopy update).
+"""
+import dataclasses
+import numbers
+from typing import Any, Callable, Mapping, Optional
+
+PROBLEM_CAPABILITIES = {
+    "lipschitz": "coordinate-wise Lipschitz constants L_i",
+    "hessian_bound": "block curvature bounds H_b",
+    "bound_products": "products with a curvature bound of the whole problem",
+    "sirt_diagonal": "the row sums of a curvature bound (SIRT diagonal)",
+    "block_hessian": "block Hessians",
+    "hessian_entries": "entries of a constant Hessian",
+    "quadratic": "a quadratic objective",
+    "graph": "the sparse graph of the Hessian",
+    "duality_gap": "a duality gap",
+}
+
+PENALTY_CAPABILITIES = {
+    "prox": "a proximal operator",
+    "distance": "the distance to the subdifferential",
+    "slope": "the derivative on smooth pieces",
+    "orthant": "orthant pieces for two-metric projection",
+    "path": "a piecewise-linear solution path",
+}
+
+#: what every penalty must provide
+REQUIRED_PENALTY_CAPABILITIES = frozenset({"prox", "distance"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Needs:
+    """Requirements of a spec, or of one choice of one of its options.
+
+    Attributes
+    ----------
+    problem : frozenset of str
+        Problem capabilities required.
+    penalty : frozenset of str or None
+        Penalty capabilities required when the problem has a penalty; None
+        when the spec does not handle a penalty at all.
+    smooth : bool
+        Whether the spec works without a penalty.
+    with_blocks : mapping of str to frozenset of str
+        Further problem capabilities required with particular block
+        strategies.
+    """
+    problem: frozenset = frozenset()
+    penalty: Optional[frozenset] = frozenset()
+    smooth: bool = True
+    with_blocks: Mapping[str, frozenset] = dataclasses.field(default_factory=dict)
+
+    def problem_needs(self, blocks):
+        return self.problem | self.with_blocks.get(blocks, frozenset())
+
+
+def needs(problem=(), penalty=(), smooth=True, with_blocks=None):
+    """A :class:`Needs` from plain iterables (``penalty=None``: no penalty)."""
+    return Needs(frozenset(problem), None if penalty is None else frozenset(penalty), smooth,
+                 {k: frozenset(v) for k, v in (with_blocks or {}).items()})
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """An option of a spec, passed to :func:`bcd.solve` as a keyword.
+
+    ``choices`` maps each accepted string to its :class:`Needs` (None for a
+    numeric option, checked by ``check``); ``default`` may be a callable of
+    the problem's capabilities, for a default that depends on them.
+    ``blocks`` restricts the option to some block strategies.
+    """
+    name: str
+    default: Any
+    doc: str
+    choices: Optional[Mapping[str, Needs]] = None
+    check: Optional[Callable[[Any], Any]] = None
+    blocks: Optional[frozenset] = None
+
+    def default_for(self, capabilities):
+        return self.default(capabilities) if callable(self.default) else self.default
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    """One rule, update or block strategy.
+
+    Attributes
+    ----------
+    kind : {"rule", "update", "blocks"}
+    name : str
+    build : callable
+        Builds the compiled part from a :class:`bcd.core.assembly.Context`.
+    needs : Needs
+    blocks : frozenset of str or None
+        Block strategies it works with (None: all; block specs use None).
+    gradient : bool
+        Whether it reads the full gradient, kept up to date incrementally
+        (greedy rules).
+    options : tuple of Option
+    doc : str
+        One line for the documentation.
+    defaults : mapping
+        Defaults this spec sets for generic solve options (``block_size``
+        as a callable of n, ``tol``).
+    """
+    kind: str
+    name: str
+    build: Callable
+    needs: Needs = Needs()
+    blocks: Optional[frozenset] = None
+    gradient: bool = False
+    options: tuple = ()
+    doc: str = ""
+    defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    aliases: tuple = ()
+
+
+def positive_int(name):
+    def check(value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+        return int(value)
+    return check
+
+
+def _names(specs):
+    return ", ".join(repr(s) for s in specs) if specs else "none"
+
+
+def _describe(caps):
+    return ", ".join(f"{PROBLEM_CAPABILITIES.get(c, c)} ({c!r})" for c in sorted(caps))
+
+
+def _problem_name(problem):
+    return type(problem).__name__
+
+
+def _penalty_name(penalty):
+    return type(penalty).__name__
+
+
+def unmet(spec, blocks, problem, given=None):
+    """Why ``spec`` cannot run with ``blocks`` on ``problem`` (None if it can).
+
+    ``given`` maps option names to chosen values (their choices may add
+    requirements).
+    """
+    if spec.blocks is not None and blocks not in spec.blocks:
+        return f"works with blocks {_names(sorted(spec.blocks))}, not blocks={blocks!r}"
+    parts = [("", spec.needs)]
+    for opt in spec.options:
+        value = (given or {}).get(opt.name)
+        if opt.choices is not None and value in opt.choices:
+            parts.append((f"with {opt.name}={value!r} ", opt.choices[value]))
+    caps = problem.capabilities
+    penalty = problem.penalty
+    for label, need in parts:
+        missing = need.problem_needs(blocks) - caps
+        if missing:
+            return (f"{label}needs {_describe(missing)}, which {_problem_name(problem)} does "
+                    f"not provide")
+        if penalty is None and not need.smooth:
+            return f"{label}needs a penalty (penalty=...)"
+        if penalty is not None:
+            if need.penalty is None:
+                return f"{label}does not handle a penalty ({penalty!r})"
+            missing = need.penalty - penalty.capabilities
+            if missing:
+                what = ", ".join(PENALTY_CAPABILITIES.get(c, c) for c in sorted(missing))
+                return (f"{label}needs a penalty with {what}, which {_penalty_name(penalty)} "
+                        f"does not have")
+    return None
+
+
+def available(table, blocks, problem):
+    """Names of the specs of ``table`` usable with ``blocks`` on ``problem``
+    with their default options."""
+    out = []
+    for name, spec in table.items():
+        if name in spec.aliases:
+            continue
+        defaults = {o.name: o.default_for(problem.capabilities) for o in spec.options}
+        if unmet(spec, blocks, problem, defaults) is None:
+            out.append(name)
+    return out
+
+
+def _lookup(table, kind, name):
+    if not isinstance(name, str) or name not in table:
+        valid = ", ".join(repr(k) for k in table)
+        raise ValueError(f"Unknown {kind} {name!r}; valid values are {valid}.")
+    return table[name]
+
+
+def check_combination(problem, blocks, rule, update, options, tables):
+    """Validate a rule / blocks / update combination and its options.
+
+    Parameters
+    ----------
+    problem : Problem
+    blocks, rule, update : str
+    options : dict
+        The spec options given by the caller (name -> value; None means
+        "not given").
+    tables : (BLOCKS, RULES, UPDATES)
+
+    Returns
+    -------
+    specs : (Spec, Spec, Spec)
+        The block, rule and update specs.
+    resolved : dict
+        Every option of the three specs, with defaults filled in.
+
+    Raises
+    ------
+    ValueError
+        Naming what is wrong and listing what is available instead.
+    """
+    block_table, rule_table, update_table = tables
+    b_spec = _lookup(block_table, "blocks", blocks)
+    r_spec = _lookup(rule_table, "rule", rule)
+    u_spec = _lookup(update_table, "update", update)
+    specs = (b_spec, r_spec, u_spec)
+    caps = problem.capabilities
+
+    # options: each given option must belong to one of the three specs
+    owners = {}
+    for spec in specs:
+        for opt in spec.options:
+            if opt.blocks is None or blocks in opt.blocks:
+                owners[opt.name] = (spec, opt)
+    resolved = {}
+    for name, value in options.items():
+        if value is None:
+            continue
+        if name not in owners:
+            users = [f"{s.kind} {s.name!r}" for t in tables for s in t.values()
+                     if any(o.name == name for o in s.options) and s.name not in s.aliases]
+            raise ValueError(f"Option {name}={value!r} does not apply to rule={rule!r}, "
+                             f"blocks={blocks!r}, update={update!r}; it is an option of "
+                             f"{', '.join(users)}.")
+        spec, opt = owners[name]
+        if opt.choices is not None:
+            if not isinstance(value, str) or value not in opt.choices:
+                valid = ", ".join(repr(c) for c in opt.choices)
+                raise ValueError(f"Unknown {name} {value!r} for {spec.kind} {spec.name!r}; "
+                                 f"valid values are {valid}.")
+        elif opt.check is not None:
+            value = opt.check(value)
+        resolved[name] = value
+    for name, (spec, opt) in owners.items():
+        resolved.setdefault(name, opt.default_for(caps))
+
+    # the specs themselves, block strategy first
+    why = unmet(b_spec, blocks, problem, resolved)
+    if why:
+        valid = [b for b in block_table if unmet(block_table[b], b, problem, resolved) is None]
+        raise ValueError(f"blocks={blocks!r} {why}; block strategies available for this "
+                         f"problem: {_names(valid)}.")
+    for spec, table in ((r_spec, rule_table), (u_spec, update_table)):
+        why = unmet(spec, blocks, problem, resolved)
+        if why:
+            valid = available(table, blocks, problem)
+            raise ValueError(f"{spec.kind} {spec.name!r} {why}; {spec.kind}s available for "
+                             f"{_problem_name(problem)}"
+                             f"{' with a penalty' if problem.penalty is not None else ''} and "
+                             f"blocks={blocks!r}: {_names(valid)}.")
+    return specs, resolved
+
+
+def combination_table(tables):
+    """Markdown tables of the rules, updates and block strategies with what
+    they need (the documentation shows this, generated from the specs)."""
+    lines = []
+    for title, table in zip(("Block strategies", "Rules", "Updates"), tables):
+        lines += [f"### {title}", "",
+                  "| name | problem needs | penalty | block strategies | options |",
+                  "|---|---|---|---|---|"]
+        for name, spec in table.items():
+            if name in spec.aliases:
+                continue
+            n = spec.needs
+            caps = ", ".join(f"`{c}`" for c in sorted(n.problem)) or "–"
+            extra = "; ".join(f"with {b}: " + ", ".join(f"`{c}`" for c in sorted(v))
+                              for b, v in n.with_blocks.items())
+            if extra:
+                caps += f" ({extra})"
+            if n.penalty is None:
+                pen = "none"
+            else:
+                pen = ("required" if not n.smooth else "optional") + (
+                    ": " + ", ".join(f"`{c}`" for c in sorted(n.penalty)) if n.penalty else "")
+            blocks = ", ".join(sorted(spec.blocks)) if spec.blocks is not None else "all"
+            opts = "; ".join(_option_doc(o) for o in spec.options) or "–"
+            lines.append(f"| `{name}` | {caps} | {pen} | {blocks} | {opts} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _option_doc(opt):
+    if opt.choices is None:
+        return f"`{opt.name}`"
+    parts = []
+    for choice, need in opt.choices.items():
+        req = ", ".join(f"`{c}`" for c in sorted(need.problem))
+        if need.penalty is None:
+            req = (req + ", " if req else "") + "no penalty"
+        parts.append(f"{choice}" + (f" ({req})" if req else ""))
+    return f"`{opt.name}`: " + ", ".join(parts)
