@@ -18,13 +18,12 @@ from ._solve import IterationInfo, solve
 from .forest import tree_solve
 from .gp import GaussianProcess
 from .penalties import L1, Box, NonNegative
-from .problems import LabelPropagation, LeastSquares, Logistic, Multinomial, Quadratic
+from .problems import *  # noqa: F401,F403 (the problem classes, see problems.__all__)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "solve", "Result", "History", "IterationInfo", "ConvergenceWarning",
-    "LeastSquares", "Logistic", "Multinomial", "Quadratic", "LabelPropagation", "problems",
-    "datasets", "forest", "tree_solve", "penalties", "L1", "NonNegative", "Box", "gp",
+    "problems", "datasets", "forest", "tree_solve", "penalties", "L1", "NonNegative", "Box", "gp",
     "GaussianProcess",
-]
+] + [name for name in problems.__all__ if name != "Problem"]

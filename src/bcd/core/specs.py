@@ -161,8 +161,8 @@ def positive_int(name):
     return check
 
 
-def _names(specs):
-    return ", ".join(repr(s) for s in specs) if specs else "none"
+def _names(names):
+    return ", ".join(names) if names else "none"
 
 
 def _describe(caps):
@@ -184,7 +184,8 @@ def unmet(spec, blocks, problem, given=None):
     requirements).
     """
     if spec.blocks is not None and blocks not in spec.blocks:
-        return f"works with blocks {_names(sorted(spec.blocks))}, not blocks={blocks!r}"
+        return (f"works with blocks {_names([repr(b) for b in sorted(spec.blocks)])}, not "
+                f"blocks={blocks!r}")
     parts = [("", spec.needs)]
     for opt in spec.options:
         value = (given or {}).get(opt.name)
@@ -211,15 +212,25 @@ def unmet(spec, blocks, problem, given=None):
 
 
 def available(table, blocks, problem):
-    """Names of the specs of ``table`` usable with ``blocks`` on ``problem``
-    with their default options."""
+    """Names of the specs of ``table`` usable with ``blocks`` on ``problem``:
+    with their default options, or else with one other option choice,
+    which is then named (``"'gradient' (lipschitz='estimate')"``)."""
     out = []
     for name, spec in table.items():
         if name in spec.aliases:
             continue
         defaults = {o.name: o.default_for(problem.capabilities) for o in spec.options}
         if unmet(spec, blocks, problem, defaults) is None:
-            out.append(name)
+            out.append(repr(name))
+            continue
+        for opt in spec.options:
+            for choice in opt.choices or ():
+                if unmet(spec, blocks, problem, {**defaults, opt.name: choice}) is None:
+                    out.append(f"{name!r} ({opt.name}={choice!r})")
+                    break
+            else:
+                continue
+            break
     return out
 
 
@@ -292,7 +303,8 @@ def check_combination(problem, blocks, rule, update, options, tables):
     # the specs themselves, block strategy first
     why = unmet(b_spec, blocks, problem, resolved)
     if why:
-        valid = [b for b in block_table if unmet(block_table[b], b, problem, resolved) is None]
+        valid = [repr(b) for b in block_table
+                 if unmet(block_table[b], b, problem, resolved) is None]
         raise ValueError(f"blocks={blocks!r} {why}; block strategies available for this "
                          f"problem: {_names(valid)}.")
     for spec, table in ((r_spec, rule_table), (u_spec, update_table)):

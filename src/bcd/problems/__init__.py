@@ -2,7 +2,7 @@
 
 >>> import bcd
 >>> sorted(bcd.problems.available())
-['gaussian_process', 'label_propagation', 'least_squares', 'logistic', 'multinomial', 'quadratic']
+['gaussian_process', 'label_propagation', 'least_squares', 'logistic', 'multinomial', 'poisson', 'quadratic']
 >>> problem = bcd.problems.make("least_squares", A=[[1.0, 0.0], [0.0, 1.0]], b=[1.0, 2.0])
 >>> type(problem).__name__
 'LeastSquares'
@@ -10,10 +10,12 @@
 from ._base import Problem
 from .linear import LeastSquares, Logistic
 from .multinomial import Multinomial
+from .poisson import Poisson
 from .quadratic import LabelPropagation, Quadratic
 
-__all__ = ["Problem", "LeastSquares", "Logistic", "Multinomial", "Quadratic",
-           "LabelPropagation", "available", "make", "register"]
+#: the problem classes, also exported by the top-level package
+__all__ = ["Problem", "LeastSquares", "Logistic", "Multinomial", "Poisson", "Quadratic",
+           "LabelPropagation"]
 
 _REGISTRY = {}
 
@@ -49,5 +51,6 @@ def make(name, **kwargs):
 register("least_squares", LeastSquares)
 register("logistic", Logistic)
 register("multinomial", Multinomial)
+register("poisson", Poisson)
 register("quadratic", Quadratic)
 register("label_propagation", LabelPropagation)

@@ -1,0 +1,68 @@
+"""Compiled Poisson regression: phi(z; y) = exp(z) - y z."""
+from libc.math cimport exp, expm1
+
+from bcd.core._matrix cimport CyMatrix
+from bcd.problems._linear cimport CyLinearModel
+
+
+cdef class CyPoisson(CyLinearModel):
+    """f(x) = sum_i exp(z_i) - y_i z_i + l2/2 ||x||^2 with z = A x.
+
+    State: z and w = phi'(z) = exp(z) - y.  phi'' = exp(z) is unbounded, so
+    there is no curvature bound: ``block_hessian_bound`` and
+    ``bound_matvec`` report that they are unavailable, and blocks are
+    moved by line searches and Newton steps on the exact block Hessian.
+    """
+
+    def __init__(self, CyMatrix A, y, double l2, scale, bint tracking, Py_ssize_t max_block=1):
+        CyLinearModel.__init__(self, A, y, l2, 0.0, scale, tracking, max_block)
+
+    cdef void w_from_z(self) noexcept nogil:
+        cdef Py_ssize_t i
+        for i in range(self.z.shape[0]):
+            self.w[i] = exp(self.z[i]) - self.target[i]
+
+    cdef double data_loss(self) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef double s = 0.0
+        for i in range(self.z.shape[0]):
+            s += exp(self.z[i]) - self.target[i] * self.z[i]
+        return s
+
+    cdef double rows_delta(self, double alpha) noexcept nogil:
+        # exp(z + h) - exp(z) - y h = exp(z) expm1(h) - y h, with exp(z) = w + y
+        cdef Py_ssize_t k, i
+        cdef double s = 0.0, h
+        cdef bint dense = self.A.dense
+        for k in range(self.dir_nt):
+            i = k if dense else self.touched[k]
+            h = alpha * self.dzc[k]
+            s += (self.w[i] + self.target[i]) * expm1(h) - self.target[i] * h
+        return s
+
+    cdef bint curvature_weights(self, double* out) noexcept nogil:
+        cdef Py_ssize_t i
+        for i in range(self.z.shape[0]):
+            out[i] = exp(self.z[i])
+        return True
+
+    cdef bint block_hessian_bound(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
+        return False
+
+    cdef bint bound_matvec(self, const int* support, const double* v, Py_ssize_t ns,
+                           double* out) noexcept nogil:
+        return False
+
+    cdef void update_rows(self, const int* rows, const double* vals, Py_ssize_t nr,
+                          double scale, double* dw_out) noexcept nogil:
+        cdef Py_ssize_t k, i
+        cdef double wn
+        cdef double* z = &self.z[0]
+        cdef double* w = &self.w[0]
+        for k in range(nr):
+            i = rows[k] if rows != NULL else k
+            z[i] += scale * vals[k]
+            wn = exp(z[i]) - self.target[i]
+            if dw_out != NULL:
+                dw_out[k] = wn - w[i]
+            w[i] = wn
