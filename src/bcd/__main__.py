@@ -6,6 +6,8 @@ one of the paper's figures (4, 5, 8-12 on datasets A, B and C; 6 on
 the graph datasets D and E; 7 and 13 on A with an L1 penalty and x >= 0).
 ``python -m bcd gp-demo``: Gaussian process regression on Friedman1 by
 GBCD, dense Cholesky and matrix-free conjugate gradients.
+``python -m bcd combinations``: the Markdown page of valid combinations of
+rules, updates, block strategies, problems and penalties.
 """
 import argparse
 import sys
@@ -38,6 +40,7 @@ def main(argv=None):
                          "the kernel computed by SciPy's cdist: slow)")
     gp.add_argument("--cg-max-time", type=float, default=300.0,
                     help="seconds after which CG is stopped and reported as it stands")
+    sub.add_parser("combinations", help="print the table of valid combinations (Markdown)")
     args = parser.parse_args(argv)
     if getattr(args, "plot", None):
         try:
@@ -59,6 +62,9 @@ def main(argv=None):
         if args.n_train < 2 or args.n_test < 1:
             parser.error("--n-train must be at least 2 and --n-test at least 1")
         gp_demo(args.n_train, args.n_test, solvers, args.cg_max_time)
+    elif args.command == "combinations":
+        from .core import reference_markdown
+        print(reference_markdown(), end="")
     elif args.command == "reproduce":
         from ._experiments import reproduce
         reproduce(args.figure, plot_file=args.plot, max_iter=args.iterations, small=args.small)

@@ -319,41 +319,64 @@ def check_combination(problem, blocks, rule, update, options, tables):
 
 
 def combination_table(tables):
-    """Markdown tables of the rules, updates and block strategies with what
+    """Markdown tables of the block strategies, rules and updates with what
     they need (the documentation shows this, generated from the specs)."""
     lines = []
     for title, table in zip(("Block strategies", "Rules", "Updates"), tables):
-        lines += [f"### {title}", "",
-                  "| name | problem needs | penalty | block strategies | options |",
-                  "|---|---|---|---|---|"]
+        has_blocks = title != "Block strategies"
+        head = ["name", "what it does", "problem needs", "penalty"]
+        head += ["block strategies"] if has_blocks else []
+        head += ["options"]
+        lines += [f"### {title}", "", "| " + " | ".join(head) + " |",
+                  "|" + "---|" * len(head)]
         for name, spec in table.items():
             if name in spec.aliases:
                 continue
             n = spec.needs
             caps = ", ".join(f"`{c}`" for c in sorted(n.problem)) or "–"
             extra = "; ".join(f"with {b}: " + ", ".join(f"`{c}`" for c in sorted(v))
-                              for b, v in n.with_blocks.items())
+                              for b, v in sorted(n.with_blocks.items()))
             if extra:
                 caps += f" ({extra})"
             if n.penalty is None:
-                pen = "none"
+                pen = "not supported"
             else:
-                pen = ("required" if not n.smooth else "optional") + (
-                    ": " + ", ".join(f"`{c}`" for c in sorted(n.penalty)) if n.penalty else "")
-            blocks = ", ".join(sorted(spec.blocks)) if spec.blocks is not None else "all"
-            opts = "; ".join(_option_doc(o) for o in spec.options) or "–"
-            lines.append(f"| `{name}` | {caps} | {pen} | {blocks} | {opts} |")
+                pen = ("required" if not n.smooth else "supported") + (
+                    ", needs " + ", ".join(f"`{c}`" for c in sorted(n.penalty))
+                    if n.penalty else "")
+            row = [f"`{name}`", spec.doc, caps, pen]
+            if has_blocks:
+                row.append(", ".join(sorted(spec.blocks)) if spec.blocks is not None else "all")
+            row.append("; ".join(_option_doc(o) for o in spec.options) or "–")
+            lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     return "\n".join(lines)
 
 
+def capability_table(problem_classes, penalty_classes):
+    """Markdown tables of the capabilities of problem and penalty classes."""
+    lines = ["### Problems", "", "| problem | " + " | ".join(f"`{c}`" for c in PROBLEM_CAPABILITIES)
+             + " |", "|---|" + "---|" * len(PROBLEM_CAPABILITIES)]
+    for cls in problem_classes:
+        lines.append(f"| `{cls.__name__}` | " + " | ".join(
+            "yes" if c in cls.capabilities else "" for c in PROBLEM_CAPABILITIES) + " |")
+    lines += ["", "### Penalties", "",
+              "| penalty | " + " | ".join(f"`{c}`" for c in PENALTY_CAPABILITIES) + " |",
+              "|---|" + "---|" * len(PENALTY_CAPABILITIES)]
+    for cls in penalty_classes:
+        lines.append(f"| `{cls.__name__}` | " + " | ".join(
+            "yes" if c in cls.capabilities else "" for c in PENALTY_CAPABILITIES) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def _option_doc(opt):
+    default = "" if callable(opt.default) else f", default {opt.default!r}"
     if opt.choices is None:
-        return f"`{opt.name}`"
+        return f"`{opt.name}` ({opt.doc}{default})"
     parts = []
     for choice, need in opt.choices.items():
         req = ", ".join(f"`{c}`" for c in sorted(need.problem))
         if need.penalty is None:
             req = (req + ", " if req else "") + "no penalty"
         parts.append(f"{choice}" + (f" ({req})" if req else ""))
-    return f"`{opt.name}`: " + ", ".join(parts)
+    return f"`{opt.name}` ({opt.doc}{default}): " + ", ".join(parts)

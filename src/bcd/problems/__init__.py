@@ -40,12 +40,17 @@ def available():
     return list(_REGISTRY)
 
 
-def make(name, **kwargs):
-    """Build the registered problem ``name`` from keyword arguments."""
+def get(name):
+    """The problem class registered under ``name``."""
     if name not in _REGISTRY:
         valid = ", ".join(repr(k) for k in _REGISTRY)
         raise ValueError(f"Unknown problem {name!r}; registered problems are {valid}.")
-    return _REGISTRY[name](**kwargs)
+    return _REGISTRY[name]
+
+
+def make(name, **kwargs):
+    """Build the registered problem ``name`` from keyword arguments."""
+    return get(name)(**kwargs)
 
 
 register("least_squares", LeastSquares)
