@@ -1,0 +1,265 @@
+"""Declared capabilities and specs.
+
+* Every registered problem class declares exactly the oracles its compiled
+  state provides.
+* The capability matrix: on a small problem of every class, with and
+  without each penalty, every combination of block strategy, rule and
+  update either is rejected by the spec check with an error that lists what
+  is available, or converges to the optimum of a reference solve.
+* A penalty that lacks a required method fails when compiled.
+"""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.optimize
+
+import bcd
+from bcd.core import BLOCKS, RULES, UPDATES
+from bcd.core.specs import available, check_combination
+from bcd.penalties._penalty import CyPenalty
+
+TOL = 1e-7
+
+
+def _lattice(penalty=None):
+    W = bcd.datasets.make_lattice_graph(4, 4)
+    labels = np.full(16, np.nan)
+    labels[[0, 5, 15]] = [1.0, -1.0, 0.5]
+    return bcd.LabelPropagation(W, labels, penalty=penalty)
+
+
+def _quadratic(penalty=None):
+    rs = np.random.RandomState(3)
+    W = bcd.datasets.make_lattice_graph(3, 4).tocsr()
+    Q = (4.0 * np.eye(12) - W.toarray() * rs.uniform(0.5, 1.0)) 
+    Q = 0.5 * (Q + Q.T)
+    import scipy.sparse as sp
+    return bcd.Quadratic(sp.csr_matrix(Q), rs.randn(12), penalty=penalty)
+
+
+def _linear_data(seed, m=30, n=12):
+    rs = np.random.RandomState(seed)
+    return rs.randn(m, n) / np.sqrt(m), rs
+
+
+def _least_squares(penalty=None):
+    A, rs = _linear_data(0)
+    return bcd.LeastSquares(A, rs.randn(A.shape[0]), l2=0.1, penalty=penalty)
+
+
+def _logistic(penalty=None):
+    A, rs = _linear_data(1)
+    return bcd.Logistic(A * 3, rs.randint(0, 2, A.shape[0]), l2=0.5, penalty=penalty)
+
+
+def _multinomial(penalty=None):
+    A, rs = _linear_data(2, n=4)
+    return bcd.Multinomial(A * 3, rs.randint(0, 3, A.shape[0]), l2=0.5, penalty=penalty)
+
+
+def _poisson(penalty=None):
+    A, rs = _linear_data(4)
+    return bcd.Poisson(A, rs.poisson(1.0, A.shape[0]).astype(float), l2=0.5, penalty=penalty)
+
+
+def _gaussian_process(penalty=None):
+    if penalty is not None:
+        return None
+    rs = np.random.RandomState(5)
+    X = rs.rand(14, 2)
+    return bcd.GaussianProcess(X, rs.randn(14), bcd.gp.SquaredExponential(lengthscale=0.5),
+                               noise=0.3)
+
+
+BUILDERS = {
+    bcd.LeastSquares: _least_squares, bcd.Logistic: _logistic,
+    bcd.Multinomial: _multinomial, bcd.Poisson: _poisson, bcd.Quadratic: _quadratic,
+    bcd.LabelPropagation: _lattice, bcd.GaussianProcess: _gaussian_process,
+}
+
+PENALTIES = {
+    "none": lambda n: None,
+    "l1": lambda n: bcd.L1(0.05),
+    "l1+": lambda n: bcd.L1(0.05, positive=True),
+    "box": lambda n: bcd.Box(-0.2, 0.3),
+}
+
+
+def test_every_registered_problem_class_is_covered():
+    registered = {bcd.problems.get(name) for name in bcd.problems.available()}
+    assert registered <= set(BUILDERS), registered - set(BUILDERS)
+
+
+def _reference(problem):
+    """min F = f + g by L-BFGS-B (L1 split into x = u - v with u, v >= 0)."""
+    n = problem.n_coordinates
+    pen = problem.penalty
+    f, grad = problem.smooth_objective, problem.gradient
+    opts = dict(gtol=1e-12, ftol=1e-15, maxiter=100000, maxcor=30)
+    if pen is None or isinstance(pen, bcd.Box):
+        bounds = None if pen is None else list(zip(np.broadcast_to(pen.lower, n),
+                                                   np.broadcast_to(pen.upper, n)))
+        res = scipy.optimize.minimize(f, np.zeros(n), jac=grad, method="L-BFGS-B",
+                                      bounds=bounds, options=opts)
+        return res.fun
+    lam = float(pen.lam)
+    if pen.positive:
+        res = scipy.optimize.minimize(lambda x: f(x) + lam * x.sum(), np.zeros(n),
+                                      jac=lambda x: grad(x) + lam, method="L-BFGS-B",
+                                      bounds=[(0, None)] * n, options=opts)
+        return res.fun
+
+    def split(uv):
+        x = uv[:n] - uv[n:]
+        return f(x) + lam * uv.sum()
+
+    def split_grad(uv):
+        g = grad(uv[:n] - uv[n:])
+        return np.concatenate([g + lam, -g + lam])
+
+    res = scipy.optimize.minimize(split, np.zeros(2 * n), jac=split_grad, method="L-BFGS-B",
+                                  bounds=[(0, None)] * (2 * n), options=opts)
+    return res.fun
+
+
+def _cases():
+    for cls, penalty in itertools.product(BUILDERS, PENALTIES):
+        yield pytest.param(cls, penalty, id=f"{cls.__name__}-{penalty}")
+
+
+@pytest.mark.parametrize("cls, penalty", _cases())
+def test_capability_matrix(cls, penalty):
+    problem = BUILDERS[cls](PENALTIES[penalty](None))
+    if problem is None:
+        pytest.skip(f"{cls.__name__} takes no penalty")
+    f_star = _reference(problem)
+    tables = (BLOCKS, RULES, UPDATES)
+    ran = 0
+    for blocks, rule, update in itertools.product(BLOCKS, RULES, UPDATES):
+        if rule in RULES[rule].aliases:
+            continue
+        try:
+            check_combination(problem, blocks, rule, update, {}, tables)
+        except ValueError as exc:
+            # rejected: bcd.solve says the same and lists what works
+            with pytest.raises(ValueError, match="available"):
+                bcd.solve(problem, rule=rule, blocks=blocks, update=update)
+            assert "available" in str(exc)
+            continue
+        result = bcd.solve(problem, rule=rule, blocks=blocks, update=update, tol=TOL,
+                           max_iter=200000, max_time=10.0, random_state=0)
+        label = (blocks, rule, update)
+        assert result.converged, (label, result.status, result.optimality)
+        assert result.objective <= f_star + 1e-6 * max(1.0, abs(f_star)), \
+            (label, result.objective, f_star)
+        ran += 1
+    # every problem has at least the combinations its capabilities allow
+    assert ran >= len(available(UPDATES, "variable", problem))
+
+
+def _oracle_report(problem):
+    """Which compiled oracles answer on a small block."""
+    state = problem.compile(False, 4)
+    blk = np.arange(min(3, problem.n_coordinates), dtype=np.int32)
+    found = set()
+    if state.get_block_matrix(blk) is not None:
+        found.add("hessian_bound")
+    if state.get_block_matrix(blk, exact=True) is not None:
+        found.add("block_hessian")
+    if state.get_hessian_entries(blk, blk) is not None:
+        found.add("hessian_entries")
+    return found
+
+
+@pytest.mark.parametrize("cls", list(BUILDERS), ids=lambda c: c.__name__)
+def test_declared_capabilities_match_the_compiled_oracles(cls):
+    problem = BUILDERS[cls]()
+    caps = problem.capabilities
+    assert caps <= set(bcd.core.specs.PROBLEM_CAPABILITIES)
+    found = _oracle_report(problem)
+    for cap in ("hessian_bound", "block_hessian", "hessian_entries"):
+        assert (cap in caps) == (cap in found), cap
+    for cap, call in (("graph", problem.hessian_graph), ("sirt_diagonal", problem.sirt_diagonal),
+                      ("duality_gap", lambda: problem.duality_gap(
+                          np.zeros(problem.n_coordinates)))):
+        if cap in caps:
+            call()
+        else:
+            with pytest.raises(NotImplementedError, match=cap):
+                call()
+    if "lipschitz" in caps:
+        # L_i bounds the curvature along coordinate i at random points
+        rs = np.random.RandomState(0)
+        for _ in range(3):
+            x = rs.randn(problem.n_coordinates)
+            i = rs.randint(problem.n_coordinates)
+            e = np.zeros_like(x)
+            e[i] = 1e-4
+            curv = (problem.gradient(x + e)[i] - problem.gradient(x)[i]) / 1e-4
+            assert curv <= problem.lipschitz[i] * (1 + 1e-4) + 1e-8
+    # a quadratic has a constant Hessian: f is exactly its second-order model
+    x, d = np.ones(problem.n_coordinates), np.zeros(problem.n_coordinates)
+    d[:3] = [0.5, -1.0, 2.0]
+    H = problem.compile(False, 4).get_block_matrix(np.arange(3, dtype=np.int32), exact=True)
+    if H is not None:
+        state = problem.compile(False, 4)
+        state.set_x(x)
+        H = state.get_block_matrix(np.arange(3, dtype=np.int32), exact=True)
+        model = (problem.smooth_objective(x) + problem.gradient(x) @ d
+                 + 0.5 * d[:3] @ H @ d[:3])
+        exact = abs(problem.smooth_objective(x + d) - model) <= 1e-9 * (1 + abs(model))
+        assert exact == ("quadratic" in caps)
+
+
+def test_a_penalty_without_its_methods_fails_when_compiled():
+    with pytest.raises(TypeError, match="value_i, prox, dist, project, face"):
+        CyPenalty(3).verify(frozenset({"prox", "distance"}))
+
+    class Incomplete(bcd.penalties.Penalty):
+        capabilities = frozenset({"prox", "distance", "path"})
+
+        def build(self, n):
+            return CyPenalty(n)
+
+    with pytest.raises(TypeError, match="does not implement"):
+        bcd.LeastSquares(np.eye(3), np.ones(3), penalty=Incomplete())
+
+
+def test_a_penalty_declaring_a_capability_it_lacks_fails():
+    class Overclaiming(bcd.L1):
+        # CyL1 has no box_bounds but l1_weight: "path" holds; claim nothing
+        # more than it has, then claim a capability through a compiled class
+        # without it
+        def build(self, n):
+            return CyPenalty(n)
+
+    with pytest.raises(TypeError, match="declared capability 'orthant'"):
+        Overclaiming(1.0).compile(4)
+    for penalty in (bcd.L1(1.0), bcd.L1(1.0, positive=True), bcd.Box(0, 1), bcd.NonNegative()):
+        penalty.compile(4)      # the built-in penalties implement what they declare
+
+
+def test_options_are_checked_against_their_spec():
+    problem = _least_squares()
+    with pytest.raises(ValueError, match="does not apply.*option of blocks 'fixed'"):
+        bcd.solve(problem, blocks="variable", partition="sort")
+    with pytest.raises(ValueError, match="option of blocks 'forest_partition'"):
+        bcd.solve(problem, blocks="fixed", vertex_order="natural")
+    with pytest.raises(ValueError, match="Unknown gsd_diagonal 'x'.*'sirt'"):
+        bcd.solve(problem, rule="gsd", gsd_diagonal="x")
+    with pytest.raises(ValueError, match="mi_candidates must be a positive integer"):
+        bcd.solve(_quadratic(), rule="gbcd", update="exact", mi_candidates=0)
+    result = bcd.solve(problem, blocks="fixed", max_iter=3, tol=0)
+    assert result.options["partition"] == "sort"
+    result = bcd.solve(_poisson(), blocks="fixed", update="newton", max_iter=3, tol=0)
+    assert result.options["partition"] == "order"     # no L_i to sort by
+
+
+def test_unknown_names_list_the_valid_ones():
+    problem = _least_squares()
+    for name, table in (("rule", RULES), ("blocks", BLOCKS), ("update", UPDATES)):
+        with pytest.raises(ValueError, match=f"Unknown {name}") as exc:
+            bcd.solve(problem, **{name: "nope"})
+        for valid in table:
+            assert repr(valid) in str(exc.value)
