@@ -1,8 +1,24 @@
-"""Small seeded problems shared by the tests."""
+"""Small seeded problems and helpers shared by the tests."""
+import warnings
+
 import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
 
+import bcd
+
+# the rules and block strategies every problem supports
+RULES = ["cyclic", "random", "lipschitz", "gs"]
+BLOCKS = ["fixed", "variable"]
+# the greedy rules and the updates of smooth problems
+GREEDY = ["gs", "gsl", "gsd", "gsq"]
+UPDATES = ["gradient", "linesearch", "matrix", "newton"]
+
+# the size of dense_problem and sparse_problem
+N_SAMPLES, N_FEATURES = 30, 12
+
+
+# ------------------------------------------------------------------ problems
 
 def random_problem(m, n, density=0.3, seed=0, sparse=True):
     """A seeded random least-squares system with varied column scales."""
@@ -15,6 +31,83 @@ def random_problem(m, n, density=0.3, seed=0, sparse=True):
     return (A if sparse else A.toarray()), b
 
 
+def logistic_data(m=60, n=15, seed=1, sparse=True):
+    """A random_problem matrix with labels in {-1, +1} from a noisy linear model."""
+    A, _ = random_problem(m, n, density=0.4, seed=seed, sparse=sparse)
+    rs = np.random.RandomState(seed + 100)
+    w = rs.randn(n)
+    y = np.sign(A @ w + 0.5 * rs.randn(m))
+    y[y == 0] = 1
+    return A, y
+
+
+def multinomial_data(m=80, d=12, k=4, seed=1, sparse=True):
+    """A random_problem matrix with labels in 0, ..., k - 1 from a noisy linear model."""
+    A, _ = random_problem(m, d, density=0.5, seed=seed, sparse=sparse)
+    rs = np.random.RandomState(seed)
+    y = np.argmax(A @ rs.randn(d, k) + rs.randn(m, k), axis=1)
+    return A, y
+
+
+def dense_problem(m=N_SAMPLES, n=N_FEATURES, seed=0):
+    """A seeded, well-conditioned dense least-squares system (C-ordered)."""
+    rs = np.random.RandomState(seed)
+    A = rs.randn(m, n)
+    b = rs.randn(m)
+    return A, b
+
+
+def sparse_problem(m=N_SAMPLES, n=N_FEATURES, seed=0, density=0.5):
+    """A seeded sparse (CSC) least-squares system of full column rank."""
+    rs = np.random.RandomState(seed)
+    A = sp.random(m, n, density=density, random_state=rs, format="csc")
+    A.data = rs.randn(A.nnz)
+    # every column gets at least one entry so the system has full column rank
+    A = sp.csc_matrix(A + sp.eye(m, n, format="csc"))
+    b = rs.randn(m)
+    return A, b
+
+
+def labels(m=N_SAMPLES, seed=0):
+    """Labels in {-1, +1} with both classes present."""
+    rs = np.random.RandomState(seed + 10)
+    y = np.where(rs.rand(m) < 0.5, -1.0, 1.0)
+    y[0], y[1] = -1.0, 1.0
+    return y
+
+
+def small(name, seed=1):
+    """A small version of the paper's dataset A, B or C as its problem."""
+    if name == "C":
+        A, t = bcd.datasets.make_paper_dataset("C", random_state=seed, n_samples=200,
+                                               n_features=200, n_classes=10)
+        return bcd.Multinomial(A, t)
+    A, t = bcd.datasets.make_paper_dataset(name, random_state=seed, n_samples=200,
+                                           n_features=2000)
+    return bcd.LeastSquares(A, t) if name == "A" else bcd.Logistic(A, t)
+
+
+# ------------------------------------------------------------------ solving
+
+def final(problem, max_iter=300, **options):
+    """The objective after max_iter iterations (no stopping on tol)."""
+    return bcd.solve(problem, max_iter=max_iter, tol=0.0, random_state=0, **options).objective
+
+
+def solve_quietly(problem, **kwargs):
+    """bcd.solve with a tight default tol and without the ConvergenceWarning."""
+    kwargs.setdefault("tol", 1e-10)
+    kwargs.setdefault("max_iter", 100000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bcd.ConvergenceWarning)
+        return bcd.solve(problem, **kwargs)
+
+
+def ls_solution(A, b, l2=0.0, **kwargs):
+    """The solution x of a least-squares problem, solved quietly."""
+    return solve_quietly(bcd.LeastSquares(A, b, l2=l2), **kwargs).x
+
+
 def lbfgs_reference(problem):
     """A tight L-BFGS-B solve of a problem's objective: (x, f)."""
     res = scipy.optimize.minimize(problem.objective, np.zeros(problem.n_coordinates),
@@ -22,3 +115,17 @@ def lbfgs_reference(problem):
                                   options=dict(gtol=1e-13, ftol=1e-16, maxiter=50000,
                                                maxcor=30))
     return res.x, res.fun
+
+
+# ------------------------------------------------------------------ arrays
+
+def relative_error(x, ref):
+    """max |x - ref| relative to max |ref|."""
+    return np.max(np.abs(x - ref)) / np.max(np.abs(ref))
+
+
+def with_value(arr, index, value):
+    """A float64 copy of arr with arr[index] = value."""
+    out = np.array(arr, dtype=np.float64)
+    out[index] = value
+    return out

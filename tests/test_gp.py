@@ -24,6 +24,8 @@ import sklearn.gaussian_process as sk_gp
 import sklearn.gaussian_process.kernels as sk_kernels
 import threadpoolctl
 
+from _data import with_value
+
 
 @pytest.fixture(autouse=True, scope="module")
 def _single_threaded_blas():
@@ -595,12 +597,6 @@ _X, _Y = _data(20, 2, seed=19)
 _K = SquaredExponential(0.5)
 
 
-def _with(arr, index, value):
-    out = np.array(arr, dtype=float)
-    out[index] = value
-    return out
-
-
 def _gp(**kw):
     args = dict(X=_X, y=_Y, kernel=_K, noise=0.1)
     args.update(kw)
@@ -611,10 +607,10 @@ _DUP_X = np.vstack([_X, _X[:5]])
 _DUP_Y = np.r_[_Y, _Y[:5]]
 
 BAD_INPUTS = {
-    "nan_X": (lambda: _gp(X=_with(_X, (3, 1), np.nan)), ValueError, r"\bX\b"),
-    "inf_X": (lambda: _gp(X=_with(_X, (0, 0), -np.inf)), ValueError, r"\bX\b"),
-    "nan_y": (lambda: _gp(y=_with(_Y, 2, np.nan)), ValueError, r"\by\b"),
-    "inf_y": (lambda: _gp(y=_with(_Y, 2, np.inf)), ValueError, r"\by\b"),
+    "nan_X": (lambda: _gp(X=with_value(_X, (3, 1), np.nan)), ValueError, r"\bX\b"),
+    "inf_X": (lambda: _gp(X=with_value(_X, (0, 0), -np.inf)), ValueError, r"\bX\b"),
+    "nan_y": (lambda: _gp(y=with_value(_Y, 2, np.nan)), ValueError, r"\by\b"),
+    "inf_y": (lambda: _gp(y=with_value(_Y, 2, np.inf)), ValueError, r"\by\b"),
     "short_y": (lambda: _gp(y=_Y[:-1]), ValueError, r"\by\b"),
     "matrix_y": (lambda: _gp(y=_Y.reshape(4, 5)), ValueError, r"\by\b"),
     "empty_X": (lambda: _gp(X=np.zeros((0, 2)), y=np.zeros(0)), ValueError, r"\bX\b"),
@@ -664,7 +660,7 @@ BAD_INPUTS = {
     "unknown_variance_method": (lambda: GPRegressor(_K, 0.1, variance="lu"), ValueError,
                                 "variance"),
     "regressor_bad_noise": (lambda: GPRegressor(_K, -1.0).fit(_X, _Y), ValueError, "noise"),
-    "regressor_nan_y": (lambda: GPRegressor(_K, 0.1).fit(_X, _with(_Y, 0, np.nan)),
+    "regressor_nan_y": (lambda: GPRegressor(_K, 0.1).fit(_X, with_value(_Y, 0, np.nan)),
                         ValueError, r"\by\b"),
     "predict_before_fit": (lambda: GPRegressor(_K, 0.1).predict(_X), ValueError, "fit"),
     "predict_wrong_columns": (lambda: GPRegressor(_K, 0.1).fit(_X, _Y).predict(np.ones((4, 3))),

@@ -1,5 +1,7 @@
 """Separable penalties: L1 (and non-negative L1), non-negativity and boxes,
-the proximal gradient update and the -q forms of the greedy rules."""
+the proximal gradient, two-metric projection and homotopy updates, the -q
+forms of the greedy rules, the duality gap and the identification of the
+support."""
 import numpy as np
 import pytest
 import scipy.optimize
@@ -30,7 +32,7 @@ def sklearn_lasso(A, b, lam, positive=False):
     return model.coef_
 
 
-# ------------------------------------------------------------------ the penalties
+# ---------------------------------------------------------------- the penalties
 
 def test_prox_value_and_optimality_match_their_definitions():
     rs = np.random.RandomState(0)
@@ -104,7 +106,7 @@ def test_unsupported_combinations_say_what_works():
         bcd.solve(lp, rule="gs", blocks="tree", update="newton")
 
 
-# ------------------------------------------------------------------ against references
+# ----------------------------------------------------------- against references
 
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("positive", [False, True])
@@ -231,7 +233,26 @@ def test_nonnegative_quadratic_matches_bounded_lbfgs():
     np.testing.assert_allclose(result.x, ref, atol=1e-6)
 
 
-# ------------------------------------------------------------------ edge cases
+# -------------------------------------------------------------- the duality gap
+
+def test_duality_gap_from_the_certified_state_equals_a_recomputation():
+    A = sp.random(50, 120, density=0.2, random_state=5, format="csc")
+    b = np.random.default_rng(5).standard_normal(50)
+    lam = 0.2 * np.max(np.abs(A.T @ b))
+    problem = bcd.LeastSquares(A, b, penalty=bcd.L1(lam))
+    r = bcd.solve(problem, rule="gs", blocks="variable", block_size=10, tol=1e-10,
+                  max_iter=10**5)
+    assert r.converged
+    assert r.duality_gap == pytest.approx(problem._duality_gap(r.x), rel=1e-9, abs=1e-12)
+    # stopped early, the gap is recomputed from x
+    with pytest.warns(bcd.ConvergenceWarning):
+        early = bcd.solve(problem, rule="gs", blocks="variable", block_size=10, max_iter=1,
+                          tol=0.0, check_every=1)
+    assert early.duality_gap == pytest.approx(problem._duality_gap(early.x), rel=1e-12)
+    assert early.duality_gap > r.duality_gap
+
+
+# ------------------------------------------------------------------- edge cases
 
 def test_lambda_above_lambda_max_converges_at_zero_immediately():
     A, b = lasso_data()
@@ -271,7 +292,7 @@ def test_infeasible_start_is_projected_and_iterates_stay_feasible():
     assert np.isfinite(result.objective)
 
 
-# ------------------------------------------------------------------ the -q rules
+# ----------------------------------------------------------------- the -q rules
 
 def test_gsq_rules_rank_by_the_proximal_progress():
     # at x = 0 with |g_i| <= lam_i a coordinate cannot move: its GS-q score is
@@ -352,7 +373,7 @@ def test_target_support_is_checked():
         bcd.solve(bcd.LeastSquares(problem.A, problem.b), target_support=np.ones(n, bool))
 
 
-# ------------------------------------------------------------------ Figures 7 and 13
+# ------------------------------------------------------------- Figures 7 and 13
 
 @pytest.fixture(scope="module")
 def figure7_small():

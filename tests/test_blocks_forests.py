@@ -1,6 +1,7 @@
-"""Forest-structured blocks: the message-passing solve, the forest test, the
-block builders of Section 5 of Nutini, Laradji and Schmidt, and the
-forest-structured strategies of ``bcd.solve`` (Figure 6 of the paper)."""
+"""Block strategies: fixed partitions of the coordinates and the
+forest-structured blocks of Section 5 of Nutini, Laradji and Schmidt (the
+message-passing solve, the forest test, the block builders, the
+forest-structured strategies of ``bcd.solve`` and Figure 6 of the paper)."""
 import math
 
 import numpy as np
@@ -11,15 +12,43 @@ from scipy.sparse.csgraph import connected_components
 
 import bcd
 from bcd._solve import _assemble
+from bcd.core.blocks import partition
 from bcd.forest import forest_partition, greedy_coloring, greedy_forest, is_forest
 
-from _data import random_problem
+from _data import random_problem, relative_error
 
 PARTITION_RULES = ["cyclic", "gs", "gsd", "gsl", "random", "lipschitz"]
 ORDERS = ["natural", "random", "lipschitz"]
 
 
-# --------------------------------------------------------------- builders
+# ------------------------------------------------------------- fixed partitions
+
+@pytest.mark.parametrize("kind", ["order", "random", "sort", "avg"])
+@pytest.mark.parametrize("n,tau", [(20, 5), (23, 5), (7, 7), (9, 1)])
+def test_partitions_cover_active_coordinates(kind, n, tau):
+    rs = np.random.RandomState(0)
+    L = rs.uniform(0.1, 10.0, n)
+    L[2] = 0.0                      # an empty column is never placed in a block
+    blocks = partition(L, tau, kind, rs)
+    allc = np.concatenate(blocks)
+    np.testing.assert_array_equal(np.sort(allc), np.flatnonzero(L > 0))
+    assert len(blocks) == -(-(n - 1) // tau)
+    assert all(1 <= len(blk) <= tau and np.all(np.diff(blk) > 0) for blk in blocks)
+
+
+def test_sort_and_avg_partitions():
+    L = np.arange(1.0, 13.0)
+    blocks = partition(L, 3, "sort", np.random.RandomState(0))
+    np.testing.assert_array_equal(blocks[0], [9, 10, 11])        # largest together
+    avg = partition(L, 3, "avg", np.random.RandomState(0))
+    means = [L[blk].mean() for blk in avg]
+    sort_means = [L[blk].mean() for blk in blocks]
+    assert max(means) - min(means) <= 1.0                         # balanced
+    assert max(sort_means) - min(sort_means) == 9.0
+    assert any(set(blk) >= {11, 0} for blk in partition(L, 2, "avg", None))
+
+
+# -------------------------------------- helpers of the forest-structured blocks
 
 def spd_from_edges(n, rows, cols, rs, dtype=np.float64):
     """A symmetric, strictly diagonally dominant matrix whose graph has the
@@ -67,10 +96,6 @@ def neighbours(adjacency):
     return [set(A.indices[A.indptr[i]:A.indptr[i + 1]]) - {i} for i in range(A.shape[0])]
 
 
-def relative_error(x, ref):
-    return np.max(np.abs(x - ref)) / np.max(np.abs(ref))
-
-
 def lattice_problem(size=10, n_labelled=8, weight=1.0, seed=0):
     W, labels = bcd.datasets.make_lattice_dataset(size, n_labelled, weight, random_state=seed)
     return bcd.LabelPropagation(W, labels)
@@ -88,7 +113,7 @@ def direct_solution(problem):
     return spla.spsolve(sp.csc_matrix(problem.Q), problem.c)
 
 
-# --------------------------------------------------------------- tree_solve
+# ------------------------------------------------------------------- tree_solve
 
 @pytest.mark.parametrize("seed", range(4))
 def test_tree_solve_random_tree_matches_spsolve(seed):
@@ -225,7 +250,7 @@ def test_tree_solve_empty_and_single_node_blocks():
     np.testing.assert_allclose(x, [2.0 / Q[4, 4]], rtol=1e-15)
 
 
-# --------------------------------------------------------------- forest test
+# ------------------------------------------------------------------ forest test
 
 @pytest.mark.parametrize("density", [0.05, 0.12, 0.25, 0.5])
 def test_is_forest_matches_brute_force(density):
@@ -410,7 +435,7 @@ def test_greedy_coloring_of_a_lattice_is_red_black(shape):
     assert greedy_coloring(W, row_major).max() == 1
 
 
-# --------------------------------------------------------------- strategies of bcd.solve
+# ------------------------------------------------------ strategies of bcd.solve
 
 def _check_blocks_partition_active(problem, units):
     blocks = units.blocks()
@@ -599,7 +624,7 @@ def test_one_sided_tiny_entry_is_handled_consistently():
             assert ok, what
 
 
-# --------------------------------------------------------------- Figure 6
+# --------------------------------------------------------------------- Figure 6
 
 def _gap(problem, f_star, max_iter, **options):
     r = bcd.solve(problem, update="exact", max_iter=max_iter, tol=0.0, **options)
@@ -673,7 +698,7 @@ def test_figure6_lipschitz_order_beats_random_order_for_tree_partitions():
     assert wins >= 5
 
 
-# --------------------------------------------------------------- bad input
+# -------------------------------------------------------------------- bad input
 
 def _path_matrix(n=6):
     return sp.diags([[-1.0] * (n - 1), [3.0] * n, [-1.0] * (n - 1)], [-1, 0, 1], format="csr")

@@ -1,0 +1,153 @@
+"""Block updates: gradient steps with the Lipschitz bound or its estimate,
+the line search, and the matrix, Newton and exact updates."""
+import itertools
+
+import numpy as np
+import pytest
+
+import bcd
+from bcd._solve import _assemble
+from bcd.core import _engine
+
+from _data import (BLOCKS, GREEDY, RULES, UPDATES, final, logistic_data, multinomial_data,
+                   random_problem, small)
+
+
+# --------------------------------------- gradient steps and Lipschitz estimates
+
+def _traced_run(problem, max_iter, **options):
+    rng = np.random.RandomState(0)
+    kernel, units, selector, step = _assemble(problem, options.pop("rule"), options.pop("blocks"),
+                                              options.pop("block_size"), options.pop("update"),
+                                              "sort", rng, None, options)
+    step.enable_trace(max_iter)
+    _engine.run(kernel, selector, step, max_iter, 0.0, 0.0, 10**9, None, 1,
+                max(units.max_size, 50), False)
+    return step.trace()
+
+
+@pytest.mark.parametrize("rule,blocks", list(itertools.product(RULES, BLOCKS)))
+@pytest.mark.parametrize("kind", ["least_squares", "logistic"])
+def test_gradient_steps_never_increase_the_objective(rule, blocks, kind):
+    # 1/L_b steps with a valid L_b are guaranteed descent steps (eq. 11)
+    if kind == "least_squares":
+        A, b = random_problem(30, 40, density=0.4, seed=11)
+        problem = bcd.LeastSquares(A, b)
+    else:
+        A, b = logistic_data(m=30, n=40, seed=11)
+        problem = bcd.Logistic(A, b)
+    r = bcd.solve(problem, rule=rule, blocks=blocks, block_size=4, max_iter=300, tol=0.0,
+                  check_every=1, random_state=2)
+    f = r.history.objective
+    assert len(f) == 301
+    assert np.all(np.diff(f) <= 1e-12 * np.abs(f[:-1]))
+    assert f[-1] < f[0]
+
+
+def test_lipschitz_estimates_satisfy_the_progress_bound():
+    problem = small("B")
+    alpha, delta, slope = _traced_run(problem, 200, rule="gs", blocks="fixed", block_size=50,
+                                      update="gradient", lipschitz="estimate")
+    # recorded slope is -||g||^2 / L: each step decreased f by at least half of it
+    assert np.all(delta <= 0.5 * slope)
+    # estimates double from 1, so every accepted step is 1 / 2^j
+    assert np.allclose(np.log2(1.0 / alpha), np.round(np.log2(1.0 / alpha)))
+
+
+# ------------------------------------------------------------------ line search
+
+@pytest.mark.parametrize("update", ["linesearch", "newton"])
+@pytest.mark.parametrize("kind", ["logistic", "multinomial"])
+def test_every_accepted_line_search_step_satisfies_armijo(update, kind):
+    if kind == "logistic":
+        A, y = multinomial_data(m=60, d=40, k=2, seed=6)
+        problem = bcd.Logistic(A, np.where(y > 0, 1, -1))
+    else:
+        A, y = multinomial_data(m=60, d=15, k=4, seed=6)
+        problem = bcd.Multinomial(A, y)
+    alpha, delta, slope = _traced_run(problem, 300, rule="gsd", blocks="variable", block_size=5,
+                                      update=update)
+    assert len(alpha) == 300
+    assert np.all(slope < 0)
+    assert np.all(delta <= 1e-10 * slope)
+    # the unit step is usually accepted, and backtracking does happen
+    assert np.mean(alpha == 1.0) > 0.5
+
+
+# --------------------------------------------- matrix, Newton and exact updates
+
+@pytest.mark.parametrize("update", ["matrix", "newton", "exact"])
+@pytest.mark.parametrize("blocks", ["fixed", "variable"])
+def test_matrix_newton_exact_solve_a_quadratic_in_one_step(update, blocks):
+    A, b = random_problem(40, 8, density=0.6, seed=21, sparse=False)
+    problem = bcd.LeastSquares(A, b, l2=0.1)
+    r = bcd.solve(problem, rule="gs", blocks=blocks, block_size=8, update=update, max_iter=1,
+                  tol=1e-9)
+    x_ref = np.linalg.solve(A.T @ A + 0.1 * np.eye(8), A.T @ b)
+    np.testing.assert_allclose(r.x, x_ref, rtol=1e-10, atol=1e-12)
+    assert r.converged and r.n_iter == 1
+
+
+@pytest.mark.parametrize("update", ["matrix", "exact", "newton"])
+def test_block_step_minimizes_over_the_block(update):
+    A, b = random_problem(40, 20, density=0.5, seed=22)
+    problem = bcd.LeastSquares(A, b)
+    r = bcd.solve(problem, rule="cyclic", blocks="fixed", partition="order", block_size=5,
+                  update=update, max_iter=1, tol=0.0)
+    g = problem.gradient(r.x)
+    first_block = np.arange(5)
+    assert np.max(np.abs(g[first_block])) < 1e-10
+    assert np.max(np.abs(g[5:])) > 1e-3
+
+
+def test_singular_block_hessians_are_handled():
+    # duplicated columns make every block Gram matrix singular
+    A, b = random_problem(30, 6, density=0.7, seed=23, sparse=False)
+    A = np.hstack([A, A])
+    problem = bcd.LeastSquares(A, b)
+    x_ls = np.linalg.lstsq(A, b, rcond=None)[0]
+    for update in ("matrix", "newton", "exact"):
+        r = bcd.solve(problem, rule="gs", block_size=4, update=update, tol=1e-8,
+                      max_iter=100000)
+        assert r.converged and np.all(np.isfinite(r.x))
+        assert r.objective == pytest.approx(problem.objective(x_ls), rel=1e-10)
+
+
+def test_exact_update_rejects_non_quadratic_problems():
+    A, y = multinomial_data(m=30, d=5, k=3)
+    for problem in (bcd.Logistic(A, np.where(y > 0, 1, -1)), bcd.Multinomial(A, y)):
+        with pytest.raises(ValueError, match="quadratic"):
+            bcd.solve(problem, update="exact")
+
+
+# ------------------------------------------ every greedy rule with every update
+
+@pytest.mark.parametrize("rule,blocks,update", list(itertools.product(
+    GREEDY, ["fixed", "variable"], UPDATES + ["exact"])))
+def test_least_squares_every_greedy_rule_and_update(rule, blocks, update):
+    A, b = random_problem(50, 20, density=0.5, seed=14)
+    problem = bcd.LeastSquares(A, b, l2=0.1)
+    dense = A.toarray()
+    x_ref = np.linalg.solve(dense.T @ dense + 0.1 * np.eye(20), dense.T @ b)
+    for lipschitz in (["bound", "estimate"] if update == "gradient" else ["bound"]):
+        r = bcd.solve(problem, rule=rule, blocks=blocks, block_size=4, update=update, tol=1e-8,
+                      max_iter=300000, lipschitz=lipschitz)
+        assert r.converged, (lipschitz, r.message)
+        np.testing.assert_allclose(r.x, x_ref, rtol=1e-6, atol=1e-8)
+
+
+# -------------------------------------------------------- the paper's orderings
+
+def test_newton_ahead_of_matrix_updates_on_b_and_c():
+    for name in ("B", "C"):
+        p = small(name)
+        assert final(p, rule="gsd", blocks="variable", block_size=5, update="newton") < \
+            0.1 * final(p, rule="gsd", blocks="variable", block_size=5, update="matrix")
+
+
+def test_lipschitz_estimates_ahead_of_the_bound_for_large_blocks():
+    for name in ("A", "B", "C"):
+        p = small(name)
+        for rule in ("gs", "cyclic"):
+            assert final(p, rule=rule, blocks="fixed", block_size=50, lipschitz="estimate") < \
+                final(p, rule=rule, blocks="fixed", block_size=50)
