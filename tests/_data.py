@@ -129,3 +129,20 @@ def with_value(arr, index, value):
     out = np.array(arr, dtype=np.float64)
     out[index] = value
     return out
+
+
+def assemble_parts(problem, rule, blocks, block_size, update, order=None, rng=None, x0=None,
+                   options=None):
+    """``(state, units, selector, assembly)`` of a configuration, by
+    :func:`bcd.core.assemble`; ``order`` is the partition of fixed blocks or
+    the vertex order of forest partitions (ignored by other strategies)."""
+    import bcd
+    options = dict(options or {})
+    if order is not None and blocks == "fixed":
+        options["partition"] = order
+    elif order is not None and blocks in ("forest_partition", "coloring"):
+        options["vertex_order"] = order
+    if x0 is not None:
+        x0 = np.ascontiguousarray(x0, dtype=np.float64)
+    parts = bcd.core.assemble(problem, rule, blocks, update, block_size, rng, x0, **options)
+    return parts.state, parts.units, parts.selector, parts

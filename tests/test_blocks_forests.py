@@ -11,11 +11,10 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
 import bcd
-from bcd._solve import _assemble
 from bcd.core.blocks import partition
 from bcd.forest import forest_partition, greedy_coloring, greedy_forest, is_forest
 
-from _data import random_problem, relative_error
+from _data import assemble_parts, random_problem, relative_error
 
 PARTITION_RULES = ["cyclic", "gs", "gsd", "gsl", "random", "lipschitz"]
 ORDERS = ["natural", "random", "lipschitz"]
@@ -455,7 +454,7 @@ def test_fixed_forest_strategies_select_forests_and_converge(name, blocks, order
     problem = SMALL_PROBLEMS[name]()
     x_ref = direct_solution(problem)
     for rule in PARTITION_RULES:
-        kernel, units, selector, _ = _assemble(problem, rule, blocks, 5, "exact", order,
+        kernel, units, selector, _ = assemble_parts(problem, rule, blocks, 5, "exact", order,
                                                np.random.RandomState(0))
         all_blocks = _check_blocks_partition_active(problem, units)
         if blocks == "coloring":
@@ -466,12 +465,12 @@ def test_fixed_forest_strategies_select_forests_and_converge(name, blocks, order
         known = {tuple(b) for b in all_blocks}
         for blk in selector.draw(kernel, 2 * units.n_units):
             assert tuple(np.sort(blk)) in known
-        r = bcd.solve(problem, rule=rule, blocks=blocks, partition=order, update="exact",
+        r = bcd.solve(problem, rule=rule, blocks=blocks, vertex_order=order, update="exact",
                       tol=1e-10, max_iter=200000, random_state=1)
         assert r.converged, (rule, r.status)
         assert r.optimality <= 1e-10
         assert relative_error(r.x, x_ref) <= 1e-6, rule
-        assert r.options["partition"] == order
+        assert r.options["vertex_order"] == order
 
 
 def _traced_solve(problem, **options):
@@ -494,7 +493,7 @@ def test_tree_strategies_update_forests_and_converge(name, rule):
                           random_state=2)
     assert r.converged and r.optimality <= 1e-10
     assert relative_error(r.x, x_ref) <= 1e-6
-    assert r.options["partition"] is None
+    assert "partition" not in r.options and "vertex_order" not in r.options
     sizes = []
     for k in range(min(len(xs) - 1, 60)):
         g = Q @ xs[k] - problem.c
@@ -531,7 +530,7 @@ def test_greedy_tree_first_step_is_the_exact_solve_on_the_greedy_forest(name, ru
 def test_tree_selector_draw_returns_whole_forests(rule):
     W, labels = bcd.datasets.make_lattice_dataset(10, 8, 1.0, random_state=0)
     problem = bcd.LabelPropagation(W, labels)
-    kernel, units, selector, _ = _assemble(problem, rule, "tree", 5, "exact", "natural",
+    kernel, units, selector, _ = assemble_parts(problem, rule, "tree", 5, "exact", "natural",
                                            np.random.RandomState(0))
     blocks = selector.draw(kernel, 3)
     n = problem.n_coordinates
@@ -562,8 +561,8 @@ def test_forest_updates_are_the_same_solve():
 def test_forest_strategies_are_reproducible():
     problem = knn_problem()
     for options in (dict(blocks="tree", rule="random"),
-                    dict(blocks="forest_partition", partition="random", rule="random"),
-                    dict(blocks="coloring", partition="random", rule="lipschitz")):
+                    dict(blocks="forest_partition", vertex_order="random", rule="random"),
+                    dict(blocks="coloring", vertex_order="random", rule="lipschitz")):
         a = bcd.solve(problem, update="exact", max_iter=30, tol=0.0, random_state=5, **options)
         b = bcd.solve(problem, update="exact", max_iter=30, tol=0.0, random_state=5, **options)
         np.testing.assert_array_equal(a.x, b.x)
@@ -639,10 +638,10 @@ def _figure6_gaps(problem, order, max_iter=100):
                    for s in range(3)]
     return dict(
         tree_partition=_gap(problem, f_star, max_iter, blocks="forest_partition",
-                            partition=order, rule="cyclic"),
+                            vertex_order=order, rule="cyclic"),
         greedy_tree=_gap(problem, f_star, max_iter, blocks="tree", rule="gs"),
         random_tree=float(np.exp(np.mean(np.log(random_tree)))),
-        red_black=_gap(problem, f_star, max_iter, blocks="coloring", partition=order,
+        red_black=_gap(problem, f_star, max_iter, blocks="coloring", vertex_order=order,
                        rule="cyclic"),
         general=_gap(problem, f_star, max_iter, blocks="variable", rule="gs",
                      block_size=general),
@@ -686,9 +685,9 @@ def test_figure6_lipschitz_order_beats_random_order_for_tree_partitions():
         W, labels = bcd.datasets.make_two_moons_dataset(400, 20, random_state=seed)
         problem = bcd.LabelPropagation(W, labels)
         f_star = problem.objective(direct_solution(problem))
-        lip = _gap(problem, f_star, 100, blocks="forest_partition", partition="lipschitz",
+        lip = _gap(problem, f_star, 100, blocks="forest_partition", vertex_order="lipschitz",
                    rule="cyclic")
-        rnd = [_gap(problem, f_star, 100, blocks="forest_partition", partition="random",
+        rnd = [_gap(problem, f_star, 100, blocks="forest_partition", vertex_order="random",
                     rule="cyclic", random_state=s) for s in range(5)]
         log_lipschitz.append(np.log(lip))
         log_random.append(np.mean(np.log(rnd)))
@@ -786,21 +785,23 @@ def test_builders_reject_bad_orders():
 @pytest.mark.parametrize("rule", ["cyclic", "gsq", "gsl", "lipschitz"])
 def test_solve_rejects_rules_that_trees_do_not_support(rule):
     problem = lattice_problem()
-    with pytest.raises(ValueError, match=r"rule '\w+' with blocks='tree'.*'gs', 'gsd', 'random'"):
+    with pytest.raises(ValueError, match=r"rule '\w+' works with blocks .*not "
+                                         r"blocks='tree'.*'random', 'gs', 'gsd'"):
         bcd.solve(problem, rule=rule, blocks="tree", update="exact")
 
 
 @pytest.mark.parametrize("blocks", ["forest_partition", "coloring"])
 def test_solve_rejects_gsq_on_forest_partitions(blocks):
-    with pytest.raises(ValueError, match=f"rule 'gsq' with blocks='{blocks}'"):
+    with pytest.raises(ValueError, match=f"rule 'gsq' works with blocks 'fixed', 'variable', "
+                                         f"not blocks='{blocks}'"):
         bcd.solve(lattice_problem(), rule="gsq", blocks=blocks, update="exact")
 
 
 @pytest.mark.parametrize("blocks", ["tree", "forest_partition", "coloring"])
 @pytest.mark.parametrize("update", ["gradient", "linesearch"])
 def test_solve_rejects_non_exact_updates_on_forest_blocks(blocks, update):
-    with pytest.raises(ValueError, match=r"update '\w+' with blocks=.*'exact', 'matrix', "
-                                         r"'newton'"):
+    with pytest.raises(ValueError, match=r"update '\w+' works with blocks 'fixed', "
+                                         r"'variable', not .*'matrix', 'newton', 'exact'"):
         bcd.solve(lattice_problem(), rule="gs", blocks=blocks, update=update)
 
 
@@ -815,7 +816,7 @@ def test_solve_rejects_forest_blocks_on_least_squares(blocks):
 @pytest.mark.parametrize("blocks", ["coloring", "forest_partition", "tree"])
 @pytest.mark.parametrize("partition", ["sort", "order", "avg"])
 def test_solve_rejects_fixed_block_partitions_on_forest_blocks(blocks, partition):
-    with pytest.raises(ValueError, match=r"partition '\w+' with blocks=.*'natural', 'random', "
-                                         r"'lipschitz'"):
+    with pytest.raises(ValueError, match=r"partition='\w+' does not apply .*an option of "
+                                         r"blocks 'fixed'"):
         bcd.solve(lattice_problem(), rule="gs", blocks=blocks, partition=partition,
                   update="exact")

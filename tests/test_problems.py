@@ -75,7 +75,7 @@ def test_block_lipschitz_is_largest_eigenvalue(kind, sparse):
         problem, c = bcd.LeastSquares(A, b, l2=l2), 1.0
     else:
         problem, c = bcd.Logistic(A, np.where(b > 0, 1, -1), l2=l2), 0.25
-    kernel = problem._make_kernel(False, 7)
+    kernel = problem.compile(False, 7)
     rs = np.random.RandomState(0)
     blocks = [np.sort(rs.choice(30, size, replace=False)) for size in (1, 2, 5, 7, 7)]
     ptr = np.cumsum([0] + [len(blk) for blk in blocks]).astype(np.int32)
@@ -170,7 +170,7 @@ def test_multinomial_kernel_oracles():
     problem = bcd.Multinomial(A, y, l2=0.3)
     rs = np.random.RandomState(0)
     x = 0.3 * rs.randn(problem.n_coordinates)
-    kernel = problem._make_kernel(True, 6)
+    kernel = problem.compile(True, 6)
     kernel.set_x(x)
     assert kernel.get_objective() == pytest.approx(problem.objective(x), rel=1e-13)
     np.testing.assert_allclose(kernel.get_gradient(), problem.gradient(x), atol=1e-12)

@@ -10,9 +10,8 @@ import pytest
 import scipy.sparse as sp
 
 import bcd
-from bcd._solve import _assemble
 
-from _data import (BLOCKS, GREEDY, RULES, final, lbfgs_reference, logistic_data,
+from _data import (BLOCKS, assemble_parts, GREEDY, RULES, final, lbfgs_reference, logistic_data,
                    multinomial_data, random_problem, small)
 
 
@@ -20,7 +19,7 @@ from _data import (BLOCKS, GREEDY, RULES, final, lbfgs_reference, logistic_data,
 
 def _selector(problem, rule, blocks, block_size, partition_kind="sort", seed=0):
     rng = np.random.RandomState(seed)
-    return _assemble(problem, rule, blocks, block_size, "gradient", partition_kind, rng)
+    return assemble_parts(problem, rule, blocks, block_size, "gradient", partition_kind, rng)
 
 
 def test_gs_variable_picks_largest_gradient_entries():
@@ -93,7 +92,7 @@ def test_cyclic_orders():
 def test_greedy_fixed_block_scores(rule):
     A, b = random_problem(40, 30, density=0.4, seed=8)
     problem = bcd.LeastSquares(A, b, l2=0.2)
-    kernel, units, selector, _ = _assemble(problem, rule, "fixed", 5, "gradient", "random",
+    kernel, units, selector, _ = assemble_parts(problem, rule, "fixed", 5, "gradient", "random",
                                            np.random.RandomState(1))
     g = problem.gradient(np.zeros(30))
     L = problem.lipschitz
@@ -112,7 +111,7 @@ def test_greedy_fixed_block_scores(rule):
 def test_gsd_variable_picks_largest_scaled_entries(diagonal):
     A, b = random_problem(40, 30, density=0.4, seed=9)
     problem = bcd.LeastSquares(A, b, l2=0.2)
-    kernel, units, selector, _ = _assemble(problem, "gsd", "variable", 6, "gradient", "sort",
+    kernel, units, selector, _ = assemble_parts(problem, "gsd", "variable", 6, "gradient", "sort",
                                            np.random.RandomState(1), None,
                                            dict(gsd_diagonal=diagonal))
     dense = A.toarray()
@@ -136,16 +135,16 @@ def test_sirt_diagonal_is_row_sums_of_the_bound(kind):
         problem = (bcd.LeastSquares(A, y, l2=l2) if kind == "least_squares"
                    else bcd.Logistic(A, np.where(y > 0, 1, -1), l2=l2))
         M = c * dense.T @ dense + l2 * np.eye(8)
-    np.testing.assert_allclose(problem._sirt_diagonal(), np.abs(M).sum(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(problem.sirt_diagonal(), np.abs(M).sum(axis=1), rtol=1e-12)
     dense_problem = type(problem)(dense, problem.y if kind != "least_squares" else y, l2=l2)
-    np.testing.assert_allclose(dense_problem._sirt_diagonal(), np.abs(M).sum(axis=1),
+    np.testing.assert_allclose(dense_problem.sirt_diagonal(), np.abs(M).sum(axis=1),
                                rtol=1e-12)
 
 
 @pytest.mark.parametrize("method", ["iht", "omp"])
 def test_gsq_variable_blocks_never_rate_below_gs_and_gsd(method):
     problem = small("B")
-    kernel, units, selector, _ = _assemble(problem, "gsq", "variable", 5, "matrix", "sort",
+    kernel, units, selector, _ = assemble_parts(problem, "gsq", "variable", 5, "matrix", "sort",
                                            np.random.RandomState(0), None,
                                            dict(gsq_method=method))
     g = problem.gradient(np.zeros(problem.n_coordinates))
@@ -163,10 +162,10 @@ def test_gsq_variable_blocks_never_rate_below_gs_and_gsd(method):
 
 def test_gsq_variable_needs_a_hessian_bound():
     class NoBound(bcd.LeastSquares):
-        _has_hessian_bound = False
+        capabilities = bcd.LeastSquares.capabilities - {"bound_products"}
 
     A, b = random_problem(20, 10, seed=12)
-    with pytest.raises(ValueError, match="Hessian"):
+    with pytest.raises(ValueError, match="products with a curvature bound"):
         bcd.solve(NoBound(A, b), rule="gsq", blocks="variable")
     # fixed blocks only need the block matrices
     assert bcd.solve(NoBound(A, b), rule="gsq", blocks="fixed", tol=1e-6,
@@ -282,7 +281,8 @@ def test_greedy_variable_blocks_ahead_of_random_and_cyclic(name):
     f = {}
     for rule, blocks in [("gs", "variable"), ("random", "variable"), ("cyclic", "variable"),
                          ("cyclic", "fixed")]:
-        r = bcd.solve(problem, rule=rule, blocks=blocks, block_size=5, partition="sort",
+        r = bcd.solve(problem, rule=rule, blocks=blocks, block_size=5,
+                      partition="sort" if blocks == "fixed" else None,
                       max_iter=300, tol=0.0, random_state=0)
         f[rule, blocks] = r.objective
     gs = f["gs", "variable"]

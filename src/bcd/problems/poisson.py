@@ -2,6 +2,7 @@
 import numpy as np
 
 from .._validation import check_matrix, check_vector
+from ._base import Problem
 from ._poisson import CyPoisson
 from .linear import _LinearModel
 
@@ -50,6 +51,7 @@ class Poisson(_LinearModel):
     capabilities = frozenset({"block_hessian"})
     _compiled_class = CyPoisson
     _curvature = 1.0        # the scales ||A[:, j]||^2 + l2, not a bound
+    sirt_diagonal = Problem.sirt_diagonal      # no curvature bound to sum
 
     def __init__(self, A, y, l2=0.0, penalty=None):
         A, dtype = check_matrix(A, "A")
