@@ -1237,3 +1237,99 @@ def test_label_propagation_rejects_an_unlabelled_component():
     labels = np.array([1.0, np.nan, np.nan, np.nan, np.nan, np.nan])
     with pytest.raises(ValueError, match="no labelled node.*node 3"):
         bcd.LabelPropagation(sp.csr_matrix(W3), labels)
+
+
+# ------------------------------------------------------------------ Poisson
+
+def _poisson_data(m=300, n=40, seed=0):
+    rs = np.random.RandomState(seed)
+    A = rs.randn(m, n) * 0.3
+    y = rs.poisson(np.exp(A @ (0.3 * rs.randn(n)))).astype(float)
+    return A, y
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csc", "csr"])
+@pytest.mark.parametrize("update", ["newton", "linesearch"])
+def test_poisson_matches_scikit_learn(fmt, update):
+    from sklearn.linear_model import PoissonRegressor
+    A, y = _poisson_data()
+    alpha = 0.01
+    X = A if fmt == "dense" else getattr(sp, f"{fmt}_matrix")(A)
+    # scikit-learn minimizes f / n_samples with l2 = n_samples * alpha
+    problem = bcd.Poisson(X, y, l2=A.shape[0] * alpha)
+    result = bcd.solve(problem, rule="gs", blocks="variable", block_size=5, update=update,
+                       tol=1e-9, max_iter=100000)
+    assert result.converged
+    ref = PoissonRegressor(alpha=alpha, fit_intercept=False, tol=1e-12, max_iter=10000,
+                           solver="newton-cholesky").fit(A, y)
+    np.testing.assert_allclose(result.x, ref.coef_, rtol=1e-6, atol=1e-8)
+    assert np.abs(problem.gradient(result.x)).max() <= 1e-9
+
+
+def test_poisson_objective_gradient_and_float32():
+    A, y = _poisson_data(50, 8, seed=1)
+    problem = bcd.Poisson(A, y, l2=0.5)
+    rs = np.random.RandomState(2)
+    x = 0.2 * rs.randn(8)
+    z = A @ x
+    assert problem.smooth_objective(x) == pytest.approx(
+        np.sum(np.exp(z) - y * z) + 0.25 * x @ x, rel=1e-13)
+    eps = 1e-6
+    num = [(problem.smooth_objective(x + eps * e) - problem.smooth_objective(x - eps * e))
+           / (2 * eps) for e in np.eye(8)]
+    np.testing.assert_allclose(problem.gradient(x), num, rtol=1e-6, atol=1e-8)
+    state = problem.compile(True, 4)
+    state.set_x(x)
+    assert state.get_objective() == pytest.approx(problem.objective(x), rel=1e-13)
+    np.testing.assert_allclose(state.get_gradient(), problem.gradient(x), atol=1e-12)
+    r64 = bcd.solve(problem, update="newton", tol=1e-8)
+    r32 = bcd.solve(bcd.Poisson(A.astype(np.float32), y, l2=0.5), update="newton", tol=1e-8)
+    assert r32.x.dtype == np.float32
+    np.testing.assert_allclose(r32.x, r64.x, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("positive", [False, True])
+def test_poisson_with_l1_reaches_the_reference_optimum(positive):
+    import scipy.optimize
+    A, y = _poisson_data(200, 20, seed=3)
+    lam = 3.0
+    problem = bcd.Poisson(A, y, penalty=bcd.L1(lam, positive=positive))
+    result = bcd.solve(problem, rule="gs", blocks="variable", block_size=5, update="newton",
+                       tol=1e-9, max_iter=100000)
+    assert result.converged and result.optimality <= 1e-9
+    n = A.shape[1]
+
+    def split(uv):      # x = u - v, u, v >= 0 (v = 0 with positive)
+        x = uv[:n] - uv[n:]
+        return problem.smooth_objective(x) + lam * uv.sum()
+
+    def split_grad(uv):
+        g = problem.gradient(uv[:n] - uv[n:])
+        return np.concatenate([g + lam, -g + lam])
+
+    bounds = [(0, None)] * n + [(0, 0 if positive else None)] * n
+    ref = scipy.optimize.minimize(split, np.zeros(2 * n), jac=split_grad, method="L-BFGS-B",
+                                  bounds=bounds, options=dict(gtol=1e-12, ftol=1e-16,
+                                                              maxiter=100000))
+    assert result.objective <= ref.fun + 1e-9 * abs(ref.fun)
+    assert 0 < np.count_nonzero(result.x) < n
+    if positive:
+        assert np.all(result.x >= 0)
+
+
+def test_poisson_refuses_what_needs_a_bound():
+    A, y = _poisson_data(30, 5)
+    problem = bcd.Poisson(A, y)
+    with pytest.raises(ValueError, match="Lipschitz constants.*Poisson does not provide.*"
+                                         r"'gradient' \(lipschitz='estimate'\), "
+                                         "'linesearch', 'newton'"):
+        bcd.solve(problem)
+    for options in (dict(update="matrix"), dict(update="exact"), dict(rule="lipschitz"),
+                    dict(rule="gsl"), dict(rule="gsq"), dict(rule="gbcd"),
+                    dict(blocks="tree")):
+        with pytest.raises(ValueError, match="Poisson does not provide"):
+            bcd.solve(problem, **{"update": "newton", **options})
+    assert bcd.solve(problem, update="gradient", lipschitz="estimate", tol=1e-8).converged
+    with pytest.raises(ValueError, match="y must be non-negative"):
+        bcd.Poisson(A, -np.ones(30))
+    assert bcd.problems.make("poisson", A=A, y=y).n_coordinates == 5
