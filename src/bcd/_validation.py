@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 
 def check_matrix(A, name="A"):
-    """Validate a data matrix and return it in the layout the kernels read.
+    """Validate a data matrix and return it in the layout the compiled problems read.
 
     Returns ``(M, dtype)`` where ``M`` is either a Fortran-ordered float64
     array or a canonical float64 CSC matrix with int32 indices, and

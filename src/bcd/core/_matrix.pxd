@@ -6,7 +6,7 @@ cdef class CyMatrix:
     """Column access to a dense Fortran-ordered or CSC sparse matrix.
 
     A dense matrix is handled as a CSC matrix whose row index is implicit, so
-    every kernel in the package reads columns through one set of primitives.
+    every compiled problem reads columns through one set of primitives.
     The row-wise (CSR) view is built only when a caller asks for it: it makes
     incremental gradient updates cost the rows they touch.  Without it,
     A[rows].T @ v reads every column.

@@ -1,4 +1,4 @@
-"""Column access to dense and sparse matrices, shared by every kernel."""
+"""Column access to dense and sparse matrices, shared by every compiled problem."""
 import numpy as np
 import scipy.sparse as sp
 from libc.math cimport fabs

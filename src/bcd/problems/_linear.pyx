@@ -1,4 +1,4 @@
-"""Compiled kernels of the linear-model problems (least squares, logistic)."""
+"""Compiled states of the linear-model problems (least squares, logistic)."""
 import numpy as np
 from libc.math cimport exp, expm1, log1p
 
@@ -34,7 +34,7 @@ cdef class CyLinearModel(CyProblem):
     # ---------------------------------------------------------------- state
     def exact_state(self):
         """``(w, g)``: phi'(Ax) (the residual Ax - b for least squares) and
-        the gradient, copied from the kernel's state, which is exact right
+        the gradient, copied from the compiled state, which is exact right
         after a reset (as when the engine certifies convergence); ``g`` is
         None without gradient tracking."""
         return (np.array(self.w, copy=True),

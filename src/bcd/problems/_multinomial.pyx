@@ -1,4 +1,4 @@
-"""Compiled kernel of multinomial (softmax) logistic regression."""
+"""Compiled state of multinomial (softmax) logistic regression."""
 import numpy as np
 from libc.math cimport exp, expm1, log, log1p
 from scipy.linalg.cython_blas cimport dgemv

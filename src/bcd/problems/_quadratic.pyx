@@ -1,4 +1,4 @@
-"""Compiled kernel of sparse quadratic problems f(x) = x'Qx/2 - c'x."""
+"""Compiled state of sparse quadratic problems f(x) = x'Qx/2 - c'x."""
 import numpy as np
 
 from bcd.core._problem cimport CyProblem
