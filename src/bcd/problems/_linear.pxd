@@ -30,6 +30,7 @@ cdef class CyLinearModel(CyProblem):
 
     cdef void update_rows(self, const int* rows, const double* vals, Py_ssize_t nr,
                           double scale, double* dw_out) noexcept nogil
+    cdef double dloss(self, double z, double t) noexcept nogil
     cdef void w_from_z(self) noexcept nogil
     cdef double data_loss(self) noexcept nogil
     cdef double rows_delta(self, double alpha) noexcept nogil

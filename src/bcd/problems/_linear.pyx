@@ -47,8 +47,14 @@ cdef class CyLinearModel(CyProblem):
             self.full_gradient(&self.g[0])
             self.all_dirty = True
 
+    cdef double dloss(self, double z, double t) noexcept nogil:
+        """phi'(z; t), the derivative of the loss of one row."""
+        return 0.0
+
     cdef void w_from_z(self) noexcept nogil:
-        pass
+        cdef Py_ssize_t i
+        for i in range(self.z.shape[0]):
+            self.w[i] = self.dloss(self.z[i], self.target[i])
 
     cdef double data_loss(self) noexcept nogil:
         return 0.0
@@ -62,7 +68,19 @@ cdef class CyLinearModel(CyProblem):
 
     cdef void update_rows(self, const int* rows, const double* vals, Py_ssize_t nr,
                           double scale, double* dw_out) noexcept nogil:
-        pass
+        """z[rows] += scale * vals, w = phi'(z) there, and the change of w in
+        ``dw_out`` when given."""
+        cdef Py_ssize_t k, i
+        cdef double wn
+        cdef double* z = &self.z[0]
+        cdef double* w = &self.w[0]
+        for k in range(nr):
+            i = rows[k] if rows != NULL else k
+            z[i] += scale * vals[k]
+            wn = self.dloss(z[i], self.target[i])
+            if dw_out != NULL:
+                dw_out[k] = wn - w[i]
+            w[i] = wn
 
     # -------------------------------------------------------------- oracles
     cdef double grad_coord(self, Py_ssize_t j) noexcept nogil:
@@ -287,10 +305,8 @@ cdef class CyLogistic(CyLinearModel):
     def __init__(self, CyMatrix A, t, double l2, lipschitz, bint tracking, Py_ssize_t max_block=1):
         CyLinearModel.__init__(self, A, t, l2, 0.25, lipschitz, tracking, max_block)
 
-    cdef void w_from_z(self) noexcept nogil:
-        cdef Py_ssize_t i
-        for i in range(self.z.shape[0]):
-            self.w[i] = _logistic_dloss(self.z[i], self.target[i])
+    cdef double dloss(self, double z, double t) noexcept nogil:
+        return _logistic_dloss(z, t)
 
     cdef double data_loss(self) noexcept nogil:
         cdef Py_ssize_t i
@@ -320,16 +336,3 @@ cdef class CyLogistic(CyLinearModel):
             out[i] = p * (1.0 - p)
         return True
 
-    cdef void update_rows(self, const int* rows, const double* vals, Py_ssize_t nr,
-                          double scale, double* dw_out) noexcept nogil:
-        cdef Py_ssize_t k, i
-        cdef double wn
-        cdef double* z = &self.z[0]
-        cdef double* w = &self.w[0]
-        for k in range(nr):
-            i = rows[k] if rows != NULL else k
-            z[i] += scale * vals[k]
-            wn = _logistic_dloss(z[i], self.target[i])
-            if dw_out != NULL:
-                dw_out[k] = wn - w[i]
-            w[i] = wn

@@ -17,10 +17,8 @@ cdef class CyPoisson(CyLinearModel):
     def __init__(self, CyMatrix A, y, double l2, scale, bint tracking, Py_ssize_t max_block=1):
         CyLinearModel.__init__(self, A, y, l2, 0.0, scale, tracking, max_block)
 
-    cdef void w_from_z(self) noexcept nogil:
-        cdef Py_ssize_t i
-        for i in range(self.z.shape[0]):
-            self.w[i] = exp(self.z[i]) - self.target[i]
+    cdef double dloss(self, double z, double y) noexcept nogil:
+        return exp(z) - y
 
     cdef double data_loss(self) noexcept nogil:
         cdef Py_ssize_t i
@@ -52,17 +50,3 @@ cdef class CyPoisson(CyLinearModel):
     cdef bint bound_matvec(self, const int* support, const double* v, Py_ssize_t ns,
                            double* out) noexcept nogil:
         return False
-
-    cdef void update_rows(self, const int* rows, const double* vals, Py_ssize_t nr,
-                          double scale, double* dw_out) noexcept nogil:
-        cdef Py_ssize_t k, i
-        cdef double wn
-        cdef double* z = &self.z[0]
-        cdef double* w = &self.w[0]
-        for k in range(nr):
-            i = rows[k] if rows != NULL else k
-            z[i] += scale * vals[k]
-            wn = exp(z[i]) - self.target[i]
-            if dw_out != NULL:
-                dw_out[k] = wn - w[i]
-            w[i] = wn
