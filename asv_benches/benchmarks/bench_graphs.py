@@ -11,6 +11,13 @@ forest-structured block strategies of Section 5 (Figure 6 of the paper).
   ``floor(n^(1/3))`` coordinates and a dense exact solve.
 * ``LatticeLabelPropagation``: wall time of label propagation on a 300 x 300
   lattice (4% labelled, weights 1e4) to the same relative residual.
+
+Rows g (tree solve against ``spsolve``) and h (label propagation on a
+1000 x 1000 lattice against ``spsolve``, CG and pyamg) of
+``asv_benches/compare.py`` are ``compare_tree_solve`` and
+``compare_label_propagation``; ``TreeSolveVsSpsolve`` and
+``LabelPropagationVsPeers`` report their ratios to asv, row h on a
+500 x 500 lattice (the full size takes about 40 s per run).
 """
 import functools
 
@@ -19,7 +26,7 @@ import scipy.sparse as sp
 
 import bcd
 
-from .common import quiet
+from .common import NO_CHECKS, RowTrack, median, quiet, ratio_row, require, timed
 
 STRATEGIES = {
     "greedy_tree": dict(rule="gs", blocks="tree"),
@@ -114,3 +121,154 @@ class LatticeLabelPropagation:
 
     def time_to_1e_8(self, strategy):
         bcd.solve(self.problem, max_iter=100000, tol=self.tol, random_state=0, **self.options)
+
+
+# --------------------------------------------------------------------------- g. tree solve
+
+def compare_tree_solve(repeats, n=10**6, target=20.0):
+    """Row g: ``bcd.tree_solve`` on a random tree of 10^6 nodes (node i > 0
+    joined to a uniformly chosen earlier node: a numbering with no memory
+    locality), Q = weighted Laplacian + I, against
+    ``scipy.sparse.linalg.spsolve`` on the same system; input validation
+    included.  Target spsolve / bcd >= 20.
+    """
+    from scipy.sparse.linalg import spsolve
+
+    Q, c = random_tree_system(n)
+    bcd.tree_solve(Q, c)                            # warm-up
+    ours, theirs = [], []
+    for _ in range(repeats):
+        t, x = timed(bcd.tree_solve, Q, c)
+        ours.append(t)
+    for _ in range(min(repeats, 3)):                # about 1.5 s each
+        t, x_ref = timed(spsolve, Q, c)
+        theirs.append(t)
+    err = np.linalg.norm(x - x_ref) / np.linalg.norm(x_ref)
+    assert err < 1e-10, f"tree_solve differs from spsolve: relative error {err:.2e}"
+    mine, ref = median(ours), median(theirs)
+    return ratio_row(f"g. tree solve, random tree of {n:.0e} nodes: spsolve / bcd", mine, ref,
+                     ref / mine, f">= {target:g}x", digits=1,
+                     note=f"relative difference of the solutions {err:.1e}; validation included")
+
+
+# --------------------------------------------------------------------------- h. label propagation
+
+LP_SIDE = 1000
+LP_RTOL = 1e-8
+
+
+def _bcd_label_propagation(problem, every=20):
+    """Forest partition (natural order, cycled) with exact message-passing
+    updates until ||Qx - c|| <= 1e-8 ||c||, tested by a callback every
+    ``every`` iterations (its cost is part of the time)."""
+    Q, c = problem.Q, problem.c
+    c_norm = np.linalg.norm(c)
+    stopped = []
+
+    def residual_test(info):
+        if np.linalg.norm(Q @ info.x - c) <= LP_RTOL * c_norm:
+            stopped.append(info.iteration)
+            return True
+        return False
+
+    elapsed, result = timed(bcd.solve, problem, rule="cyclic", blocks="forest_partition",
+                            partition="natural", update="exact", tol=0.0,
+                            check_every=NO_CHECKS, max_iter=100000, callback=residual_test,
+                            callback_every=every)
+    assert stopped, "the forest-partition solve did not reach the residual"
+    return elapsed, result
+
+
+def _label_propagation_peers(Q, c):
+    """(name, solve(), target of bcd / it) of the solvers row h compares with,
+    pyamg's only if it is installed."""
+    from scipy.sparse.linalg import cg, spsolve
+
+    peers = [("CG", lambda: cg(Q, c, rtol=LP_RTOL, maxiter=100000)[0], 2.0),
+             ("spsolve", lambda: spsolve(Q.tocsc(), c), 1.0)]
+    try:
+        import pyamg
+    except ImportError:
+        return peers
+    # smoothed aggregation, set-up included, default V-cycle iteration
+    peers.insert(1, ("pyamg SA", lambda: pyamg.smoothed_aggregation_solver(Q).solve(
+        c, tol=LP_RTOL), 1.0))
+    return peers
+
+
+def compare_label_propagation(repeats, side=LP_SIDE, peers=None):
+    """Row h: label propagation on a ``side`` x ``side`` lattice (1000 in
+    the report; 4% of the nodes labelled, weights 1e4) to ``||Qx - c|| <=
+    1e-8 ||c||``: bcd with the forest partition (natural order, cycled,
+    exact message-passing updates; the residual is tested by a callback
+    every 20 iterations and its cost is included) against ``spsolve``, CG
+    (``rtol=1e-8``) and pyamg's smoothed aggregation (set-up included).
+    Targets: faster than spsolve and pyamg, within 2x of CG.  One row per
+    peer, or only those named in ``peers``.
+    """
+    problem = lattice_problem(side)
+    Q, c = sp.csr_matrix(problem.Q), problem.c
+    c_norm = np.linalg.norm(c)
+
+    def relres(x):
+        return np.linalg.norm(Q @ x - c) / c_norm
+
+    ours = []
+    for _ in range(max(1, min(repeats, 3))):
+        t, result = _bcd_label_propagation(problem)
+        ours.append(t)
+    mine = median(ours)
+    note = (f"{side}^2 lattice, 4% labelled, weights 1e4, to ||Qx - c|| <= 1e-8 ||c||; bcd: "
+            f"forest partition, natural order, cyclic, exact updates, {result.n_iter} "
+            f"iterations, residual {relres(result.x):.1e}")
+    references = _label_propagation_peers(Q, c)
+    if all(name != "pyamg SA" for name, _, _ in references):
+        note += "; pyamg not installed"
+    rows = []
+    for name, run, target in references:
+        if peers is not None and name not in peers:
+            continue
+        times = []
+        for _ in range(1 if name == "spsolve" else max(1, min(repeats, 3))):
+            t, x = timed(run)
+            times.append(t)
+        ref = median(times)
+        rows.append(ratio_row(f"h. label propagation: bcd / {name}", mine, ref, mine / ref,
+                              f"<= {target:g}x",
+                              note=note if not rows else f"{name} residual {relres(x):.1e}"))
+    return rows
+
+
+#: the rows of compare.py in this module: (progress title, run(repeats) -> Row(s))
+STEPS = [
+    ("g. tree solve vs spsolve, random tree of 10^6 nodes", compare_tree_solve),
+    ("h. label propagation on a 1000 x 1000 lattice vs spsolve, CG and pyamg",
+     compare_label_propagation),
+]
+
+
+# --------------------------------------------------------------------------- rows as asv tracks
+
+class TreeSolveVsSpsolve(RowTrack):
+    """Row g: spsolve / bcd time on a random tree of 10^6 nodes (target >= 20)."""
+
+    def track_spsolve_ratio(self):
+        return compare_tree_solve(self.repeats).figure
+
+
+class LabelPropagationVsPeers(RowTrack):
+    """Row h at a reduced size, a 500 x 500 lattice: bcd / peer time to
+    ||Qx - c|| <= 1e-8 ||c|| (targets: <= 2 for CG, <= 1 for the others)."""
+
+    params = [["CG", "pyamg SA", "spsolve"]]
+    param_names = ["peer"]
+    side = 500
+
+    def setup(self, peer):
+        super().setup(peer)
+        if peer == "pyamg SA":
+            require("pyamg")
+
+    def track_time_ratio(self, peer):
+        (row,) = compare_label_propagation(self.repeats, side=self.side, peers=(peer,))
+        return row.figure
