@@ -31,12 +31,12 @@ from .common import NO_CHECKS, RowTrack, median, quiet, ratio_row, require, time
 STRATEGIES = {
     "greedy_tree": dict(rule="gs", blocks="tree"),
     "random_tree": dict(rule="random", blocks="tree"),
-    "red_black": dict(rule="cyclic", blocks="coloring", partition="natural"),
+    "red_black": dict(rule="cyclic", blocks="coloring", vertex_order="natural"),
     "tree_partition_natural": dict(rule="cyclic", blocks="forest_partition",
-                                   partition="natural"),
-    "tree_partition_random": dict(rule="cyclic", blocks="forest_partition", partition="random"),
+                                   vertex_order="natural"),
+    "tree_partition_random": dict(rule="cyclic", blocks="forest_partition", vertex_order="random"),
     "tree_partition_lipschitz": dict(rule="cyclic", blocks="forest_partition",
-                                     partition="lipschitz"),
+                                     vertex_order="lipschitz"),
     "general": dict(rule="gs", blocks="variable"),
 }
 RELATIVE_TOL = 1e-8
@@ -172,7 +172,7 @@ def _bcd_label_propagation(problem, every=20):
         return False
 
     elapsed, result = timed(bcd.solve, problem, rule="cyclic", blocks="forest_partition",
-                            partition="natural", update="exact", tol=0.0,
+                            vertex_order="natural", update="exact", tol=0.0,
                             check_every=NO_CHECKS, max_iter=100000, callback=residual_test,
                             callback_every=every)
     assert stopped, "the forest-partition solve did not reach the residual"
