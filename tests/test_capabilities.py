@@ -143,7 +143,7 @@ def _cases():
         yield pytest.param(cls, penalty, id=f"{cls.__name__}-{penalty}")
 
 
-@pytest.mark.parametrize("cls, penalty", _cases())
+@pytest.mark.parametrize("cls, penalty", list(_cases()))
 def test_capability_matrix(cls, penalty):
     problem = BUILDERS[cls](PENALTIES[penalty](None))
     f_star = _reference(problem)

@@ -179,6 +179,8 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
     if block_size is not None:
         block_size = check_scalar(block_size, "block_size", low=1, high=n, integer=True)
     max_iter = check_scalar(max_iter, "max_iter", low=0, high=_INT_MAX, integer=True)
+    if tol is not None:
+        tol = check_scalar(tol, "tol", low=0.0)
     if max_time is not None and not (isinstance(max_time, (int, float, np.floating))
                                      and max_time == np.inf):
         max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
@@ -200,10 +202,8 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
                      partition=partition, vertex_order=vertex_order, lipschitz=lipschitz,
                      gsd_diagonal=gsd_diagonal, gsq_method=gsq_method,
                      mi_candidates=mi_candidates)
-    rule_spec = parts.specs[1]
     if tol is None:
-        tol = rule_spec.defaults.get("tol", 1e-6)
-    tol = check_scalar(tol, "tol", low=0.0)
+        tol = parts.specs[1].defaults.get("tol", 1e-6)
     units, state = parts.units, parts.state
     if auto_check:
         per_iter, per_check = problem.iteration_costs(units.typical_size, state.tracking,

@@ -92,18 +92,6 @@ def check_scalar(value, name, *, low=None, high=None, low_inclusive=True, intege
     return int(value) if integer else float(value)
 
 
-def check_option(value, name, choices, context=""):
-    """Check a string option against its accepted values.
-
-    ``context`` (e.g. " with blocks='tree'") says what restricts the choices.
-    """
-    if not isinstance(value, str) or value not in choices:
-        valid = ", ".join(repr(c) for c in choices)
-        word = "Unsupported" if context else "Unknown"
-        raise ValueError(f"{word} {name} {value!r}{context}; valid values are {valid}.")
-    return value
-
-
 def check_random_state(seed):
     """Turn None, an int, a RandomState or a Generator into a RandomState-like source."""
     if seed is None:
