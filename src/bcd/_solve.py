@@ -203,7 +203,8 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
                      gsd_diagonal=gsd_diagonal, gsq_method=gsq_method,
                      mi_candidates=mi_candidates)
     if tol is None:
-        tol = parts.specs[1].defaults.get("tol", 1e-6)
+        default = parts.specs[1].default_tol
+        tol = 1e-6 if default is None else default
     units, state = parts.units, parts.state
     if auto_check:
         per_iter, per_check = problem.iteration_costs(units.typical_size, state.tracking,

@@ -89,7 +89,7 @@ class Assembly:
     @property
     def block_matrix(self):
         """Whether an iteration forms a dense block matrix."""
-        flag = self.specs[2].defaults.get("block_matrix", False)
+        flag = self.specs[2].block_matrix
         if callable(flag):
             flag = flag(self.options["blocks"], self.options)
         return bool(self.units.dense and flag)
@@ -126,11 +126,10 @@ def assemble(problem, rule, blocks, update, block_size=None, random_state=None, 
     b_spec, r_spec, u_spec = specs
     rng = check_random_state(random_state)
     n = problem.n_coordinates
-    forest = b_spec.defaults.get("forest", False)
-    if forest:
-        block_size = None        # forest blocks take their size from the graph
+    if b_spec.solve is not None:
+        block_size = None        # blocks the strategy solves itself take their size from it
     elif block_size is None:
-        default = r_spec.defaults.get("block_size")
+        default = r_spec.default_block_size
         block_size = default(n) if default is not None else min(5, n)
     state = problem.compile(r_spec.gradient, block_size or 1)
     if x0 is not None:
@@ -139,10 +138,10 @@ def assemble(problem, rule, blocks, update, block_size=None, random_state=None, 
         # projects x onto the domain of the penalty
         state.set_penalty(problem.penalty.compile(n))
     ctx = Context(problem, state, blocks, block_size, resolved, rng,
-                  problem.hessian_graph() if forest else None)
+                  problem.hessian_graph() if "graph" in b_spec.needs.problem else None)
     units = ctx.units = b_spec.build(ctx)
     state.reserve(units.max_block, units.max_block if units.dense else 1)
-    step = u_spec.build(ctx)
+    step = (b_spec.solve or u_spec.build)(ctx)
     step.reserve(units.max_block)
     if units.n_units == 0:
         # no coordinate can move; a one-unit placeholder keeps the selector valid

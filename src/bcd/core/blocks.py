@@ -20,7 +20,7 @@ solved by message passing in linear time:
 """
 import numpy as np
 
-from ._forest import forest_partition, greedy_coloring
+from ._forest import CyForestUpdate, forest_partition, greedy_coloring
 from .specs import Option, Spec, needs
 
 
@@ -188,6 +188,11 @@ def _fixed(ctx):
     return units
 
 
+def _message_passing(ctx):
+    # the block solve of forest-structured strategies, linear in the block
+    return CyForestUpdate(ctx.graph, ctx.units.ptr)
+
+
 def _default_partition(capabilities):
     return "sort" if "lipschitz" in capabilities else "order"
 
@@ -197,7 +202,7 @@ _VERTEX_ORDER = Option(
     choices={"natural": needs(), "random": needs(), "lipschitz": needs(["lipschitz"])})
 
 #: name -> Spec.  Forest-structured strategies need the Hessian's graph and
-#: form no dense block matrix (``dense`` in ``defaults``).
+#: solve their blocks by message passing (``solve``).
 BLOCKS = {
     "fixed": Spec("blocks", "fixed", _fixed, needs(),
                   options=(Option("partition", _default_partition,
@@ -208,13 +213,13 @@ BLOCKS = {
                   doc="a partition chosen once"),
     "variable": Spec("blocks", "variable", _variable, needs(), doc="any block_size coordinates"),
     "tree": Spec("blocks", "tree", _tree, needs(["graph"], penalty=None),
-                 defaults={"forest": True},
+                 solve=_message_passing,
                  doc="a maximal forest of the Hessian's graph grown every iteration"),
     "forest_partition": Spec("blocks", "forest_partition", _forest_partition,
                              needs(["graph"], penalty=None), options=(_VERTEX_ORDER,),
-                             defaults={"forest": True},
+                             solve=_message_passing,
                              doc="the greedy partition into forests"),
     "coloring": Spec("blocks", "coloring", _coloring, needs(["graph"], penalty=None),
-                     options=(_VERTEX_ORDER,), defaults={"forest": True},
+                     options=(_VERTEX_ORDER,), solve=_message_passing,
                      doc="the greedy colouring (red-black on a lattice)"),
 }

@@ -5,6 +5,8 @@ compiled selector.  Adding a rule means writing its selector (a
 ``CySelector`` subclass in ``_select.pyx``), a builder here and one
 :class:`~bcd.core.specs.Spec` entry in ``RULES``.
 """
+import dataclasses
+
 import numpy as np
 
 from ._forest import CyTreeSelector
@@ -151,7 +153,7 @@ RULES = {
                  frozenset({"variable"}), gradient=True,
                  options=(Option("mi_candidates", 60, "random candidates per added coordinate",
                                  check=positive_int("mi_candidates")),),
-                 defaults={"block_size": lambda n: min(500, n), "tol": 1e-4},
+                 default_block_size=lambda n: min(500, n), default_tol=1e-4,
                  doc="greedy maximum improvement (Bo and Sminchisescu)"),
 }
-RULES["mi"] = Spec(**{**RULES["gbcd"].__dict__, "name": "mi", "aliases": ("mi",)})
+RULES["mi"] = dataclasses.replace(RULES["gbcd"], name="mi", alias_of="gbcd")

@@ -137,9 +137,22 @@ class Spec:
     options : tuple of Option
     doc : str
         One line for the documentation.
-    defaults : mapping
-        Defaults this spec sets for generic solve options (``block_size``
-        as a callable of n, ``tol``).
+    default_block_size : callable or None
+        Rules: ``block_size`` when none is given, as a function of n
+        (None: ``min(5, n)``).
+    default_tol : float or None
+        Rules: ``tol`` when none is given (None: 1e-6).
+    block_matrix : bool or callable
+        Updates: whether an iteration forms a dense block matrix (a
+        function of the block strategy and the resolved options when it
+        depends on them); it sets the spacing of the stopping tests.
+    solve : callable or None
+        Block strategies that solve their own blocks (the forest-structured
+        ones, by message passing): builds the update from the
+        :class:`~bcd.core.assembly.Context`.  Every update spec that lists
+        the strategy in its ``blocks`` then means this solve.
+    alias_of : str or None
+        Another name of the spec named here (listed once in tables).
     """
     kind: str
     name: str
@@ -149,8 +162,11 @@ class Spec:
     gradient: bool = False
     options: tuple = ()
     doc: str = ""
-    defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    aliases: tuple = ()
+    default_block_size: Optional[Callable[[int], int]] = None
+    default_tol: Optional[float] = None
+    block_matrix: Any = False
+    solve: Optional[Callable] = None
+    alias_of: Optional[str] = None
 
 
 def positive_int(name):
@@ -217,7 +233,7 @@ def available(table, blocks, problem):
     which is then named (``"'gradient' (lipschitz='estimate')"``)."""
     out = []
     for name, spec in table.items():
-        if name in spec.aliases:
+        if spec.alias_of is not None:
             continue
         defaults = {o.name: o.default_for(problem.capabilities) for o in spec.options}
         if unmet(spec, blocks, problem, defaults) is None:
@@ -284,7 +300,7 @@ def check_combination(problem, blocks, rule, update, options, tables):
             continue
         if name not in owners:
             users = [f"{s.kind} {s.name!r}" for t in tables for s in t.values()
-                     if any(o.name == name for o in s.options) and s.name not in s.aliases]
+                     if any(o.name == name for o in s.options) and s.alias_of is None]
             raise ValueError(f"Option {name}={value!r} does not apply to rule={rule!r}, "
                              f"blocks={blocks!r}, update={update!r}; it is an option of "
                              f"{', '.join(users)}.")
@@ -330,7 +346,7 @@ def combination_table(tables):
         lines += [f"### {title}", "", "| " + " | ".join(head) + " |",
                   "|" + "---|" * len(head)]
         for name, spec in table.items():
-            if name in spec.aliases:
+            if spec.alias_of is not None:
                 continue
             n = spec.needs
             caps = ", ".join(f"`{c}`" for c in sorted(n.problem)) or "–"

@@ -1,18 +1,14 @@
 """Block updates: the table ``UPDATES`` of their specs and their builders.
 
 Each builder takes a :class:`bcd.core.assembly.Context` and returns a
-compiled update.  On forest-structured blocks of a quadratic the block
-Hessian is Q_bb, so the exact, matrix and Newton updates are all the
-linear-time message-passing solve.
+compiled update.  Forest-structured block strategies solve their blocks
+themselves (their spec's ``solve``): on a forest of a quadratic the block
+Hessian is Q_bb, so the exact, matrix and Newton updates listed for them
+are all that linear-time message-passing solve.
 """
-from ._forest import CyForestUpdate
 from ._update import (CyExactUpdate, CyGradientUpdate, CyHomotopyUpdate, CyLineSearchUpdate,
                       CyMatrixUpdate, CyNewtonUpdate, CyProxNewtonUpdate, CyTwoMetricUpdate)
 from .specs import Option, Spec, needs
-
-
-def _forest(ctx):
-    return CyForestUpdate(ctx.graph, ctx.units.ptr)
 
 
 def _gradient(ctx):
@@ -25,18 +21,16 @@ def _linesearch(ctx):
 
 
 def _matrix(ctx):
-    return _forest(ctx) if ctx.graph is not None else CyMatrixUpdate()
+    return CyMatrixUpdate()
 
 
 def _newton(ctx):
-    if ctx.graph is not None:
-        return _forest(ctx)
     # with a penalty: proximal Newton (eq. 38), solved exactly on the block
     return CyProxNewtonUpdate() if ctx.problem.penalty is not None else CyNewtonUpdate()
 
 
 def _exact(ctx):
-    return _forest(ctx) if ctx.graph is not None else CyExactUpdate()
+    return CyExactUpdate()
 
 
 def _two_metric(ctx):
@@ -59,19 +53,19 @@ UPDATES = {
                         choices={"bound": needs(["lipschitz"], penalty=["prox"]),
                                  "estimate": needs(penalty=None)}),),
         # L_b of a variable block is computed from its curvature bound
-        defaults={"block_matrix": lambda blocks, options: (blocks == "variable"
-                                                           and options["lipschitz"] == "bound")},
+        block_matrix=lambda blocks, options: (blocks == "variable"
+                                              and options["lipschitz"] == "bound"),
         doc="x_b -= grad_b f / L_b (with a penalty: the proximal gradient step)"),
     "linesearch": Spec("update", "linesearch", _linesearch, needs(penalty=None), _PLAIN,
                        doc="-grad_b f with an Armijo backtracking search"),
     "matrix": Spec("update", "matrix", _matrix, needs(["hessian_bound"], penalty=None), _ALL,
-                   defaults={"block_matrix": True},
+                   block_matrix=True,
                    doc="x_b -= H_b^-1 grad_b f with the curvature bound H_b"),
     "newton": Spec("update", "newton", _newton, needs(["block_hessian"], penalty=["slope"]),
-                   _ALL, defaults={"block_matrix": True},
+                   _ALL, block_matrix=True,
                    doc="block Newton with a line search (with a penalty: proximal Newton)"),
     "exact": Spec("update", "exact", _exact, needs(["quadratic", "hessian_bound"], penalty=None),
-                  _ALL, defaults={"block_matrix": True}, doc="the block minimizer of a quadratic"),
+                  _ALL, block_matrix=True, doc="the block minimizer of a quadratic"),
     "two_metric": Spec("update", "two_metric", _two_metric,
                        needs(["block_hessian"], penalty=["orthant"], smooth=False), _PLAIN,
                        doc="two-metric projection"),
