@@ -146,3 +146,29 @@ def assemble_parts(problem, rule, blocks, block_size, update, order=None, rng=No
         x0 = np.ascontiguousarray(x0, dtype=np.float64)
     parts = bcd.core.assemble(problem, rule, blocks, update, block_size, rng, x0, **options)
     return parts.state, parts.units, parts.selector, parts
+
+
+def penalized_reference(problem):
+    """min f + g by L-BFGS-B for g none, L1 (split x = u - v, u, v >= 0; v = 0
+    with ``positive``) or a box (bounds): the optimal value."""
+    n = problem.n_coordinates
+    pen = problem.penalty
+    f, grad = problem.smooth_objective, problem.gradient
+    opts = dict(gtol=1e-12, ftol=1e-16, maxiter=100000, maxcor=30)
+    if pen is None or isinstance(pen, bcd.Box):
+        bounds = None if pen is None else list(zip(np.broadcast_to(pen.lower, n),
+                                                   np.broadcast_to(pen.upper, n)))
+        return scipy.optimize.minimize(f, np.zeros(n), jac=grad, method="L-BFGS-B",
+                                       bounds=bounds, options=opts).fun
+    lam = np.broadcast_to(pen.lam, n)
+
+    def split(uv):
+        return f(uv[:n] - uv[n:]) + lam @ (uv[:n] + uv[n:])
+
+    def split_grad(uv):
+        g = grad(uv[:n] - uv[n:])
+        return np.concatenate([g + lam, -g + lam])
+
+    bounds = [(0, None)] * n + [(0, 0 if pen.positive else None)] * n
+    return scipy.optimize.minimize(split, np.zeros(2 * n), jac=split_grad, method="L-BFGS-B",
+                                   bounds=bounds, options=opts).fun

@@ -12,13 +12,14 @@ import itertools
 
 import numpy as np
 import pytest
-import scipy.optimize
 import scipy.sparse as sp
 
 import bcd
 from bcd.core import BLOCKS, RULES, UPDATES
-from bcd.core.specs import available, check_combination
+from bcd.core.specs import check_combination
 from bcd.penalties._penalty import CyPenalty
+
+from _data import penalized_reference
 
 TOL = 1e-7
 
@@ -91,38 +92,6 @@ def test_every_registered_problem_class_is_covered():
     assert registered <= set(BUILDERS), registered - set(BUILDERS)
 
 
-def _reference(problem):
-    """min F = f + g by L-BFGS-B (L1 split into x = u - v with u, v >= 0)."""
-    n = problem.n_coordinates
-    pen = problem.penalty
-    f, grad = problem.smooth_objective, problem.gradient
-    opts = dict(gtol=1e-12, ftol=1e-15, maxiter=100000, maxcor=30)
-    if pen is None or isinstance(pen, bcd.Box):
-        bounds = None if pen is None else list(zip(np.broadcast_to(pen.lower, n),
-                                                   np.broadcast_to(pen.upper, n)))
-        res = scipy.optimize.minimize(f, np.zeros(n), jac=grad, method="L-BFGS-B",
-                                      bounds=bounds, options=opts)
-        return res.fun
-    lam = float(pen.lam)
-    if pen.positive:
-        res = scipy.optimize.minimize(lambda x: f(x) + lam * x.sum(), np.zeros(n),
-                                      jac=lambda x: grad(x) + lam, method="L-BFGS-B",
-                                      bounds=[(0, None)] * n, options=opts)
-        return res.fun
-
-    def split(uv):
-        x = uv[:n] - uv[n:]
-        return f(x) + lam * uv.sum()
-
-    def split_grad(uv):
-        g = grad(uv[:n] - uv[n:])
-        return np.concatenate([g + lam, -g + lam])
-
-    res = scipy.optimize.minimize(split, np.zeros(2 * n), jac=split_grad, method="L-BFGS-B",
-                                  bounds=[(0, None)] * (2 * n), options=opts)
-    return res.fun
-
-
 #: combinations known not to converge, with the reason; the matrix test
 #: checks that exactly these fail, so fixing one makes it fail until it is
 #: removed here
@@ -146,10 +115,11 @@ def _cases():
 @pytest.mark.parametrize("cls, penalty", list(_cases()))
 def test_capability_matrix(cls, penalty):
     problem = BUILDERS[cls](PENALTIES[penalty](None))
-    f_star = _reference(problem)
+    f_star = penalized_reference(problem)
     tables = (BLOCKS, RULES, UPDATES)
     ran = 0
     failed = set()
+    accepted = set()
     for blocks, rule, update in itertools.product(BLOCKS, RULES, UPDATES):
         if RULES[rule].alias_of is not None:
             continue
@@ -161,6 +131,7 @@ def test_capability_matrix(cls, penalty):
                 bcd.solve(problem, rule=rule, blocks=blocks, update=update)
             assert "available" in str(exc)
             continue
+        accepted.add((blocks, rule, update))
         result = bcd.solve(problem, rule=rule, blocks=blocks, update=update, tol=TOL,
                            max_iter=200000, max_time=10.0, random_state=0)
         ran += 1
@@ -170,8 +141,12 @@ def test_capability_matrix(cls, penalty):
     known = {k for k in KNOWN_FAILURES if k[:2] == (cls.__name__, penalty)}
     assert failed == known, (sorted(failed - known), sorted(known - failed),
                              KNOWN_FAILURE_REASON)
-    # every problem has at least the combinations its capabilities allow
-    assert ran >= len(available(UPDATES, "variable", problem))
+    # bcd.solve's defaults are a valid combination wherever one exists with
+    # a gradient update (not for Poisson with a penalty: no L_i, and a
+    # running estimate of L_b has no proximal form)
+    defaults_valid = "lipschitz" in problem.capabilities or problem.penalty is None
+    assert (("variable", "gs", "gradient") in accepted) == defaults_valid
+    assert ran == len(accepted) > 0
 
 
 def _oracle_report(problem):
@@ -229,8 +204,15 @@ def test_declared_capabilities_match_the_compiled_oracles(cls):
 
 
 def test_a_penalty_without_its_methods_fails_when_compiled():
-    with pytest.raises(TypeError, match="value_i, prox, dist, project, face"):
+    with pytest.raises(TypeError, match="value_i, prox, dist, project, face") as exc:
         CyPenalty(3).verify(frozenset({"prox", "distance"}))
+    assert "declared capability" not in str(exc.value)     # optional ones: only if declared
+    with pytest.raises(TypeError) as exc:
+        CyPenalty(3).verify(frozenset({"prox", "distance", "orthant", "slope", "path"}))
+    for missing in ("orthant, clip (declared capability 'orthant')",
+                    "slope (declared capability 'slope')",
+                    "l1_weight or box_bounds (declared capability 'path')"):
+        assert missing in str(exc.value)
 
     class Incomplete(bcd.penalties.Penalty):
         capabilities = frozenset({"prox", "distance", "path"})
@@ -242,18 +224,10 @@ def test_a_penalty_without_its_methods_fails_when_compiled():
         bcd.LeastSquares(np.eye(3), np.ones(3), penalty=Incomplete())
 
 
-def test_a_penalty_declaring_a_capability_it_lacks_fails():
-    class Overclaiming(bcd.L1):
-        # CyL1 has no box_bounds but l1_weight: "path" holds; claim nothing
-        # more than it has, then claim a capability through a compiled class
-        # without it
-        def build(self, n):
-            return CyPenalty(n)
-
-    with pytest.raises(TypeError, match="declared capability 'orthant'"):
-        Overclaiming(1.0).compile(4)
+def test_the_built_in_penalties_implement_what_they_declare():
     for penalty in (bcd.L1(1.0), bcd.L1(1.0, positive=True), bcd.Box(0, 1), bcd.NonNegative()):
-        penalty.compile(4)      # the built-in penalties implement what they declare
+        assert {"slope", "orthant", "path"} <= penalty.capabilities
+        penalty.compile(4)
 
 
 def test_options_are_checked_against_their_spec():

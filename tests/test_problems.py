@@ -15,7 +15,8 @@ import bcd
 
 from _data import (BLOCKS, GREEDY, N_FEATURES, N_SAMPLES, RULES, UPDATES, dense_problem,
                    labels, lbfgs_reference, logistic_data, ls_solution, multinomial_data,
-                   random_problem, relative_error, solve_quietly, sparse_problem, with_value)
+                   penalized_reference, random_problem, relative_error, solve_quietly,
+                   sparse_problem, with_value)
 
 
 # ---------------------------------------- least squares and logistic regression
@@ -1290,29 +1291,15 @@ def test_poisson_objective_gradient_and_float32():
 
 @pytest.mark.parametrize("positive", [False, True])
 def test_poisson_with_l1_reaches_the_reference_optimum(positive):
-    import scipy.optimize
     A, y = _poisson_data(200, 20, seed=3)
     lam = 3.0
     problem = bcd.Poisson(A, y, penalty=bcd.L1(lam, positive=positive))
     result = bcd.solve(problem, rule="gs", blocks="variable", block_size=5, update="newton",
                        tol=1e-9, max_iter=100000)
     assert result.converged and result.optimality <= 1e-9
-    n = A.shape[1]
-
-    def split(uv):      # x = u - v, u, v >= 0 (v = 0 with positive)
-        x = uv[:n] - uv[n:]
-        return problem.smooth_objective(x) + lam * uv.sum()
-
-    def split_grad(uv):
-        g = problem.gradient(uv[:n] - uv[n:])
-        return np.concatenate([g + lam, -g + lam])
-
-    bounds = [(0, None)] * n + [(0, 0 if positive else None)] * n
-    ref = scipy.optimize.minimize(split, np.zeros(2 * n), jac=split_grad, method="L-BFGS-B",
-                                  bounds=bounds, options=dict(gtol=1e-12, ftol=1e-16,
-                                                              maxiter=100000))
-    assert result.objective <= ref.fun + 1e-9 * abs(ref.fun)
-    assert 0 < np.count_nonzero(result.x) < n
+    f_ref = penalized_reference(problem)
+    assert result.objective <= f_ref + 1e-9 * abs(f_ref)
+    assert 0 < np.count_nonzero(result.x) < A.shape[1]
     if positive:
         assert np.all(result.x >= 0)
 
@@ -1320,10 +1307,16 @@ def test_poisson_with_l1_reaches_the_reference_optimum(positive):
 def test_poisson_refuses_what_needs_a_bound():
     A, y = _poisson_data(30, 5)
     problem = bcd.Poisson(A, y)
-    with pytest.raises(ValueError, match="Lipschitz constants.*Poisson does not provide.*"
-                                         r"'gradient' \(lipschitz='estimate'\), "
-                                         "'linesearch', 'newton'"):
-        bcd.solve(problem)
+    with pytest.raises(ValueError, match="with lipschitz='bound' needs coordinate-wise "
+                                         "Lipschitz constants.*Poisson does not provide.*"
+                                         "'gradient', 'linesearch', 'newton'"):
+        bcd.solve(problem, lipschitz="bound")
+    # the defaults estimate L_b instead
+    result = bcd.solve(problem, tol=1e-8)
+    assert result.converged and result.options["lipschitz"] == "estimate"
+    with pytest.raises(ValueError, match="with lipschitz='estimate' does not handle a "
+                                         "penalty.*'newton'"):
+        bcd.solve(bcd.Poisson(A, y, penalty=bcd.L1(1.0)))
     for options in (dict(update="matrix"), dict(update="exact"), dict(rule="lipschitz"),
                     dict(rule="gsl"), dict(rule="gsq"), dict(rule="gbcd"),
                     dict(blocks="tree")):

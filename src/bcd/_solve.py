@@ -123,12 +123,14 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
         cost of the iterations they follow.
     callback_every : int, default=1
         Iterations between callback calls.
-    lipschitz : {"bound", "estimate"}, default="bound"
+    lipschitz : {"bound", "estimate"}, optional
         Step size of the gradient update.  ``"bound"``: ``L_b`` is the
         largest eigenvalue of the block's curvature bound.  ``"estimate"``:
         a running estimate that starts at 1 and doubles until the step
         decreases f by ``||grad_b f||^2 / (2 L_b)`` (kept per block for
-        fixed blocks, per coordinate for variable blocks).
+        fixed blocks, per coordinate for variable blocks).  Default
+        ``"bound"``, and ``"estimate"`` for problems without Lipschitz
+        constants (such as :class:`bcd.Poisson`).
     gsd_diagonal : {"lipschitz", "lipschitz_tau", "sirt"}, default="lipschitz"
         ``D_i`` of the GSD rule: ``L_i``; ``L_i * tau`` (the variant with a
         proven progress bound; it selects the same blocks when all have

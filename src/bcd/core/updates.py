@@ -41,6 +41,11 @@ def _homotopy(ctx):
     return CyHomotopyUpdate()
 
 
+def _default_lipschitz(capabilities):
+    # the bound where the problem has one, else the running estimate
+    return "bound" if "lipschitz" in capabilities else "estimate"
+
+
 _PLAIN = frozenset({"fixed", "variable"})
 _ALL = frozenset({"fixed", "variable", "tree", "forest_partition", "coloring"})
 
@@ -48,7 +53,7 @@ _ALL = frozenset({"fixed", "variable", "tree", "forest_partition", "coloring"})
 UPDATES = {
     "gradient": Spec(
         "update", "gradient", _gradient, needs(penalty=["prox"]), _PLAIN,
-        options=(Option("lipschitz", "bound",
+        options=(Option("lipschitz", _default_lipschitz,
                         "step size: the curvature bound's L_b, or a running estimate",
                         choices={"bound": needs(["lipschitz"], penalty=["prox"]),
                                  "estimate": needs(penalty=None)}),),

@@ -30,8 +30,8 @@ class Poisson(_LinearModel):
     The curvature exp(a_i^T x) is unbounded, so f has no global Lipschitz
     constants and no curvature bound.  The problem provides block Hessians
     only (capability ``"block_hessian"``): the line-search, Newton and
-    ``lipschitz="estimate"`` gradient updates apply, and with a penalty
-    proximal Newton.  ``problem.lipschitz`` holds the scales
+    ``lipschitz="estimate"`` gradient updates apply (the last is the
+    default), and with a penalty proximal Newton.  ``problem.lipschitz`` holds the scales
     ``||A[:, j]||^2 + l2`` (zero for a column that cannot move).
 
     scikit-learn's ``PoissonRegressor(alpha, fit_intercept=False)``
