@@ -1311,12 +1311,15 @@ def test_poisson_refuses_what_needs_a_bound():
                                          "Lipschitz constants.*Poisson does not provide.*"
                                          "'gradient', 'linesearch', 'newton'"):
         bcd.solve(problem, lipschitz="bound")
-    # the defaults estimate L_b instead
-    result = bcd.solve(problem, tol=1e-8)
+    # the gradient update estimates L_b instead
+    result = bcd.solve(problem, update="gradient", tol=1e-8)
     assert result.converged and result.options["lipschitz"] == "estimate"
     with pytest.raises(ValueError, match="with lipschitz='estimate' does not handle a "
                                          "penalty.*'newton'"):
-        bcd.solve(bcd.Poisson(A, y, penalty=bcd.L1(1.0)))
+        bcd.solve(bcd.Poisson(A, y, penalty=bcd.L1(1.0)), update="gradient")
+    # the automatic configuration takes proximal Newton steps
+    result = bcd.solve(bcd.Poisson(A, y, penalty=bcd.L1(1.0)), tol=1e-8)
+    assert result.converged and result.options["update"] == "newton"
     for options in (dict(update="matrix"), dict(update="exact"), dict(rule="lipschitz"),
                     dict(rule="gsl"), dict(rule="gsq"), dict(rule="gbcd"),
                     dict(blocks="tree")):

@@ -7,11 +7,16 @@ import numpy as np
 from ._result import ConvergenceWarning, History, Result
 from ._validation import check_scalar, check_vector
 from .core import _engine
+from .core import workingset
+from .core._extrapolate import CyAnderson
 from .core._monitor import CyFaceMonitor
-from .core.assembly import assemble
+from .core import auto
+from .core.assembly import TABLES, assemble
 from .problems import Problem
 
 _INT_MAX = 2**62
+#: the default max_iter allows this many passes over the coordinates
+MAX_PASSES = 1000
 
 
 class IterationInfo:
@@ -28,18 +33,32 @@ class IterationInfo:
         return f"IterationInfo(iteration={self.iteration}, objective={self.objective:.10g})"
 
 
-def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradient",
-          partition=None, max_iter=10000, tol=None, max_time=None, x0=None,
+def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
+          partition=None, max_iter=None, tol=None, max_time=None, x0=None,
           random_state=None, callback=None, verbose=False, check_every="auto",
           callback_every=1, lipschitz=None, gsd_diagonal=None, gsq_method=None,
-          target_support=None, mi_candidates=None, vertex_order=None):
+          target_support=None, mi_candidates=None, vertex_order=None, working_set="auto",
+          extrapolation="auto", screening=True, gap_tol=None):
     """Minimize a problem by block coordinate descent.
+
+    With ``rule``, ``blocks``, ``block_size`` and ``update`` all left at
+    ``"auto"`` (and none of ``partition``, ``vertex_order``, ``lipschitz``,
+    ``gsd_diagonal``, ``gsq_method``, ``mi_candidates`` given), the
+    configuration is chosen from the problem's structure, penalty and size
+    by the measured table :data:`bcd.core.auto.AUTO_TABLE` (for example
+    coordinate descent on working sets with Anderson extrapolation for a
+    Lasso, forest-structured blocks for label propagation); the choice is
+    recorded in ``result.options`` (``options["auto"]`` names the table's
+    row) and printed with ``verbose=True``.  As soon as one of them is
+    given, those not given take the defaults ``rule="gs"``,
+    ``blocks="variable"``, ``update="gradient"`` and no working set or
+    extrapolation.
 
     Parameters
     ----------
     problem : bcd.problems.Problem
         A problem such as :class:`bcd.LeastSquares` or :class:`bcd.Logistic`.
-    rule : {"gs", "gsl", "gsd", "gsq", "gbcd", "cyclic", "random", "lipschitz"}, default="gs"
+    rule : {"auto", "gs", "gsl", "gsd", "gsq", "gbcd", "cyclic", "random", "lipschitz"}, default="auto"
         Block selection rule.  ``"gs"`` (Gauss-Southwell) takes the block
         with the largest gradient norm (fixed blocks) or the ``block_size``
         coordinates with the largest ``|grad_i f|`` (variable blocks).
@@ -60,7 +79,7 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
         minimizer comes with it (use ``update="exact"``).  ``"cyclic"`` cycles through the fixed
         blocks, or through chunks of a fresh random permutation for
         variable blocks.  ``"random"`` samples uniformly.
-    blocks : {"variable", "fixed", "tree", "forest_partition", "coloring"}, default="variable"
+    blocks : {"auto", "variable", "fixed", "tree", "forest_partition", "coloring"}, default="auto"
         Variable blocks: any ``block_size`` coordinates.  Fixed blocks: a
         partition chosen once (see ``partition``).  The forest-structured
         strategies need a problem with a sparse Hessian graph
@@ -75,10 +94,10 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
         ``"coloring"`` the greedy (Welsh-Powell) colouring, whose blocks have
         no internal edges (red-black on a lattice); their blocks are chosen
         by any rule but "gsq" (see ``vertex_order``).
-    block_size : int, optional
-        Block size tau, between 1 and ``problem.n_coordinates``.  Default 5,
-        and ``min(500, n)`` for rule "gbcd".
-    update : {"gradient", "linesearch", "matrix", "newton", "exact", "two_metric", "homotopy"}, default="gradient"
+    block_size : int or "auto", default="auto"
+        Block size tau, between 1 and ``problem.n_coordinates``.  With an
+        explicit configuration: 5, and ``min(500, n)`` for rule "gbcd".
+    update : {"auto", "gradient", "linesearch", "matrix", "newton", "exact", "two_metric", "homotopy"}, default="auto"
         ``"gradient"``: ``x_b -= grad_b f / L_b`` (see ``lipschitz``).
         ``"linesearch"``: the direction ``-grad_b f`` with an Armijo
         backtracking search from step 1 (quadratic, then cubic
@@ -98,8 +117,10 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
         largest together; the default where the problem has Lipschitz
         constants, else ``"order"``), ``"order"``, ``"random"`` or
         ``"avg"``.  Only with ``blocks="fixed"``.
-    max_iter : int, default=10000
-        Maximum number of block updates.
+    max_iter : int, optional
+        Maximum number of block updates.  Default 10000, and with the
+        automatic configuration the updates of 1000 passes over the
+        coordinates (at least 10000).
     tol : float, optional
         Stop when ``||grad f(x)||_inf <= tol`` (unscaled objective).
         Default 1e-6, and 1e-4 for rule "gbcd" (the criterion of Bo and
@@ -153,9 +174,30 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
         which the greedy algorithm visits the nodes (``"lipschitz"``:
         decreasing ``L_i``).
 
+    working_set : bool or "auto", default="auto"
+        With fixed or variable blocks: solve a sequence of problems
+        restricted to working sets (the generalized support and the
+        coordinates that violate optimality most, doubling as the support
+        fills them), each by the configured rule and update, until the
+        optimality measure of all coordinates reaches ``tol``
+        (:mod:`bcd.core.workingset`).  ``"auto"``: as the automatic
+        configuration chooses, else off.
+    extrapolation : int or "auto", default="auto"
+        With rule "cyclic": Anderson extrapolation of the last K passes over
+        the blocks (of the working set), taken when it lowers the objective;
+        0 turns it off.  ``"auto"``: as the automatic configuration chooses,
+        else 0.
+    screening : bool, default=True
+        With working sets, on problems with safe screening rules (the Lasso:
+        gap safe spheres), discard the coordinates proven zero at the
+        solution.
+    gap_tol : float, optional
+        With working sets, on problems with a duality gap: also stop when
+        the gap is at most ``gap_tol`` (it bounds F(x) - F*).
+
     The options ``partition``, ``vertex_order``, ``lipschitz``,
-    ``gsd_diagonal``, ``gsq_method`` and ``mi_candidates`` belong to one
-    block strategy, update or rule each (see ``bcd.core.specs`` and the
+    ``gsd_diagonal``, ``gsq_method``, ``mi_candidates``, ``working_set``
+    and ``extrapolation`` belong to one block strategy, update or rule each (see ``bcd.core.specs`` and the
     documentation's table of valid combinations); giving one that the
     chosen configuration does not use is an error.
 
@@ -169,6 +211,10 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
     --------
     >>> import bcd
     >>> A, b = bcd.datasets.make_paper_dataset("A", n_samples=100, n_features=300)
+    >>> lam = 0.1 * abs(A.T @ b).max()
+    >>> result = bcd.solve(bcd.LeastSquares(A, b, penalty=bcd.L1(lam)))
+    >>> result.converged, result.options["auto"]
+    (True, 'penalized least squares')
     >>> result = bcd.solve(bcd.LeastSquares(A, b), rule="gs", blocks="variable",
     ...                    block_size=5, max_iter=20000, tol=1e-4)
     >>> result.converged
@@ -178,9 +224,36 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
         raise TypeError(f"problem must be a bcd problem instance (see bcd.problems.available()), "
                         f"got {type(problem).__name__}.")
     n = problem.n_coordinates
+    spec_options = dict(partition=partition, vertex_order=vertex_order, lipschitz=lipschitz,
+                        gsd_diagonal=gsd_diagonal, gsq_method=gsq_method,
+                        mi_candidates=mi_candidates)
+    given = {name: value for name, value in (("rule", rule), ("blocks", blocks),
+                                              ("block_size", block_size), ("update", update))
+             if not _is_auto(value)}
+    auto_row = None
+    if not given and all(v is None for v in spec_options.values()):
+        config, auto_row = auto.choose(problem, TABLES)
+        config = dict(config)
+        rule, blocks, update = config.pop("rule"), config.pop("blocks"), config.pop("update")
+        block_size = config.pop("block_size", None)
+        if _is_auto(working_set):
+            working_set = config.pop("working_set", None)
+        if _is_auto(extrapolation):
+            extrapolation = config.pop("extrapolation", None)
+        config.pop("working_set", None)
+        config.pop("extrapolation", None)
+        spec_options.update(config)
+    else:
+        fill = {k: v for k, v in auto.EXPLICIT_DEFAULTS.items() if k not in given}
+        rule, blocks = given.get("rule", fill.get("rule")), given.get("blocks", fill.get("blocks"))
+        update = given.get("update", fill.get("update"))
+        block_size = given.get("block_size", fill.get("block_size"))
+        working_set = None if _is_auto(working_set) else working_set
+        extrapolation = None if _is_auto(extrapolation) else extrapolation
     if block_size is not None:
         block_size = check_scalar(block_size, "block_size", low=1, high=n, integer=True)
-    max_iter = check_scalar(max_iter, "max_iter", low=0, high=_INT_MAX, integer=True)
+    if max_iter is not None:
+        max_iter = check_scalar(max_iter, "max_iter", low=0, high=_INT_MAX, integer=True)
     if tol is not None:
         tol = check_scalar(tol, "tol", low=0.0)
     if max_time is not None and not (isinstance(max_time, (int, float, np.floating))
@@ -200,15 +273,28 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
         check_every = check_scalar(check_every, "check_every", low=1, high=_INT_MAX,
                                    integer=True)
 
+    if gap_tol is not None:
+        gap_tol = check_scalar(gap_tol, "gap_tol", low=0.0)
+    if not isinstance(screening, (bool, np.bool_)):
+        raise TypeError(f"screening must be True or False, got {screening!r}.")
+
     parts = assemble(problem, rule, blocks, update, block_size, random_state, x0,
-                     partition=partition, vertex_order=vertex_order, lipschitz=lipschitz,
-                     gsd_diagonal=gsd_diagonal, gsq_method=gsq_method,
-                     mi_candidates=mi_candidates)
+                     working_set=working_set, extrapolation=extrapolation, **spec_options)
+    if verbose and auto_row is not None:
+        print(auto.describe({k: parts.options[k] for k in auto.RECORDED if k in parts.options},
+                            auto_row))
     if tol is None:
         default = parts.specs[1].default_tol
         tol = 1e-6 if default is None else default
     units, state = parts.units, parts.state
-    if auto_check:
+    working = parts.options.get("working_set", False)
+    if max_iter is None:
+        # automatic: the iterations of MAX_PASSES passes over the coordinates
+        max_iter = 10000 if auto_row is None else max(
+            10000, MAX_PASSES * math.ceil(n / max(units.typical_size, 1.0)))
+    if working:
+        check_every = None          # the outer loop tests; see bcd.core.workingset
+    elif auto_check:
         per_iter, per_check = problem.iteration_costs(units.typical_size, state.tracking,
                                                       parts.block_matrix)
         check_every = max(1, math.ceil(4.0 * per_check / max(per_iter, 1.0)))
@@ -226,20 +312,37 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
     monitor = None
     if problem.penalty is not None:
         monitor = CyFaceMonitor(target_faces, target_unsigned)
-    out = parts.run(max_iter, tol, max_time or 0.0, check_every, engine_cb, callback_every,
-                    bool(verbose), monitor)
+    depth = parts.options.get("extrapolation", 0)
+    ws_info = None
+    if working:
+        if gap_tol is not None and "duality_gap" not in problem.capabilities:
+            raise ValueError(f"gap_tol needs a problem with a duality gap; "
+                             f"{type(problem).__name__} has none.")
+        out, ws_info = workingset.run(
+            parts, problem, max_iter=max_iter, tol=tol, max_time=max_time or 0.0,
+            callback=engine_cb, callback_every=callback_every, verbose=bool(verbose),
+            monitor=monitor, extrapolation=depth, screening=bool(screening), gap_tol=gap_tol)
+    else:
+        if gap_tol is not None:
+            raise ValueError("gap_tol is a stopping test of working sets (working_set=True).")
+        out = parts.run(max_iter, tol, max_time or 0.0, check_every, engine_cb, callback_every,
+                        bool(verbose), monitor,
+                        extrapolation=CyAnderson(depth) if depth else None)
 
     history = History(*out.history)
     status_name = out.status_name
     converged = status_name == "converged"
     message = _engine.STATUS_MESSAGES[out.status]
+    if ws_info is not None and ws_info.gap_converged:
+        message = "Converged: the duality gap reached gap_tol."
     if status_name in ("max_iter", "max_time"):
         warnings.warn(f"{message} Optimality {out.optimality:.3e} > tol {tol:.3e}.",
                       ConvergenceWarning, stacklevel=2)
-    options = dict(parts.options, check_every=check_every, tol=tol, max_iter=max_iter)
+    options = dict(parts.options, check_every=check_every, tol=tol, max_iter=max_iter,
+                   auto=None if auto_row is None else auto_row.name)
     x = state.get_x()
-    gap = None
-    if "duality_gap" in problem.capabilities:
+    gap = ws_info.duality_gap if ws_info is not None else None
+    if gap is None and "duality_gap" in problem.capabilities:
         # converged: the engine certified on state recomputed from x
         gap = problem.duality_gap(x, state if converged else None)
     return Result(x.astype(problem.dtype, copy=False), float(out.objective),
@@ -250,6 +353,10 @@ def solve(problem, rule="gs", blocks="variable", block_size=None, update="gradie
                   support_iteration=(None if monitor is None or target_faces is None
                                      or monitor.target_reached_at < 0
                                      else int(monitor.target_reached_at)))
+
+
+def _is_auto(value):
+    return isinstance(value, str) and value == "auto"
 
 
 def _check_target_support(target, problem):

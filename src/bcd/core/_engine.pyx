@@ -4,6 +4,7 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
+from bcd.core._extrapolate cimport CyAnderson
 from bcd.core._monitor cimport CyMonitor
 from bcd.core._problem cimport CyProblem
 from bcd.core._select cimport CySelector
@@ -118,6 +119,18 @@ cdef class Settings:
         would be selected again, so the run stops as stalled at once.
     verbose : bool
         Print a line at every stopping test.
+    scope : int32 array or None
+        Coordinates the run is restricted to (a working set): the stopping
+        test measures optimality on them only, at a cost proportional to
+        them.  None: all coordinates.
+    extrapolation : CyAnderson or None
+        Anderson extrapolation, tried every ``pass_length`` accepted steps
+        (one pass over the scope), on the scope.
+    pass_length : int
+        Iterations per pass.
+    first_iteration : int
+        The iteration count the run starts from (a run that continues
+        another): history rows, callbacks and the monitor see the total.
     """
     cdef public Py_ssize_t max_iter
     cdef public double tol
@@ -128,9 +141,14 @@ cdef class Settings:
     cdef public Py_ssize_t max_block
     cdef public bint greedy
     cdef public bint verbose
+    cdef public object scope
+    cdef public CyAnderson extrapolation
+    cdef public Py_ssize_t pass_length
+    cdef public Py_ssize_t first_iteration
 
     def __init__(self, max_iter=1000, tol=0.0, max_time=0.0, check_every=1, callback=None,
-                 callback_every=1, max_block=1, greedy=False, verbose=False):
+                 callback_every=1, max_block=1, greedy=False, verbose=False, scope=None,
+                 extrapolation=None, pass_length=1, first_iteration=0):
         self.max_iter = max_iter
         self.tol = tol
         self.max_time = max_time
@@ -140,6 +158,10 @@ cdef class Settings:
         self.max_block = max(1, max_block)
         self.greedy = greedy
         self.verbose = verbose
+        self.scope = None if scope is None else np.ascontiguousarray(scope, dtype=np.int32)
+        self.extrapolation = extrapolation
+        self.pass_length = max(1, pass_length)
+        self.first_iteration = first_iteration
 
 
 class Outcome:
@@ -165,15 +187,25 @@ class Outcome:
         return STATUS_NAMES[self.status]
 
 
+cdef inline double _measure(CyProblem prob, const int* scope, Py_ssize_t ns,
+                           bint exact) noexcept nogil:
+    # the optimality measure, over the scope when the run has one
+    if scope == NULL:
+        return prob.optimality(exact)
+    return prob.optimality_on(scope, ns)
+
+
 def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
         CyMonitor monitor=None):
     """Run block coordinate descent from the problem's current iterate.
 
     The stopping test (``prob.optimality``: ``||grad f||_inf``, or the KKT
-    residual with a penalty) runs every ``settings.check_every``
-    iterations.  A passing test on a tracked gradient is confirmed on a
-    gradient recomputed from scratch, so convergence never rests on
-    accumulated rounding.  ``monitor`` sees every accepted step.
+    residual with a penalty; over ``settings.scope`` when given) runs every
+    ``settings.check_every`` iterations.  A passing test on a tracked
+    gradient is confirmed on a gradient recomputed from scratch, so
+    convergence never rests on accumulated rounding.  ``monitor`` sees
+    every accepted step, and the extrapolation's accepted steps as one step
+    on the scope.
 
     Returns an :class:`Outcome`.
     """
@@ -184,9 +216,10 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
     cdef Block info
     cdef History h
     cdef Py_ssize_t it = 0, nb, stalls = 0, k
-    cdef Py_ssize_t to_check, to_callback, to_clock
+    cdef Py_ssize_t to_check, to_callback, to_clock, to_pass
     cdef Py_ssize_t max_iter = settings.max_iter, check_every = settings.check_every
     cdef Py_ssize_t callback_every = settings.callback_every
+    cdef Py_ssize_t it0 = settings.first_iteration, pass_length = settings.pass_length
     cdef double tol = settings.tol, max_time = settings.max_time
     cdef double t0, t, opt, obj
     cdef int status = MAX_ITER
@@ -197,8 +230,21 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
     cdef bint tracking = prob.tracking
     cdef bint penalized = prob.has_penalty
     cdef bint monitored = monitor is not None
+    cdef CyAnderson extrap = settings.extrapolation
+    cdef bint extrapolating = extrap is not None
+    cdef int[::1] scope_arr
+    cdef const int* scope = NULL
+    cdef Py_ssize_t ns = prob.n
     cdef double t_loop = 0.0, t_start
-    if monitored:
+    if settings.scope is not None:
+        scope_arr = settings.scope
+        ns = scope_arr.shape[0]
+        scope = &scope_arr[0] if ns > 0 else NULL
+    else:
+        scope_arr = np.arange(prob.n, dtype=np.int32)
+    if extrapolating:
+        extrap.start(prob, scope_arr)
+    if monitored and it0 == 0:
         monitor.start(prob)
     h.size = 0
     h.cap = 0
@@ -210,16 +256,17 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
     try:
         with nogil:
             t0 = _now()
-            opt = prob.optimality(True)
+            opt = _measure(prob, scope, ns, True)
             sel.notify(prob)
             prob.clear_dirty()
             obj = prob.full_objective()
-            _hist_push(&h, 0, obj, opt, 0.0)
+            _hist_push(&h, it0, obj, opt, 0.0)
             if opt <= tol:
                 status = CONVERGED
             to_check = check_every
             to_callback = callback_every
             to_clock = 256
+            to_pass = pass_length
             t_start = _now()
             while status != CONVERGED and it < max_iter:
                 nb = sel.select(prob, &block[0])
@@ -235,7 +282,7 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
                         # x + (y - x) can miss a bound of the domain by rounding
                         prob.project_block(&block[0], nb)
                     if monitored:
-                        monitor.after_step(prob, &block[0], nb, it + 1)
+                        monitor.after_step(prob, &block[0], nb, it0 + it + 1)
                     if tracking and penalized:
                         # the -q scores of the block depend on x_b as well
                         for k in range(nb):
@@ -252,25 +299,38 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
                         status = STALLED
                         break
                 it += 1
+                if extrapolating:
+                    to_pass -= 1
+                    if to_pass == 0:
+                        to_pass = pass_length
+                        if extrap.after_pass(prob):
+                            if monitored:
+                                monitor.after_step(prob, &scope_arr[0], ns, it0 + it)
+                            if tracking:
+                                if penalized:
+                                    for k in range(ns):
+                                        prob.mark_dirty(scope_arr[k])
+                                sel.notify(prob)
+                                prob.clear_dirty()
                 to_check -= 1
                 to_clock -= 1
                 if to_check == 0 and it < max_iter:
                     to_check = check_every
                     to_clock = 256
-                    opt = prob.optimality(False)
+                    opt = _measure(prob, scope, ns, False)
                     if opt <= tol and prob.tracking:
                         # confirm on state recomputed from x, not on the
                         # incrementally updated gradient
                         prob.reset()
-                        opt = prob.optimality(True)
+                        opt = _measure(prob, scope, ns, True)
                         sel.notify(prob)
                         prob.clear_dirty()
                     obj = prob.full_objective()
                     t = _now() - t0
-                    _hist_push(&h, it, obj, opt, t)
+                    _hist_push(&h, it0 + it, obj, opt, t)
                     if verbose:
                         with gil:
-                            print(f"iter {it:>8d}  objective {obj:.10e}  optimality {opt:.3e}  time {t:.3f}s")
+                            print(f"iter {it0 + it:>8d}  objective {obj:.10e}  optimality {opt:.3e}  time {t:.3f}s")
                     if opt <= tol:
                         status = CONVERGED
                         break
@@ -287,17 +347,17 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
                 if has_cb and to_callback == 0:
                     to_callback = callback_every
                     with gil:
-                        stop_cb = bool(callback(it, prob))
+                        stop_cb = bool(callback(it0 + it, prob))
                     if stop_cb:
                         status = CALLBACK
                         break
             t_loop = _now() - t_start
             # the reported solution is always certified on exact state
-            if it > 0 and h.it[h.size - 1] != it:
+            if it > 0 and h.it[h.size - 1] != it0 + it:
                 prob.reset()
-                opt = prob.optimality(True)
+                opt = _measure(prob, scope, ns, True)
                 obj = prob.full_objective()
-                _hist_push(&h, it, obj, opt, _now() - t0)
+                _hist_push(&h, it0 + it, obj, opt, _now() - t0)
                 if opt <= tol and status != CALLBACK:
                     status = CONVERGED
         cols = _hist_to_numpy(&h)

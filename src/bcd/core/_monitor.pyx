@@ -42,6 +42,12 @@ cdef class CyFaceMonitor(CyMonitor):
             if self.mismatched == 0:
                 self.target_reached_at = 0
 
+    def observe(self, CyProblem prob, coords, Py_ssize_t it):
+        """Take note of coordinates changed outside the engine (at iteration ``it``)."""
+        cdef int[::1] c = np.ascontiguousarray(coords, dtype=np.int32)
+        if c.shape[0]:
+            self.after_step(prob, &c[0], c.shape[0], it)
+
     cdef void after_step(self, CyProblem prob, const int* blk, Py_ssize_t nb,
                          Py_ssize_t it) noexcept nogil:
         cdef Py_ssize_t k

@@ -72,6 +72,8 @@ cdef class CyProblem:
     @cython.final
     cdef double optimality(self, bint exact) noexcept nogil
     @cython.final
+    cdef double optimality_on(self, const int* coords, Py_ssize_t nc) noexcept nogil
+    @cython.final
     cdef void project_block(self, const int* blk, Py_ssize_t nb) noexcept nogil
     @cython.final
     cdef void clear_dirty(self) noexcept nogil

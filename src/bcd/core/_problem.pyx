@@ -234,6 +234,49 @@ cdef class CyProblem:
                 m = v
         return m
 
+    cdef double optimality_on(self, const int* coords, Py_ssize_t nc) noexcept nogil:
+        """The optimality measure of :meth:`optimality` over ``coords`` only
+        (a working set), from the tracked gradient or from gradient entries
+        computed on demand: cost proportional to those coordinates."""
+        cdef Py_ssize_t k, j
+        cdef double m = 0.0, v, gj
+        for k in range(nc):
+            j = coords[k]
+            gj = self.g[j] if self.tracking else self.grad_coord(j)
+            v = self.penalty.dist(j, self.x[j], gj) if self.has_penalty else fabs(gj)
+            if v > m:
+                m = v
+        return m
+
+    def kkt_scores(self):
+        """``(scores, smooth, gradient)`` at the current iterate, with the
+        state recomputed from x first: the optimality measure of every coordinate
+        (``|grad_i f|``, or the distance of ``-grad_i f`` to the
+        subdifferential of g_i) and whether g_i is differentiable at x_i
+        (without a penalty: whether x_i is non-zero), i.e. the generalized
+        support, and grad f(x)."""
+        scores = np.empty(self.n)
+        smooth = np.empty(self.n, dtype=bool)
+        cdef double[::1] sv = scores
+        cdef double[::1] gp = self._gbuf
+        cdef Py_ssize_t j
+        cdef double s
+        cdef bint has_slope = self.has_penalty and self.penalty.has_slope
+        with nogil:
+            self.reset()
+            self.full_gradient(&gp[0])
+            for j in range(self.n):
+                if self.has_penalty:
+                    sv[j] = self.penalty.dist(j, self.x[j], gp[j])
+                else:
+                    sv[j] = fabs(gp[j])
+        xs = np.asarray(self.x)
+        if has_slope:
+            smooth[:] = self.penalty.smooth_at(xs)
+        else:
+            smooth[:] = xs != 0.0
+        return scores, smooth, np.array(gp)
+
     cdef void project_block(self, const int* blk, Py_ssize_t nb) noexcept nogil:
         """Put x_b back into the domain of the penalty (a step x + (y - x)
         can miss a bound by rounding)."""

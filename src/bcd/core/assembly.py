@@ -43,9 +43,13 @@ class Context:
     seed : (int, int)
         Seed words of the compiled random number generator (set once the
         units are built, so that random partitions draw first).
+    coordinates : int32 array or None
+        The coordinates the block strategy may use (a working set), sorted;
+        None: all.
     """
 
     def __init__(self, problem, state, blocks, block_size, options, rng, graph=None):
+        self.coordinates = None
         self.problem = problem
         self.state = state
         self.blocks = blocks
@@ -78,13 +82,28 @@ class Assembly:
         ``rule``, ``blocks``, ``update``, ``block_size`` and every spec option.
     """
 
-    def __init__(self, state, units, selector, update, specs, options):
+    def __init__(self, state, units, selector, update, specs, options, context):
         self.state = state
         self.units = units
         self.selector = selector
         self.update = update
         self.specs = specs
         self.options = options
+        self.context = context
+
+    def restrict(self, coordinates):
+        """Rebuild the units, the update and the selector on a subset of the
+        coordinates (sorted int32; None: all), keeping the iterate: the
+        inner problem of a working set."""
+        b_spec, r_spec, u_spec = self.specs
+        ctx = self.context
+        ctx.coordinates = coordinates
+        units = ctx.units = b_spec.build(ctx)
+        self.state.reserve(units.max_block, units.max_block if units.dense else 1)
+        step = (b_spec.solve or u_spec.build)(ctx)
+        step.reserve(units.max_block)
+        self.units, self.update = units, step
+        self.selector = _selector(ctx, r_spec)
 
     @property
     def block_matrix(self):
@@ -99,13 +118,27 @@ class Assembly:
         without stepping."""
         return self.selector.draw(self.state, count)
 
+    @property
+    def pass_length(self):
+        """Iterations in one pass over the units."""
+        u = self.units
+        return max(1, -(-u.n_units // max(1, u.per_iteration)))
+
     def run(self, max_iter, tol=0.0, max_time=0.0, check_every=10**9, callback=None,
-            callback_every=1, verbose=False, monitor=None):
-        """Run the engine from the current iterate; returns its Outcome."""
+            callback_every=1, verbose=False, monitor=None, scope=None, extrapolation=None,
+            first_iteration=0):
+        """Run the engine from the current iterate; returns its Outcome.
+
+        ``scope`` restricts the stopping test to some coordinates (those of
+        a :meth:`restrict`); ``extrapolation`` is a
+        :class:`~bcd.core._extrapolate.CyAnderson`, tried once per pass.
+        """
         settings = _engine.Settings(
             max_iter=max_iter, tol=tol, max_time=max_time, check_every=check_every,
             callback=callback, callback_every=callback_every,
-            max_block=self.units.max_block, greedy=self.specs[1].gradient, verbose=verbose)
+            max_block=self.units.max_block, greedy=self.specs[1].gradient, verbose=verbose,
+            scope=scope, extrapolation=extrapolation, pass_length=self.pass_length,
+            first_iteration=first_iteration)
         return _engine.run(self.state, self.selector, self.update, settings, monitor)
 
 
@@ -143,13 +176,17 @@ def assemble(problem, rule, blocks, update, block_size=None, random_state=None, 
     state.reserve(units.max_block, units.max_block if units.dense else 1)
     step = (b_spec.solve or u_spec.build)(ctx)
     step.reserve(units.max_block)
-    if units.n_units == 0:
-        # no coordinate can move; a one-unit placeholder keeps the selector valid
-        placeholder = Units(np.array([0, 0], np.int32), np.zeros(0, np.int32), 1, np.zeros(1), n)
-        selector = CyCyclicSelector(placeholder.ptr, placeholder.coords, placeholder.lipschitz,
-                                    1, (0, 0), False)
-    else:
-        ctx.seed = seed_words(rng)
-        selector = r_spec.build(ctx)
+    selector = _selector(ctx, r_spec)
     record = dict(rule=rule, blocks=blocks, block_size=block_size, update=update, **resolved)
-    return Assembly(state, units, selector, step, specs, record)
+    return Assembly(state, units, selector, step, specs, record, ctx)
+
+
+def _selector(ctx, r_spec):
+    if ctx.units.n_units == 0:
+        # no coordinate can move; a one-unit placeholder keeps the selector valid
+        placeholder = Units(np.array([0, 0], np.int32), np.zeros(0, np.int32), 1, np.zeros(1),
+                            ctx.n)
+        return CyCyclicSelector(placeholder.ptr, placeholder.coords, placeholder.lipschitz,
+                                1, (0, 0), False)
+    ctx.seed = seed_words(ctx.rng)
+    return r_spec.build(ctx)

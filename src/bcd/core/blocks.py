@@ -21,7 +21,7 @@ solved by message passing in linear time:
 import numpy as np
 
 from ._forest import CyForestUpdate, forest_partition, greedy_coloring
-from .specs import Option, Spec, needs
+from .specs import Option, Spec, boolean, needs
 
 
 class Units:
@@ -76,8 +76,9 @@ class Units:
         return [self.coords[self.ptr[u]:self.ptr[u + 1]] for u in range(self.n_units)]
 
 
-def partition(L, block_size, kind, rng):
-    """Partition the coordinates with ``L > 0`` into blocks of <= block_size.
+def partition(L, block_size, kind, rng, coordinates=None):
+    """Partition the coordinates with ``L > 0`` (among ``coordinates``, a
+    sorted subset, when given) into blocks of <= block_size.
 
     ``kind`` is one of
 
@@ -90,26 +91,43 @@ def partition(L, block_size, kind, rng):
 
     Returns the list of blocks (each sorted).
     """
-    active = np.flatnonzero(L > 0)
+    ptr, coords = partition_arrays(L, block_size, kind, rng, coordinates)
+    return [coords[ptr[u]:ptr[u + 1]] for u in range(len(ptr) - 1)]
+
+
+def partition_arrays(L, block_size, kind, rng, coordinates=None):
+    """:func:`partition` as ``(ptr, coords)``: block ``u`` is
+    ``coords[ptr[u]:ptr[u + 1]]`` (sorted); computed without a Python loop."""
+    active = active_coordinates(L, coordinates)
     n_active = active.size
-    if n_active == 0:
-        return []
     n_blocks = -(-n_active // block_size)
     if kind == "order":
         order = active
     elif kind == "random":
         order = active[rng.permutation(n_active)]
-    elif kind == "sort":
+    elif kind in ("sort", "avg"):
         order = active[np.argsort(-L[active], kind="stable")]
-    elif kind == "avg":
-        srt = active[np.argsort(-L[active], kind="stable")]
-        lap = np.arange(n_active) // n_blocks
-        pos = np.arange(n_active) % n_blocks
-        owner = np.where(lap % 2 == 0, pos, n_blocks - 1 - pos)
-        return [np.sort(srt[owner == u]) for u in range(n_blocks)]
     else:  # pragma: no cover - validated by the caller
         raise ValueError(kind)
-    return [np.sort(order[s:s + block_size]) for s in range(0, n_active, block_size)]
+    position = np.arange(n_active)
+    if kind == "avg":
+        lap, pos = position // n_blocks, position % n_blocks
+        owner = np.where(lap % 2 == 0, pos, n_blocks - 1 - pos)
+    else:
+        owner = position // block_size
+    grouped = np.lexsort((order, owner))
+    coords = order[grouped].astype(np.int32)
+    ptr = np.zeros(n_blocks + 1, dtype=np.int32)
+    np.cumsum(np.bincount(owner, minlength=n_blocks), out=ptr[1:])
+    return ptr, coords
+
+
+def active_coordinates(L, coordinates=None):
+    """The coordinates with ``L_i > 0``, among ``coordinates`` if given."""
+    if coordinates is None:
+        return np.flatnonzero(L > 0).astype(np.int32)
+    coordinates = np.asarray(coordinates, dtype=np.int32)
+    return coordinates[L[coordinates] > 0]
 
 
 def vertex_order(L, kind, rng):
@@ -146,7 +164,7 @@ def _gershgorin(graph_matrix, labels, n_blocks):
 
 def _variable(ctx):
     L = np.asarray(ctx.state.lipschitz)
-    active = np.flatnonzero(L > 0).astype(np.int32)
+    active = active_coordinates(L, ctx.coordinates)
     ptr = np.arange(active.size + 1, dtype=np.int32)
     return Units(ptr, active, ctx.block_size, L[active], L.shape[0])
 
@@ -178,12 +196,9 @@ def _coloring(ctx):
 
 def _fixed(ctx):
     L = np.asarray(ctx.state.lipschitz)
-    blocks = partition(L, ctx.block_size, ctx.options["partition"], ctx.rng)
-    sizes = np.array([len(b) for b in blocks], dtype=np.int64)
-    ptr = np.zeros(len(blocks) + 1, dtype=np.int32)
-    np.cumsum(sizes, out=ptr[1:])
-    coords = np.concatenate(blocks).astype(np.int32) if blocks else np.zeros(0, np.int32)
-    units = Units(ptr, coords, 1, np.zeros(len(blocks)), L.shape[0])
+    ptr, coords = partition_arrays(L, ctx.block_size, ctx.options["partition"], ctx.rng,
+                                   ctx.coordinates)
+    units = Units(ptr, coords, 1, np.zeros(len(ptr) - 1), L.shape[0])
     units.lipschitz = ctx.state.blocks_lipschitz(units.ptr, units.coords)
     return units
 
@@ -201,6 +216,12 @@ _VERTEX_ORDER = Option(
     "vertex_order", "natural", "order in which the greedy forest/colouring visits the nodes",
     choices={"natural": needs(), "random": needs(), "lipschitz": needs(["lipschitz"])})
 
+#: the blocks are drawn from a working set grown by an outer loop
+#: (:mod:`bcd.core.workingset`); the units are rebuilt on each working set
+_WORKING_SET = Option("working_set", False,
+                      "solve a sequence of problems restricted to working sets",
+                      check=boolean("working_set"))
+
 #: name -> Spec.  Forest-structured strategies need the Hessian's graph and
 #: solve their blocks by message passing (``solve``).
 BLOCKS = {
@@ -209,9 +230,11 @@ BLOCKS = {
                                   "how the fixed partition is formed",
                                   choices={"order": needs(), "random": needs(),
                                            "sort": needs(["lipschitz"]),
-                                           "avg": needs(["lipschitz"])}),),
-                  doc="a partition chosen once"),
-    "variable": Spec("blocks", "variable", _variable, needs(), doc="any block_size coordinates"),
+                                           "avg": needs(["lipschitz"])}),
+                           _WORKING_SET),
+                  doc="a partition chosen once (of each working set)"),
+    "variable": Spec("blocks", "variable", _variable, needs(), options=(_WORKING_SET,),
+                     doc="any block_size coordinates"),
     "tree": Spec("blocks", "tree", _tree, needs(["graph"], penalty=None),
                  solve=_message_passing,
                  doc="a maximal forest of the Hessian's graph grown every iteration"),

@@ -13,7 +13,7 @@ from ._forest import CyTreeSelector
 from ._select import (CyCyclicSelector, CyGreedySelector, CyLipschitzSelector,
                       CyMaxImprovementSelector, CyQuadraticGreedySelector, CyRandomSelector,
                       CySparseQuadraticSelector)
-from .specs import Option, Spec, needs, positive_int
+from .specs import Option, Spec, needs, non_negative_int, positive_int
 
 #: rounds of iterative hard thresholding of the variable-block GSQ rule
 GSQ_ITERATIONS = 10
@@ -128,6 +128,9 @@ _GSD_DIAGONAL = Option(
 #: the rule reads the full gradient, which is then kept up to date.
 RULES = {
     "cyclic": Spec("rule", "cyclic", _cyclic, needs(), _NOT_TREE,
+                   options=(Option("extrapolation", 0,
+                                   "Anderson extrapolation of the last K passes, K "
+                                   "(0: none)", check=non_negative_int("extrapolation")),),
                    doc="blocks in turn (variable blocks: a fresh permutation every pass)"),
     "random": Spec("rule", "random", _random, needs(), _ALL,
                    doc="uniformly random blocks (trees: grown in random order)"),

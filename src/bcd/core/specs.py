@@ -40,6 +40,8 @@ Newton), ``orthant`` (the smooth pieces of two-metric projection) and
 """
 import dataclasses
 import numbers
+
+import numpy as np
 from typing import Any, Callable, Mapping, Optional
 
 PROBLEM_CAPABILITIES = {
@@ -174,6 +176,22 @@ def positive_int(name):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}.")
         return int(value)
+    return check
+
+
+def non_negative_int(name):
+    def check(value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {value!r}.")
+        return int(value)
+    return check
+
+
+def boolean(name):
+    def check(value):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {value!r}.")
+        return bool(value)
     return check
 
 

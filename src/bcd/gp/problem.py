@@ -70,6 +70,7 @@ class GaussianProcess(Problem):
     True
     """
 
+    structure = "kernel"
     capabilities = frozenset({"lipschitz", "hessian_bound", "bound_products", "sirt_diagonal",
                               "block_hessian", "hessian_entries", "quadratic"})
 

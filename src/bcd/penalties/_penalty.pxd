@@ -6,6 +6,7 @@ cdef class CyPenalty:
     """
     cdef readonly Py_ssize_t n
     cdef unsigned int missing      # base methods reached (see verify)
+    cdef readonly bint has_slope   # implements slope (set by verify)
 
     cdef double value_i(self, Py_ssize_t i, double xi) noexcept nogil
     cdef double prox(self, Py_ssize_t i, double z, double step) noexcept nogil

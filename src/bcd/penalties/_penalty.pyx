@@ -55,6 +55,7 @@ cdef class CyPenalty:
             self.slope(0, 0.0, &s)
             self.l1_weight(0, &s, &pos)
             self.box_bounds(0, &lo, &up)
+        self.has_slope = not (self.missing & M_SLOPE)
         absent = [name for name, bit in _REQUIRED.items() if self.missing & bit]
         for cap in capabilities:
             if cap not in _OPTIONAL:
@@ -184,6 +185,19 @@ cdef class CyPenalty:
         cdef Py_ssize_t i
         for i in range(self.n):
             o[i] = <signed char>self.face(i, xv[i])
+        return out
+
+    def smooth_at(self, x):
+        """Whether g_i is differentiable at x_i, for every coordinate (the
+        generalized support: non-zero for L1, strictly inside for a box);
+        needs the "slope" capability."""
+        cdef const double[::1] xv = np.ascontiguousarray(x, dtype=np.float64)
+        out = np.empty(self.n, dtype=bool)
+        cdef unsigned char[::1] o = out.view(np.uint8)
+        cdef Py_ssize_t i
+        cdef double s
+        for i in range(self.n):
+            o[i] = self.slope(i, xv[i], &s)
         return out
 
     def distances(self, x, g):

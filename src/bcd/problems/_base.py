@@ -37,6 +37,14 @@ class Problem:
     penalty = None
     #: What the problem provides (see bcd.core.specs.PROBLEM_CAPABILITIES).
     capabilities = frozenset()
+    #: The shape of f that the automatic configuration (bcd.core.auto) keys
+    #: on: "linear_model" (f = sum_i phi(a_i.x) + l2/2 ||x||^2),
+    #: "grouped_linear_model" (the same with a group of coordinates per
+    #: feature, such as one per class), "sparse_quadratic" (a quadratic with
+    #: a sparse Hessian graph), "kernel" (a quadratic with a dense kernel
+    #: Hessian computed on the fly) or None (any other: a configuration
+    #: valid for every problem is used).
+    structure = None
     #: dtype of returned solutions (float32 for float32 input).
     dtype = np.dtype(np.float64)
 

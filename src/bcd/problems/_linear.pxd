@@ -34,5 +34,5 @@ cdef class CyLinearModel(CyProblem):
     cdef void w_from_z(self) noexcept nogil
     cdef double data_loss(self) noexcept nogil
     cdef double rows_delta(self, double alpha) noexcept nogil
-    cdef bint curvature_weights(self, double* out) noexcept nogil
+    cdef double curvature_at(self, Py_ssize_t i) noexcept nogil
     cdef void push_gradient(self, const int* rows, const double* dw, Py_ssize_t nr) noexcept nogil

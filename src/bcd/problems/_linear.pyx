@@ -1,6 +1,6 @@
 """Compiled states of the linear-model problems (least squares, logistic)."""
 import numpy as np
-from libc.math cimport exp, expm1, log1p
+from libc.math cimport exp, expm1, fabs, log1p
 
 from bcd.core._problem cimport CyProblem
 from bcd.core._matrix cimport CyMatrix
@@ -62,9 +62,9 @@ cdef class CyLinearModel(CyProblem):
     cdef double rows_delta(self, double alpha) noexcept nogil:
         return 0.0
 
-    cdef bint curvature_weights(self, double* out) noexcept nogil:
-        """phi''(z_i) for every row; False when it is constant (= curvature)."""
-        return False
+    cdef double curvature_at(self, Py_ssize_t i) noexcept nogil:
+        """phi''(z_i); negative when it is constant (= ``curvature``)."""
+        return -1.0
 
     cdef void update_rows(self, const int* rows, const double* vals, Py_ssize_t nr,
                           double scale, double* dw_out) noexcept nogil:
@@ -113,9 +113,19 @@ cdef class CyLinearModel(CyProblem):
 
     cdef bint block_hessian(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
         """The block of the Hessian at x: A_b.T diag(phi''(z)) A_b + l2 I."""
-        cdef Py_ssize_t a
-        if not self.curvature_weights(&self.rowbuf[0]):
+        cdef Py_ssize_t a, p, i, start, end
+        if self.curvature_at(0) < 0.0:
             return self.block_hessian_bound(blk, nb, H)
+        # phi'' on the rows the block's columns touch (all rows when dense)
+        if self.A.dense:
+            for i in range(self.A.n_rows):
+                self.rowbuf[i] = self.curvature_at(i)
+        else:
+            for a in range(nb):
+                self.A.col_range(blk[a], &start, &end)
+                for p in range(start, end):
+                    i = self.A.row(p, start)
+                    self.rowbuf[i] = self.curvature_at(i)
         self.A.gram(blk, nb, &self.rowbuf[0], H, &self.colbuf[0])
         for a in range(nb):
             H[a * nb + a] += self.l2
@@ -291,14 +301,6 @@ cdef inline double _logistic_dloss(double z, double t) noexcept nogil:
     return -t / (1.0 + exp(u))
 
 
-cdef inline double _sigmoid(double u) noexcept nogil:
-    cdef double e
-    if u >= 0.0:
-        return 1.0 / (1.0 + exp(-u))
-    e = exp(u)
-    return e / (1.0 + e)
-
-
 cdef class CyLogistic(CyLinearModel):
     """phi(z; t) = log(1 + exp(-t z)) with t in {-1, +1}."""
 
@@ -328,11 +330,8 @@ cdef class CyLogistic(CyLinearModel):
             s += log1p(-t * self.w[i] * expm1(-t * alpha * self.dzc[k]))
         return s
 
-    cdef bint curvature_weights(self, double* out) noexcept nogil:
-        cdef Py_ssize_t i
-        cdef double p
-        for i in range(self.z.shape[0]):
-            p = _sigmoid(self.z[i])
-            out[i] = p * (1.0 - p)
-        return True
+    cdef double curvature_at(self, Py_ssize_t i) noexcept nogil:
+        # w_i = -t sigmoid(-t z_i), and sigmoid(u) (1 - sigmoid(u)) is even in u
+        cdef double s = fabs(self.w[i])
+        return s * (1.0 - s)
 

@@ -38,11 +38,8 @@ cdef class CyPoisson(CyLinearModel):
             s += (self.w[i] + self.target[i]) * expm1(h) - self.target[i] * h
         return s
 
-    cdef bint curvature_weights(self, double* out) noexcept nogil:
-        cdef Py_ssize_t i
-        for i in range(self.z.shape[0]):
-            out[i] = exp(self.z[i])
-        return True
+    cdef double curvature_at(self, Py_ssize_t i) noexcept nogil:
+        return exp(self.z[i])
 
     cdef bint block_hessian_bound(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
         return False

@@ -13,6 +13,7 @@ class _LinearModel(Problem):
 
     _compiled_class = None
     _curvature = 1.0
+    structure = "linear_model"
     capabilities = frozenset({"lipschitz", "hessian_bound", "bound_products", "sirt_diagonal",
                               "block_hessian"})
 
@@ -124,11 +125,8 @@ class LeastSquares(_LinearModel):
         ``positive``), theta = (b - Ax) / max(1, max_i c_i / lam_i) with c_i =
         |a_i^T r| (a_i^T r with ``positive``), and D(theta) = ||b||^2 / 2 -
         ||b - theta||^2 / 2, the Lasso dual."""
-        pen = self.penalty
-        if not isinstance(pen, L1) or self.l2 != 0.0:
-            return None
-        lam = np.broadcast_to(pen.lam, (self.n_coordinates,))
-        if not np.all(lam > 0):
+        lam = self._gap_weights()
+        if lam is None:
             return None
         w, g = state.exact_state() if state is not None else (None, None)
         if g is None:
@@ -136,11 +134,43 @@ class LeastSquares(_LinearModel):
             corr = np.asarray(self.A.T @ r).ravel()
         else:
             r, corr = -w, -g             # w = Ax - b and g = A.T w (l2 = 0)
+        return self._gap(np.asarray(x), r, corr, lam)[0]
+
+    def safe_zeros(self, state, gradient):
+        """``(gap, zeros)`` at the compiled state's iterate (its state exact,
+        ``gradient`` = grad f there): the duality gap (see
+        :meth:`duality_gap`) and the coordinates that the gap safe sphere test
+        proves zero at every solution, ``|a_i^T theta| + ||a_i|| sqrt(2 gap)
+        < lam_i`` (``a_i^T theta`` with ``positive``); ``(None, None)``
+        where :meth:`duality_gap` is None."""
+        lam = self._gap_weights()
+        if lam is None:
+            return None, None
+        w, _ = state.exact_state()
+        gap, scale = self._gap(state.get_x(), -w, -gradient, lam)
+        corr = -gradient / scale
+        if not self.penalty.positive:
+            corr = np.abs(corr)
+        # L_i = ||a_i||^2 for least squares without l2
+        radius = np.sqrt(2.0 * max(gap, 0.0))
+        return gap, corr + np.sqrt(self.lipschitz) * radius < lam
+
+    def _gap_weights(self):
+        """The L1 weights as an array when the gap is defined, else None."""
+        pen = self.penalty
+        if not isinstance(pen, L1) or self.l2 != 0.0:
+            return None
+        lam = np.broadcast_to(pen.lam, (self.n_coordinates,))
+        return lam if np.all(lam > 0) else None
+
+    def _gap(self, x, r, corr, lam):
+        """(gap, scale) from the residual r = b - Ax and corr = A^T r."""
+        pen = self.penalty
         scale = max(1.0, float(np.max((corr if pen.positive else np.abs(corr)) / lam)))
         theta = r / scale
         primal = 0.5 * float(r @ r) + float(lam @ np.abs(x))
         dual = 0.5 * float(self.b @ self.b) - 0.5 * float((self.b - theta) @ (self.b - theta))
-        return primal - dual
+        return primal - dual, scale
 
     def smooth_objective(self, x):
         """Value of the smooth objective f at ``x`` (``objective`` adds the penalty)."""

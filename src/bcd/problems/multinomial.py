@@ -53,6 +53,7 @@ class Multinomial(Problem):
     (True, (4, 3))
     """
 
+    structure = "grouped_linear_model"
     capabilities = frozenset({"lipschitz", "hessian_bound", "bound_products", "sirt_diagonal",
                               "block_hessian"})
 

@@ -40,6 +40,7 @@ class Quadratic(Problem):
     True
     """
 
+    structure = "sparse_quadratic"
     capabilities = frozenset({"lipschitz", "hessian_bound", "bound_products", "sirt_diagonal",
                               "block_hessian", "hessian_entries", "quadratic", "graph"})
 

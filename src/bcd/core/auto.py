@@ -1,0 +1,150 @@
+"""The automatic configuration of :func:`bcd.solve`: ``AUTO_TABLE``.
+
+When ``rule``, ``blocks``, ``block_size`` and ``update`` are all left at
+``"auto"`` (and no option of a particular rule, block strategy or update
+is given), :func:`choose` takes the first row of ``AUTO_TABLE`` that
+matches the problem's ``structure`` (see :class:`bcd.problems.Problem`),
+its penalty and its size, and that :func:`bcd.core.specs.check_combination`
+accepts for it.  A problem no row covers gets ``FALLBACK``, which is valid
+for every problem.  The choice is recorded in ``Result.options["auto"]``.
+
+Every row was measured with ``python -m asv_benches.autotune`` (a grid of
+explicit configurations per problem class, in one process, on a 2-core
+machine); the justification of each row quotes that run.
+"""
+import dataclasses
+from typing import Callable, Mapping
+
+from .specs import check_combination
+
+#: Anderson depth K of every row that extrapolates (the choice of celer and
+#: skglm; 3-10 measured within 10% of each other on label propagation)
+DEPTH = 5
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One row of the table: ``when(problem)`` selects it, ``config`` is
+    passed to :func:`bcd.solve` (``block_size`` may be a function of n)."""
+    name: str
+    when: Callable
+    config: Mapping
+    why: str
+
+
+def _penalized(problem):
+    return problem.penalty is not None
+
+
+def _has(*caps):
+    return lambda problem: set(caps) <= problem.capabilities
+
+
+def _all(*tests):
+    return lambda problem: all(t(problem) for t in tests)
+
+
+def _structure(name):
+    return lambda problem: getattr(problem, "structure", None) == name
+
+
+def _not(test):
+    return lambda problem: not test(problem)
+
+
+#: coordinate descent in column order on working sets, with extrapolation
+_WORKING_SET_CD = dict(rule="cyclic", blocks="fixed", partition="order", block_size=1,
+                       working_set=True, extrapolation=DEPTH)
+
+AUTO_TABLE = (
+    Row("penalized least squares",
+        _all(_penalized, _structure("linear_model"), _has("quadratic")),
+        dict(_WORKING_SET_CD, update="gradient"),
+        "Lasso on dataset A (lambda=5e4): 3.7 ms (x >= 0) and 5.1 ms against 3.8 / 5.3 ms "
+        "for the best greedy configuration (GS, variable blocks of 75, proximal Newton) and "
+        "21.7 / 27.1 ms for plain coordinate descent; 5000 x 50000 at lambda_max/20: 83 ms "
+        "against 0.81 s for coordinate descent and 13 s for greedy rules"),
+    Row("penalized generalized linear model",
+        _all(_penalized, _structure("linear_model"), _has("block_hessian")),
+        dict(_WORKING_SET_CD, update="newton"),
+        "L1-logistic on dataset B: one-coordinate proximal Newton steps need half the "
+        "iterations of proximal gradient steps at lambda_max/20 and a tenth at "
+        "lambda_max/100 (0.25 s against 0.70 s); without extrapolation 2x slower"),
+    Row("penalized problem with coordinate Lipschitz constants",
+        _all(_penalized, _has("lipschitz")),
+        dict(_WORKING_SET_CD, update="gradient"),
+        "the working-set coordinate descent of the least-squares row, for penalized "
+        "problems without a row of their own"),
+    Row("sparse quadratic",
+        _all(_not(_penalized), _structure("sparse_quadratic"), _has("graph")),
+        dict(rule="cyclic", blocks="forest_partition", update="exact", extrapolation=DEPTH),
+        "label propagation on a 300 x 300 lattice to ||Qx - c|| <= 1e-8 ||c||: forest "
+        "partition with message passing, 0.44 s, and 0.12 s with extrapolation (spsolve "
+        "0.32 s); greedy and random rules are slower (row h of asv_benches/compare.py)"),
+    Row("kernel system",
+        _all(_not(_penalized), _structure("kernel")),
+        dict(rule="gbcd", blocks="variable", update="exact"),
+        "the greedy block rule of Bo and Sminchisescu with exact block solves, the "
+        "configuration of their GP experiments (asv_benches/gp_scaling.py)"),
+    Row("smooth multiclass linear model",
+        _all(_not(_penalized), _structure("grouped_linear_model")),
+        dict(rule="random", blocks="fixed", block_size=100, update="linesearch"),
+        "multinomial regression on dataset C: random fixed blocks of 100 with a line "
+        "search, 4.2 s; cyclic, greedy, Newton and extrapolated variants 4.3-7 s or "
+        "not converged within 10 s"),
+    Row("smooth linear model",
+        _all(_not(_penalized), _structure("linear_model")),
+        dict(rule="cyclic", blocks="variable", block_size=300, update="linesearch"),
+        "logistic regression on dataset B: cyclic variable blocks of 300 with a line "
+        "search, 0.18 s; one-coordinate gradient or Newton steps, with or without "
+        "extrapolation, not converged within 5 s"),
+)
+
+#: valid for every problem: greedy selection of variable blocks of 5 with
+#: gradient steps (a running Lipschitz estimate where L_i are unknown)
+FALLBACK = Row("fallback", lambda problem: True,
+               dict(rule="gs", blocks="variable", block_size=5, update="gradient"),
+               "no row of the table covers this problem: Gauss-Southwell on variable "
+               "blocks of 5 with gradient steps, valid for every problem")
+
+#: what :func:`bcd.solve` uses when only some of rule, blocks, block_size
+#: and update are given (the defaults before the automatic choice existed)
+EXPLICIT_DEFAULTS = dict(rule="gs", blocks="variable", block_size=None, update="gradient")
+
+
+def _resolve(config, n):
+    config = dict(config)
+    size = config.get("block_size")
+    if size is not None:
+        config["block_size"] = max(1, min(size, n))
+    return config
+
+
+def choose(problem, tables):
+    """``(config, row)``: the first row of ``AUTO_TABLE`` that matches
+    ``problem`` and is a valid combination for it (``FALLBACK`` if none)."""
+    n = problem.n_coordinates
+    for row in AUTO_TABLE + (FALLBACK,):
+        if not row.when(problem):
+            continue
+        config = _resolve(row.config, n)
+        options = {k: v for k, v in config.items()
+                   if k not in ("rule", "blocks", "block_size", "update")}
+        try:
+            check_combination(problem, config["blocks"], config["rule"], config["update"],
+                              options, tables)
+        except ValueError:
+            continue
+        return config, row
+    raise AssertionError("the fallback configuration is valid for every problem")
+
+
+#: the options named by :func:`describe`
+RECORDED = ("rule", "blocks", "block_size", "update", "partition", "working_set",
+            "extrapolation")
+
+
+def describe(config, row):
+    """One line naming the row and the configuration it chose."""
+    items = ", ".join(f"{k}={v!r}" for k, v in config.items())
+    return f"automatic configuration ({row.name}): {items}"
