@@ -7,12 +7,12 @@ iteration loop, selection and updates are compiled.
 
 >>> import bcd
 >>> A, b = bcd.datasets.make_paper_dataset("A", n_samples=50, n_features=200)
->>> result = bcd.solve(bcd.LeastSquares(A, b), rule="gs", blocks="variable",
-...                    block_size=5, max_iter=5000, tol=1e-3)
+>>> result = bcd.solve(bcd.LeastSquares(A, b, penalty=bcd.L1(1e3)))
 >>> result.converged
 True
 """
 from . import datasets, forest, gp, penalties, problems
+from ._path import PathResult, lambda_max, path
 from ._result import ConvergenceWarning, History, Result
 from ._solve import IterationInfo, solve
 from .forest import tree_solve
@@ -23,7 +23,7 @@ from .problems import *  # noqa: F401,F403 (the problem classes, see problems.__
 __version__ = "0.1.0"
 
 __all__ = [
-    "solve", "Result", "History", "IterationInfo", "ConvergenceWarning",
+    "solve", "path", "lambda_max", "PathResult", "Result", "History", "IterationInfo", "ConvergenceWarning",
     "problems", "datasets", "forest", "tree_solve", "penalties", "L1", "NonNegative", "Box", "gp",
     "GaussianProcess",
 ] + [name for name in problems.__all__ if name != "Problem"]

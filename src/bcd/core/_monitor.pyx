@@ -9,6 +9,17 @@ cdef class CyMonitor:
     cdef void start(self, CyProblem prob) except *:
         pass
 
+    def begin(self, CyProblem prob):
+        """Start watching from the current iterate (the engine does this when
+        a run starts at iteration 0)."""
+        self.start(prob)
+
+    def observe(self, CyProblem prob, coords, Py_ssize_t it):
+        """Take note of coordinates changed outside the engine (at iteration ``it``)."""
+        cdef int[::1] c = np.ascontiguousarray(coords, dtype=np.int32)
+        if c.shape[0]:
+            self.after_step(prob, &c[0], c.shape[0], it)
+
     cdef void after_step(self, CyProblem prob, const int* blk, Py_ssize_t nb,
                          Py_ssize_t it) noexcept nogil:
         pass
@@ -41,12 +52,6 @@ cdef class CyFaceMonitor(CyMonitor):
             self.mismatched = int(np.count_nonzero(ref != np.asarray(self.target)))
             if self.mismatched == 0:
                 self.target_reached_at = 0
-
-    def observe(self, CyProblem prob, coords, Py_ssize_t it):
-        """Take note of coordinates changed outside the engine (at iteration ``it``)."""
-        cdef int[::1] c = np.ascontiguousarray(coords, dtype=np.int32)
-        if c.shape[0]:
-            self.after_step(prob, &c[0], c.shape[0], it)
 
     cdef void after_step(self, CyProblem prob, const int* blk, Py_ssize_t nb,
                          Py_ssize_t it) noexcept nogil:

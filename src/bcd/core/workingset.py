@@ -78,6 +78,8 @@ def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_
     loop_time = 0.0
     status = None
     t0 = time.perf_counter()
+    if monitor is not None:
+        monitor.begin(state)
     while True:
         scores, smooth, grad = state.kkt_scores()
         opt = float(scores.max()) if n else 0.0
