@@ -5,6 +5,7 @@ configuration; ``RULES``, ``UPDATES`` and ``BLOCKS`` are the tables of the
 selection rules, block updates and block strategies; :func:`assemble`
 builds the compiled parts of a configuration.
 """
+from . import auto
 from .assembly import Assembly, assemble
 from .blocks import BLOCKS
 from .rules import RULES
@@ -33,4 +34,5 @@ def reference_markdown():
     return (HEADER + "## Capabilities\n\n"
             + capability_table(classes, [penalties.L1, penalties.NonNegative, penalties.Box])
             + "\n## Rules, updates and block strategies\n\n"
-            + combination_table((BLOCKS, RULES, UPDATES)))
+            + combination_table((BLOCKS, RULES, UPDATES))
+            + "\n## Automatic configuration\n\n" + auto.table_markdown())

@@ -78,7 +78,7 @@ AUTO_TABLE = (
     Row("sparse quadratic",
         _all(_not(_penalized), _structure("sparse_quadratic"), _has("graph")),
         dict(rule="cyclic", blocks="forest_partition", update="exact", extrapolation=DEPTH),
-        "label propagation on a 300 x 300 lattice to ||Qx - c|| <= 1e-8 ||c||: forest "
+        "label propagation on a 300 x 300 lattice to ‖Qx − c‖ <= 1e-8 ‖c‖: forest "
         "partition with message passing, 0.44 s, and 0.12 s with extrapolation (spsolve "
         "0.32 s); greedy and random rules are slower (row h of asv_benches/compare.py)"),
     Row("kernel system",
@@ -142,6 +142,18 @@ def choose(problem, tables):
 #: the options named by :func:`describe`
 RECORDED = ("rule", "blocks", "block_size", "update", "partition", "working_set",
             "extrapolation")
+
+
+def table_markdown():
+    """``AUTO_TABLE`` and ``FALLBACK`` as a Markdown table, in order."""
+    lines = ["`bcd.solve(problem)` takes the first row that matches the problem and is a "
+             "valid combination for it (`bcd.core.auto.AUTO_TABLE`; measured by "
+             "`python -m asv_benches.autotune`).", "",
+             "| row | configuration | measured |", "|---|---|---|"]
+    for row in AUTO_TABLE + (FALLBACK,):
+        config = ", ".join(f"`{k}={v!r}`" for k, v in row.config.items())
+        lines.append(f"| {row.name} | {config} | {row.why} |")
+    return "\n".join(lines) + "\n"
 
 
 def describe(config, row):
