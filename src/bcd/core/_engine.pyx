@@ -264,7 +264,8 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
             if opt <= tol:
                 status = CONVERGED
             to_check = check_every
-            to_callback = callback_every
+            # callbacks fall on multiples of callback_every of the total count
+            to_callback = callback_every - it0 % callback_every
             to_clock = 256
             to_pass = pass_length
             t_start = _now()

@@ -5,8 +5,8 @@ When ``rule``, ``blocks``, ``block_size`` and ``update`` are all left at
 is given), :func:`choose` takes the first row of ``AUTO_TABLE`` that
 matches the problem's ``structure`` (see :class:`bcd.problems.Problem`),
 its penalty and its size, and that :func:`bcd.core.specs.check_combination`
-accepts for it.  A problem no row covers gets ``FALLBACK``, which is valid
-for every problem.  The choice is recorded in ``Result.options["auto"]``.
+accepts for it.  A problem no row covers gets the first valid row of
+``FALLBACKS``.  The choice is recorded in ``Result.options["auto"]``.
 
 Every row was measured with ``python -m asv_benches.autotune`` (a grid of
 explicit configurations per problem class, in one process, on a 2-core
@@ -100,12 +100,20 @@ AUTO_TABLE = (
         "extrapolation, not converged within 5 s"),
 )
 
-#: valid for every problem: greedy selection of variable blocks of 5 with
-#: gradient steps (a running Lipschitz estimate where L_i are unknown)
-FALLBACK = Row("fallback", lambda problem: True,
-               dict(rule="gs", blocks="variable", block_size=5, update="gradient"),
-               "no row of the table covers this problem: Gauss-Southwell on variable "
-               "blocks of 5 with gradient steps, valid for every problem")
+#: for problems no row covers, in order: greedy selection of variable blocks
+#: of 5 with gradient steps (a running Lipschitz estimate where L_i are
+#: unknown, which needs a smooth problem), else with proximal Newton steps
+#: (a penalized problem without Lipschitz constants)
+FALLBACKS = (
+    Row("fallback", lambda problem: True,
+        dict(rule="gs", blocks="variable", block_size=5, update="gradient"),
+        "no row of the table covers this problem: Gauss-Southwell on variable blocks of 5 "
+        "with gradient steps"),
+    Row("fallback (Newton)", lambda problem: True,
+        dict(rule="gs", blocks="variable", block_size=5, update="newton"),
+        "the same with (proximal) Newton steps, for penalized problems without Lipschitz "
+        "constants"),
+)
 
 #: what :func:`bcd.solve` uses when only some of rule, blocks, block_size
 #: and update are given (the defaults before the automatic choice existed)
@@ -121,10 +129,13 @@ def _resolve(config, n):
 
 
 def choose(problem, tables):
-    """``(config, row)``: the first row of ``AUTO_TABLE`` that matches
-    ``problem`` and is a valid combination for it (``FALLBACK`` if none)."""
+    """``(config, row)``: the first row of ``AUTO_TABLE`` then ``FALLBACKS``
+    that matches ``problem`` and is a valid combination for it.
+
+    Raises ValueError when none is (a problem without the capabilities any
+    of them needs), naming what to give explicitly instead."""
     n = problem.n_coordinates
-    for row in AUTO_TABLE + (FALLBACK,):
+    for row in AUTO_TABLE + FALLBACKS:
         if not row.when(problem):
             continue
         config = _resolve(row.config, n)
@@ -136,7 +147,10 @@ def choose(problem, tables):
         except ValueError:
             continue
         return config, row
-    raise AssertionError("the fallback configuration is valid for every problem")
+    raise ValueError(f"no automatic configuration applies to {type(problem).__name__}"
+                     f"{' with ' + repr(problem.penalty) if problem.penalty is not None else ''}"
+                     f" (its capabilities: {sorted(problem.capabilities)}); give rule, blocks "
+                     f"and update explicitly (see docs/combinations.md).")
 
 
 #: the options named by :func:`describe`
@@ -145,12 +159,12 @@ RECORDED = ("rule", "blocks", "block_size", "update", "partition", "working_set"
 
 
 def table_markdown():
-    """``AUTO_TABLE`` and ``FALLBACK`` as a Markdown table, in order."""
+    """``AUTO_TABLE`` and ``FALLBACKS`` as a Markdown table, in order."""
     lines = ["`bcd.solve(problem)` takes the first row that matches the problem and is a "
              "valid combination for it (`bcd.core.auto.AUTO_TABLE`; measured by "
              "`python -m asv_benches.autotune`).", "",
              "| row | configuration | measured |", "|---|---|---|"]
-    for row in AUTO_TABLE + (FALLBACK,):
+    for row in AUTO_TABLE + FALLBACKS:
         config = ", ".join(f"`{k}={v!r}`" for k, v in row.config.items())
         lines.append(f"| {row.name} | {config} | {row.why} |")
     return "\n".join(lines) + "\n"

@@ -17,8 +17,9 @@ of :func:`run` instead
    the set doubles while the support fills it;
 3. runs the configured block coordinate descent (any rule and update, on
    fixed or variable blocks of the working set) until the optimality
-   measure on the working set is at most ``INNER_FRACTION`` times the
-   global one, with Anderson extrapolation when the rule has it.
+   measure on the working set is at most ``INNER_FRACTION`` times its value
+   at the start (the global one, unless screened coordinates hold it), with
+   Anderson extrapolation when the rule has it.
 
 With ``screening`` on a problem that provides safe screening (gap safe
 rules for the Lasso, :meth:`bcd.LeastSquares.safe_zeros`), coordinates
@@ -134,12 +135,18 @@ def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_
             status = "stalled"
             break
         ws = np.sort(np.argpartition(-priority, size - 1)[:size]).astype(np.int32)
+        ws_opt = float(scores[ws].max())
+        if ws_opt == 0.0:
+            # the set is optimal: what remains is on coordinates proven zero
+            # at the solution (already there), up to rounding
+            status = "stalled"
+            break
         info.sizes.append(size)
         parts.restrict(ws)
         remaining = 0.0
         if max_time:
             remaining = max(max_time - (time.perf_counter() - t0), 1e-9)
-        out = parts.run(max_iter - it, INNER_FRACTION * opt, remaining,
+        out = parts.run(max_iter - it, INNER_FRACTION * ws_opt, remaining,
                         INNER_CHECK_PASSES * parts.pass_length, callback, callback_every,
                         False, monitor, scope=ws, extrapolation=anderson, first_iteration=it)
         it += out.n_iter

@@ -7,6 +7,9 @@ from .._validation import check_matrix, check_scalar, check_vector
 from ._base import Problem
 from ._linear import CyLeastSquares, CyLogistic
 
+#: relative rounding error allowed for in a computed duality gap (safe screening)
+GAP_ROUNDING = 1e-10
+
 
 class _LinearModel(Problem):
     """f(x) = sum_i phi(a_i^T x; t_i) + l2/2 ||x||^2 over the rows a_i of A."""
@@ -147,12 +150,15 @@ class LeastSquares(_LinearModel):
         if lam is None:
             return None, None
         w, _ = state.exact_state()
-        gap, scale = self._gap(state.get_x(), -w, -gradient, lam)
+        gap, scale, primal = self._gap(state.get_x(), -w, -gradient, lam)
         corr = -gradient / scale
         if not self.penalty.positive:
             corr = np.abs(corr)
+        # the gap is computed with rounding errors of the order of eps * P(x):
+        # at a solution it can be 0 while |a_i^T theta| = lam_i only up to
+        # rounding, so the sphere is widened by that error
+        radius = np.sqrt(2.0 * (max(gap, 0.0) + GAP_ROUNDING * abs(primal)))
         # L_i = ||a_i||^2 for least squares without l2
-        radius = np.sqrt(2.0 * max(gap, 0.0))
         return gap, corr + np.sqrt(self.lipschitz) * radius < lam
 
     def _gap_weights(self):
@@ -164,13 +170,13 @@ class LeastSquares(_LinearModel):
         return lam if np.all(lam > 0) else None
 
     def _gap(self, x, r, corr, lam):
-        """(gap, scale) from the residual r = b - Ax and corr = A^T r."""
+        """(gap, scale, primal) from the residual r = b - Ax and corr = A^T r."""
         pen = self.penalty
         scale = max(1.0, float(np.max((corr if pen.positive else np.abs(corr)) / lam)))
         theta = r / scale
         primal = 0.5 * float(r @ r) + float(lam @ np.abs(x))
         dual = 0.5 * float(self.b @ self.b) - 0.5 * float((self.b - theta) @ (self.b - theta))
-        return primal - dual, scale
+        return primal - dual, scale, primal
 
     def smooth_objective(self, x):
         """Value of the smooth objective f at ``x`` (``objective`` adds the penalty)."""
