@@ -36,6 +36,16 @@ i. time to a 1e-10-accurate objective for the Lasso on A (with and without
 j. the same on a 5000 x 50000 matrix: ``bench_penalties.compare_lasso_large``.
 k. non-negative least squares against ``scipy.optimize.nnls``:
    ``bench_penalties.compare_nnls``.
+l. L1-logistic regression on 20 Newsgroups text (rec.autos vs
+   sci.electronics, tf-idf) against liblinear, celer and skglm:
+   ``bench_text.compare_sparse_logistic`` (needs ``pip install --no-deps dmba``).
+m. a 100-value Lasso path on the same data against scikit-learn's
+   ``lasso_path``, ``celer_path`` and warm-started skglm:
+   ``bench_text.compare_lasso_path``.
+
+Rows d, e, h and i-m report ``bcd.solve`` with its default (automatic)
+configuration, which the targets apply to, and the best explicit
+configuration found.
 
 The NumPy/SciPy loops of rows b and f are in ``benchmarks/references.py``.
 The same functions are tracked by asv (the ``RowTrack`` classes of each
@@ -64,10 +74,10 @@ import scipy  # noqa: E402
 
 import bcd  # noqa: E402
 
-from .benchmarks import bench_graphs, bench_linear, bench_penalties  # noqa: E402
+from .benchmarks import bench_graphs, bench_linear, bench_penalties, bench_text  # noqa: E402
 
 #: (progress title, run(repeats) -> Row or list of Rows); the title starts with the row's letter
-STEPS = bench_linear.STEPS + bench_graphs.STEPS + bench_penalties.STEPS
+STEPS = bench_linear.STEPS + bench_graphs.STEPS + bench_penalties.STEPS + bench_text.STEPS
 
 
 def _machine_info():
@@ -110,8 +120,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m asv_benches.compare",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 repeats instead of 7")
-    parser.add_argument("--rows", default="abcdefghijk",
-                        help="letters of the rows to run (default: abcdefghijk)")
+    parser.add_argument("--rows", default="abcdefghijklm",
+                        help="letters of the rows to run (default: abcdefghijklm)")
     args = parser.parse_args(argv)
     repeats = 3 if args.quick else 7
 
