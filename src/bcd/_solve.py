@@ -141,7 +141,8 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     check_every : int or "auto", default="auto"
         Iterations between stopping tests (each test is one history row).
         ``"auto"`` spaces the tests so that they add about a quarter to the
-        cost of the iterations they follow.
+        cost of the iterations they follow.  Not used with working sets,
+        whose outer loop runs the tests (see ``working_set``).
     callback_every : int, default=1
         Iterations between callback calls.
     lipschitz : {"bound", "estimate"}, optional

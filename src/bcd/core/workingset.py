@@ -94,6 +94,10 @@ def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_
         zeros = None
         if wants_gap:
             info.duality_gap, zeros = problem.safe_zeros(state, grad)
+            if gap_tol is not None and info.duality_gap is None:
+                raise ValueError(f"gap_tol needs a duality gap, which {type(problem).__name__}"
+                                 f" with {problem.penalty!r} does not have (the Lasso: "
+                                 f"L1 with positive weights and l2 = 0).")
         if opt <= tol:
             status = "converged"
             break
