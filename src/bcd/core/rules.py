@@ -13,7 +13,7 @@ from ._forest import CyTreeSelector
 from ._select import (CyCyclicSelector, CyGreedySelector, CyLipschitzSelector,
                       CyMaxImprovementSelector, CyQuadraticGreedySelector, CyRandomSelector,
                       CySparseQuadraticSelector)
-from .specs import Option, Spec, needs, non_negative_int, positive_int
+from .specs import Option, Spec, integer_at_least, needs
 
 #: rounds of iterative hard thresholding of the variable-block GSQ rule
 GSQ_ITERATIONS = 10
@@ -130,7 +130,8 @@ RULES = {
     "cyclic": Spec("rule", "cyclic", _cyclic, needs(), _NOT_TREE,
                    options=(Option("extrapolation", 0,
                                    "Anderson extrapolation of the last K passes, K "
-                                   "(0: none)", check=non_negative_int("extrapolation")),),
+                                   "(0: none)",
+                                   check=integer_at_least("extrapolation", 0)),),
                    doc="blocks in turn (variable blocks: a fresh permutation every pass)"),
     "random": Spec("rule", "random", _random, needs(), _ALL,
                    doc="uniformly random blocks (trees: grown in random order)"),
@@ -155,7 +156,7 @@ RULES = {
     "gbcd": Spec("rule", "gbcd", _max_improvement, needs(["hessian_entries"], penalty=None),
                  frozenset({"variable"}), gradient=True,
                  options=(Option("mi_candidates", 60, "random candidates per added coordinate",
-                                 check=positive_int("mi_candidates")),),
+                                 check=integer_at_least("mi_candidates", 1)),),
                  default_block_size=lambda n: min(500, n), default_tol=1e-4,
                  doc="greedy maximum improvement (Bo and Sminchisescu)"),
 }

@@ -171,18 +171,13 @@ class Spec:
     alias_of: Optional[str] = None
 
 
-def positive_int(name):
-    def check(value):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-        return int(value)
-    return check
+def integer_at_least(name, low):
+    """A check of an integer option ``name`` >= ``low``."""
+    what = {0: "a non-negative integer", 1: "a positive integer"}.get(low, f"an integer >= {low}")
 
-
-def non_negative_int(name):
     def check(value):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {value!r}.")
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            raise ValueError(f"{name} must be {what}, got {value!r}.")
         return int(value)
     return check
 
