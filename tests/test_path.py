@@ -6,7 +6,7 @@ from sklearn.linear_model import lasso_path
 
 import bcd
 
-from ._data import logistic_data, random_problem
+from _data import logistic_data, random_problem
 
 EXPLICIT = dict(rule="cyclic", blocks="fixed", partition="order", block_size=1,
                 update="gradient", max_iter=10**7)
