@@ -228,7 +228,7 @@ def compare_label_propagation(repeats, side=LP_SIDE, peers=None):
             t, result = _bcd_label_propagation(problem, options)
             ours.append(t)
         mine[kind] = median(ours)
-        chosen = {k: result.options[k] for k in bcd.core.auto.RECORDED if k in result.options}
+        chosen = bcd.core.auto.configuration(result.options)
         note += (f"; bcd {kind} ({format_options(chosen)}): {fmt_time(mine[kind])}, "
                  f"{result.n_iter} iterations, residual {relres(result.x):.1e}")
     references = _label_propagation_peers(Q, c)

@@ -485,7 +485,7 @@ def _time_bcd_to_tol(make_problem, options, repeats):
         opts.append(_optimality(problem, result.x))
         iters.append(result.n_iter)
         converged &= bool(result.converged)
-    chosen = {k: result.options[k] for k in bcd.core.auto.RECORDED if k in result.options}
+    chosen = bcd.core.auto.configuration(result.options)
     return median(times), max(opts), int(np.median(iters)), converged, chosen
 
 

@@ -339,7 +339,7 @@ def _default_and_best(label, make_problem, options, scale, objective, f_star, re
 def _auto_options(problem):
     """The configuration ``bcd.solve(problem)`` chooses."""
     result = bcd.solve(problem, max_iter=1)
-    return {k: result.options[k] for k in bcd.core.auto.RECORDED if k in result.options}
+    return bcd.core.auto.configuration(result.options)
 
 
 def compare_lasso(label, A, b, lam, positive, options, repeats, what):

@@ -235,22 +235,15 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     if not given and all(v is None for v in spec_options.values()):
         config, auto_row = auto.choose(problem, TABLES)
         config = dict(config)
-        rule, blocks, update = config.pop("rule"), config.pop("blocks"), config.pop("update")
-        block_size = config.pop("block_size", None)
-        if _is_auto(working_set):
-            working_set = config.pop("working_set", None)
-        if _is_auto(extrapolation):
-            extrapolation = config.pop("extrapolation", None)
-        config.pop("working_set", None)
-        config.pop("extrapolation", None)
-        spec_options.update(config)
     else:
-        fill = {k: v for k, v in auto.EXPLICIT_DEFAULTS.items() if k not in given}
-        rule, blocks = given.get("rule", fill.get("rule")), given.get("blocks", fill.get("blocks"))
-        update = given.get("update", fill.get("update"))
-        block_size = given.get("block_size", fill.get("block_size"))
-        working_set = None if _is_auto(working_set) else working_set
-        extrapolation = None if _is_auto(extrapolation) else extrapolation
+        config = dict(auto.EXPLICIT_DEFAULTS, **given)
+    rule, blocks, update = config.pop("rule"), config.pop("blocks"), config.pop("update")
+    block_size = config.pop("block_size", None)
+    # the table's working set and extrapolation, unless given (off without the table)
+    chosen_ws, chosen_depth = config.pop("working_set", None), config.pop("extrapolation", None)
+    working_set = chosen_ws if _is_auto(working_set) else working_set
+    extrapolation = chosen_depth if _is_auto(extrapolation) else extrapolation
+    spec_options.update(config)
     if block_size is not None:
         block_size = check_scalar(block_size, "block_size", low=1, high=n, integer=True)
     if max_iter is not None:
@@ -282,8 +275,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     parts = assemble(problem, rule, blocks, update, block_size, random_state, x0,
                      working_set=working_set, extrapolation=extrapolation, **spec_options)
     if verbose and auto_row is not None:
-        print(auto.describe({k: parts.options[k] for k in auto.RECORDED if k in parts.options},
-                            auto_row))
+        print(auto.describe(auto.configuration(parts.options), auto_row))
     if tol is None:
         default = parts.specs[1].default_tol
         tol = 1e-6 if default is None else default

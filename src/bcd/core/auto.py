@@ -8,9 +8,10 @@ its penalty and its size, and that :func:`bcd.core.specs.check_combination`
 accepts for it.  A problem no row covers gets the first valid row of
 ``FALLBACKS``.  The choice is recorded in ``Result.options["auto"]``.
 
-Every row was measured with ``python -m asv_benches.autotune`` (a grid of
-explicit configurations per problem class, in one process, on a 2-core
-machine); the justification of each row quotes that run.
+Each row's justification quotes measurements of the candidate
+configurations on a 2-core machine; ``python -m asv_benches.autotune``
+reruns that grid (explicit configurations per problem class, in one
+process) next to what the table chooses.
 """
 import dataclasses
 from typing import Callable, Mapping
@@ -25,7 +26,7 @@ DEPTH = 5
 @dataclasses.dataclass(frozen=True)
 class Row:
     """One row of the table: ``when(problem)`` selects it, ``config`` is
-    passed to :func:`bcd.solve` (``block_size`` may be a function of n)."""
+    passed to :func:`bcd.solve` (``block_size`` capped at n)."""
     name: str
     when: Callable
     config: Mapping
@@ -153,9 +154,14 @@ def choose(problem, tables):
                      f"and update explicitly (see docs/combinations.md).")
 
 
-#: the options named by :func:`describe`
+#: the options that make up a configuration (see :func:`configuration`)
 RECORDED = ("rule", "blocks", "block_size", "update", "partition", "working_set",
             "extrapolation")
+
+
+def configuration(options):
+    """The configuration part of resolved options (``Result.options``)."""
+    return {k: options[k] for k in RECORDED if k in options}
 
 
 def table_markdown():

@@ -29,7 +29,8 @@ Problem capabilities (``Problem.capabilities``):
 ``graph``
     The sparse graph of the Hessian (:meth:`Problem.hessian_graph`).
 ``duality_gap``
-    A duality gap certificate for some penalties (:meth:`Problem.duality_gap`).
+    A duality gap certificate for some penalties (:meth:`Problem.duality_gap`),
+    and safe screening from it (:meth:`Problem.safe_zeros`).
 
 Penalty capabilities (``Penalty.capabilities``): every penalty provides
 ``prox`` (the proximal operator) and ``distance`` (the distance of

@@ -70,7 +70,7 @@ def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_
     n = problem.n_coordinates
     active = np.asarray(state.lipschitz) > 0
     screened = np.zeros(n, dtype=bool)
-    can_screen = screening and hasattr(problem, "safe_zeros")
+    can_screen = screening and "duality_gap" in problem.capabilities
     wants_gap = can_screen or gap_tol is not None
     anderson = CyAnderson(extrapolation) if extrapolation else None
     info = WorkingSetInfo()

@@ -25,8 +25,8 @@ class Problem:
     * :meth:`compile`: the compiled state the engine iterates on, a
       ``bcd.core._problem.CyProblem`` subclass;
     * per capability: :meth:`hessian_graph` ("graph"),
-      :meth:`sirt_diagonal` ("sirt_diagonal"), :meth:`duality_gap`
-      ("duality_gap");
+      :meth:`sirt_diagonal` ("sirt_diagonal"), :meth:`duality_gap` and
+      :meth:`safe_zeros` ("duality_gap");
     * optionally :meth:`iteration_costs`, which spaces the stopping tests.
 
     Subclasses are registered with :func:`bcd.problems.register`.
@@ -114,6 +114,15 @@ class Problem:
         """A duality gap at ``x`` (capability "duality_gap"), or None where
         none is defined for the current penalty; ``state``, when given, is a
         compiled state holding exact values at ``x`` to read from."""
+        raise NotImplementedError(f"{type(self).__name__} does not provide a duality gap "
+                                  f"(capability 'duality_gap').")
+
+    def safe_zeros(self, state, gradient):
+        """``(gap, zeros)`` at a compiled state's iterate (capability
+        "duality_gap"): the duality gap and a boolean mask of the
+        coordinates proven zero at every solution (safe screening), or
+        ``(None, None)`` where no gap is defined for the current penalty.
+        ``gradient`` is grad f at that iterate, whose state is exact."""
         raise NotImplementedError(f"{type(self).__name__} does not provide a duality gap "
                                   f"(capability 'duality_gap').")
 
