@@ -67,8 +67,31 @@ def test_every_accepted_line_search_step_satisfies_armijo(update, kind):
     assert len(alpha) == 300
     assert np.all(slope < 0)
     assert np.all(delta <= 1e-10 * slope)
-    # the unit step is usually accepted, and backtracking does happen
-    assert np.mean(alpha == 1.0) > 0.5
+    if update == "newton":
+        # the unit step is usually accepted, and backtracking does happen
+        assert np.mean(alpha == 1.0) > 0.5
+    else:
+        # the gradient search starts from 1 / L, then from 10 times its last
+        # step: it is not held to steps below the first
+        assert alpha.max() > 10 * alpha[0]
+        assert np.mean(alpha[1:] < 10 * alpha[:-1]) > 0.5     # backtracking happens
+
+
+def test_line_search_follows_the_scale_of_the_data():
+    # the first trial is 1 / L and later ones follow the accepted steps, so
+    # data scaled by 1e-150 or 1e150 converge like unit-scale data
+    rs = np.random.RandomState(0)
+    A, b = rs.randn(50, 20), rs.randn(50)
+    iterations = []
+    for scale in (1e-150, 1.0, 1e150):
+        result = bcd.solve(bcd.LeastSquares(A * scale, b), rule="gs", blocks="variable",
+                           block_size=5, update="linesearch", tol=1e-6, tol_mode="relative",
+                           max_iter=5000)
+        assert result.converged, (scale, result)
+        np.testing.assert_allclose(result.x * scale, np.linalg.lstsq(A, b, rcond=None)[0],
+                                   rtol=1e-4, atol=1e-6)
+        iterations.append(result.n_iter)
+    assert max(iterations) <= 1.5 * min(iterations)
 
 
 # --------------------------------------------- matrix, Newton and exact updates

@@ -38,7 +38,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
           random_state=None, callback=None, verbose=False, check_every="auto",
           callback_every=1, lipschitz=None, gsd_diagonal=None, gsq_method=None,
           target_support=None, mi_candidates=None, vertex_order=None, working_set="auto",
-          extrapolation="auto", screening=True, gap_tol=None):
+          extrapolation="auto", screening=True, gap_tol=None, tol_mode="absolute"):
     """Minimize a problem by block coordinate descent.
 
     With ``rule``, ``blocks``, ``block_size`` and ``update`` all left at
@@ -122,9 +122,20 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         automatic configuration the updates of 1000 passes over the
         coordinates (at least 10000).
     tol : float, optional
-        Stop when ``||grad f(x)||_inf <= tol`` (unscaled objective).
-        Default 1e-6, and 1e-4 for rule "gbcd" (the criterion of Bo and
-        Sminchisescu for Gaussian processes).
+        Stop when ``||grad f(x)||_inf <= tol`` (unscaled objective; with a
+        penalty the KKT residual, see :class:`Result`).  Default 1e-6, and
+        1e-4 for rule "gbcd" (the criterion of Bo and Sminchisescu for
+        Gaussian processes).  See ``tol_mode`` for data far from unit scale.
+    tol_mode : {"absolute", "relative"}, default="absolute"
+        ``"relative"``: stop when the optimality measure is at most ``tol``
+        times ``||grad f(0)||_inf``, the scale of the gradient at the origin
+        (the same for every starting point, so warm starts keep the same
+        test).  Use it when the data are scaled far from 1: an absolute
+        ``tol`` is met at once when everything is scaled down by 1e-10,
+        and never when it is scaled up by 1e10 (rounding alone then leaves
+        gradients above it).  A solve that converges at iteration 0 from
+        the origin with a non-zero optimality measure warns that this may
+        be the case.
     max_time : float or None, default=None
         Wall-clock limit in seconds for the iteration loop (None or inf: no
         limit).
@@ -135,7 +146,9 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         The same seed reproduces the same iterates.
     callback : callable, optional
         ``callback(info)`` with an :class:`IterationInfo`, called every
-        ``callback_every`` iterations; returning True stops the solve.
+        ``callback_every`` iterations.  Returning ``True`` stops the solve;
+        ``None`` or ``False`` continue (any other value warns and
+        continues).
     verbose : bool, default=False
         Print a line at every stopping test.
     check_every : int or "auto", default="auto"
@@ -206,7 +219,27 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     -------
     Result
         Solution, objective, optimality measure, iteration count,
-        convergence flag and reason, and history.
+        convergence flag and reason, and history.  Every status but
+        "converged" and "callback" comes with a :class:`ConvergenceWarning`:
+        "max_iter", "max_time", "stalled", "diverged" (a non-finite
+        objective or optimality measure: the result holds the last iterate
+        and is never reported as converged) and "interrupted" (Ctrl-C
+        during the solve: the loop checks for signals about every 0.1 s
+        and returns the current iterate instead of raising
+        ``KeyboardInterrupt``).
+
+    Raises
+    ------
+    ValueError
+        For invalid options, and when an exact block solve meets a block
+        whose Hessian is not positive definite (f is not convex there; the
+        message names the block).
+
+    Notes
+    -----
+    A problem object holds no state of a solve: one problem can be solved
+    from several threads at once, and the compiled loop runs without the
+    GIL.
 
     Examples
     --------
@@ -269,6 +302,8 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
 
     if gap_tol is not None:
         gap_tol = check_scalar(gap_tol, "gap_tol", low=0.0)
+    if not isinstance(tol_mode, str) or tol_mode not in ("absolute", "relative"):
+        raise ValueError(f"tol_mode must be 'absolute' or 'relative', got {tol_mode!r}.")
     if not isinstance(screening, (bool, np.bool_)):
         raise TypeError(f"screening must be True or False, got {screening!r}.")
 
@@ -279,6 +314,8 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     if tol is None:
         default = parts.specs[1].default_tol
         tol = 1e-6 if default is None else default
+    if tol_mode == "relative":
+        tol = tol * _gradient_scale(problem)
     units, state = parts.units, parts.state
     working = parts.options.get("working_set", False)
     if max_iter is None:
@@ -300,7 +337,12 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         dtype = problem.dtype
 
         def engine_cb(it, k):
-            return callback(IterationInfo(it, k.get_x().astype(dtype), k.get_objective()))
+            answer = callback(IterationInfo(it, k.get_x().astype(dtype), k.get_objective()))
+            if answer is None or isinstance(answer, (bool, np.bool_)):
+                return bool(answer)
+            warnings.warn(f"callback returned {answer!r}; only True stops the solve (None "
+                          f"or False continue).", UserWarning, stacklevel=2)
+            return False
 
     monitor = None
     if problem.penalty is not None:
@@ -324,18 +366,38 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
 
     history = History(*out.history)
     status_name = out.status_name
+    if status_name == "indefinite":
+        block = out.block
+        shown = ", ".join(str(int(i)) for i in block[:10]) + (", ..." if len(block) > 10 else "")
+        raise ValueError(f"The Hessian of {type(problem).__name__} on the block of coordinates "
+                         f"[{shown}] ({len(block)} in all; iteration {out.n_iter}) is not "
+                         f"positive definite (a non-positive pivot): f is not strictly convex "
+                         f"there, so the block has no unique minimizer.  Check that the "
+                         f"problem's Hessian (for Quadratic: Q) is positive definite.")
     converged = status_name == "converged"
     message = _engine.STATUS_MESSAGES[out.status]
     if ws_info is not None and ws_info.gap_converged:
         message = "Converged: the duality gap reached gap_tol."
-    if status_name in ("max_iter", "max_time"):
-        warnings.warn(f"{message} Optimality {out.optimality:.3e} > tol {tol:.3e}.",
-                      ConvergenceWarning, stacklevel=2)
-    options = dict(parts.options, check_every=check_every, tol=tol, max_iter=max_iter,
-                   auto=None if auto_row is None else auto_row.name)
+    if status_name == "diverged":
+        where = "the starting point" if out.n_iter == 0 else f"iteration {out.n_iter}"
+        message = (f"{message[:-1]} at {where} (objective {out.objective:.3e}, optimality "
+                   f"{out.optimality:.3e}); the returned x is that iterate.")
+    if status_name not in ("converged", "callback"):
+        detail = "" if status_name == "diverged" else \
+            f" Optimality {out.optimality:.3e} > tol {tol:.3e}."
+        warnings.warn(message + detail, ConvergenceWarning, stacklevel=2)
+    elif converged and out.n_iter == 0 and x0 is None and tol_mode == "absolute" \
+            and out.optimality > 0.0:
+        warnings.warn(f"Converged at iteration 0: the optimality measure at the origin, "
+                      f"{out.optimality:.3e}, is already below tol = {tol:.3e} although it is "
+                      f"not zero.  If the data are scaled far below 1, use "
+                      f"tol_mode='relative' or a smaller tol.", ConvergenceWarning,
+                      stacklevel=2)
+    options = dict(parts.options, check_every=check_every, tol=tol, tol_mode=tol_mode,
+                   max_iter=max_iter, auto=None if auto_row is None else auto_row.name)
     x = state.get_x()
     gap = ws_info.duality_gap if ws_info is not None else None
-    if gap is None and "duality_gap" in problem.capabilities:
+    if gap is None and "duality_gap" in problem.capabilities and status_name != "diverged":
         # converged: the engine certified on state recomputed from x
         gap = problem.duality_gap(x, state if converged else None)
     return Result(x.astype(problem.dtype, copy=False), float(out.objective),
@@ -346,6 +408,14 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
                   support_iteration=(None if monitor is None or target_faces is None
                                      or monitor.target_reached_at < 0
                                      else int(monitor.target_reached_at)))
+
+
+def _gradient_scale(problem):
+    """``||grad f(0)||_inf`` (1 where it is zero or not finite): the scale of
+    ``tol_mode="relative"``."""
+    g = np.asarray(problem.gradient(np.zeros(problem.n_coordinates)), dtype=np.float64)
+    scale = float(np.max(np.abs(g), initial=0.0))
+    return scale if np.isfinite(scale) and scale > 0.0 else 1.0
 
 
 def _is_auto(value):

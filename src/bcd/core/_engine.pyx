@@ -1,5 +1,7 @@
 """The iteration loop shared by every rule, block strategy and update."""
 import numpy as np
+from cpython.exc cimport PyErr_CheckSignals
+from libc.math cimport isfinite, fmin
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
@@ -8,7 +10,7 @@ from bcd.core._extrapolate cimport CyAnderson
 from bcd.core._monitor cimport CyMonitor
 from bcd.core._problem cimport CyProblem
 from bcd.core._select cimport CySelector
-from bcd.core._update cimport Block, CyUpdate
+from bcd.core._update cimport Block, CyUpdate, STEP_TAKEN, STEP_INDEFINITE
 
 
 # Stopping reasons.  The Python layer reads ``STATUS_NAMES`` and
@@ -19,6 +21,9 @@ cdef enum Status:
     MAX_TIME = 2
     CALLBACK = 3
     STALLED = 4
+    INTERRUPTED = 5
+    DIVERGED = 6
+    INDEFINITE = 7
 
 STATUS_NAMES = {
     CONVERGED: "converged",
@@ -26,6 +31,9 @@ STATUS_NAMES = {
     MAX_TIME: "max_time",
     CALLBACK: "callback",
     STALLED: "stalled",
+    INTERRUPTED: "interrupted",
+    DIVERGED: "diverged",
+    INDEFINITE: "indefinite",
 }
 
 STATUS_MESSAGES = {
@@ -34,7 +42,26 @@ STATUS_MESSAGES = {
     MAX_TIME: "Stopped: reached max_time before the optimality measure reached tol.",
     CALLBACK: "Stopped: the callback asked to stop.",
     STALLED: "Stopped: the selected block could not make progress (the step was rejected).",
+    INTERRUPTED: "Interrupted (KeyboardInterrupt): stopped at the current iterate.",
+    DIVERGED: "Diverged: the objective or the optimality measure is not finite.",
+    INDEFINITE: "Stopped: a block's Hessian is not positive definite.",
 }
+
+#: seconds between checks for signals (Ctrl-C) during a run
+SIGNAL_INTERVAL = 0.1
+#: seconds between clock readings, at most (and at most 5 % of max_time)
+CLOCK_INTERVAL = 0.01
+
+
+cdef int _interrupted() except -1 nogil:
+    """1 if a KeyboardInterrupt is pending (it is then consumed), else 0;
+    another exception raised by a signal handler propagates."""
+    with gil:
+        try:
+            PyErr_CheckSignals()
+        except KeyboardInterrupt:
+            return 1
+    return 0
 
 
 cdef inline double _now() noexcept nogil:
@@ -170,17 +197,20 @@ class Outcome:
     ``status`` is a key of ``STATUS_NAMES``; ``history`` the columns
     (iteration, objective, optimality, time) of the stopping tests;
     ``loop_time`` the seconds of the iterations proper (without the initial
-    and final exact evaluations).
+    and final exact evaluations); ``block`` the coordinates of the block
+    whose Hessian was found indefinite (status "indefinite"), else None.
     """
-    __slots__ = ("n_iter", "status", "optimality", "objective", "history", "loop_time")
+    __slots__ = ("n_iter", "status", "optimality", "objective", "history", "loop_time",
+                 "block")
 
-    def __init__(self, n_iter, status, optimality, objective, history, loop_time):
+    def __init__(self, n_iter, status, optimality, objective, history, loop_time, block=None):
         self.n_iter = n_iter
         self.status = status
         self.optimality = optimality
         self.objective = objective
         self.history = history
         self.loop_time = loop_time
+        self.block = block
 
     @property
     def status_name(self):
@@ -203,9 +233,17 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
     residual with a penalty; over ``settings.scope`` when given) runs every
     ``settings.check_every`` iterations.  A passing test on a tracked
     gradient is confirmed on a gradient recomputed from scratch, so
-    convergence never rests on accumulated rounding.  ``monitor`` sees
-    every accepted step, and the extrapolation's accepted steps as one step
-    on the scope.
+    convergence never rests on accumulated rounding.  A non-finite
+    objective or optimality measure at a test stops the run as diverged.
+    ``monitor`` sees every accepted step, and the extrapolation's accepted
+    steps as one step on the scope.
+
+    The clock is read on a time basis, about every ``CLOCK_INTERVAL``
+    seconds (every iteration when iterations are slower), so ``max_time``
+    is overshot by at most max(5 % of it, one iteration).  About every
+    ``SIGNAL_INTERVAL`` seconds the loop takes the GIL to check for
+    signals: Ctrl-C stops the run at the current iterate with status
+    "interrupted" instead of raising.
 
     Returns an :class:`Outcome`.
     """
@@ -215,14 +253,15 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
     cdef double[::1] sol = np.zeros(max_block)
     cdef Block info
     cdef History h
-    cdef Py_ssize_t it = 0, nb, stalls = 0, k
-    cdef Py_ssize_t to_check, to_callback, to_clock, to_pass
+    cdef Py_ssize_t it = 0, nb, stalls = 0, k, bad_nb = 0
+    cdef Py_ssize_t to_check, to_callback, to_clock, to_pass, clock_every = 1
     cdef Py_ssize_t max_iter = settings.max_iter, check_every = settings.check_every
     cdef Py_ssize_t callback_every = settings.callback_every
     cdef Py_ssize_t it0 = settings.first_iteration, pass_length = settings.pass_length
     cdef double tol = settings.tol, max_time = settings.max_time
-    cdef double t0, t, opt, obj
-    cdef int status = MAX_ITER
+    cdef double t0, t, opt, obj, t_clock, t_signal, spacing = CLOCK_INTERVAL, ratio
+    cdef double signal_interval = SIGNAL_INTERVAL
+    cdef int status = MAX_ITER, step_status
     cdef object callback = settings.callback
     cdef bint has_cb = callback is not None
     cdef bint verbose = settings.verbose, greedy = settings.greedy
@@ -242,6 +281,8 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
         scope = &scope_arr[0] if ns > 0 else NULL
     else:
         scope_arr = np.arange(prob.n, dtype=np.int32)
+    if max_time > 0:
+        spacing = fmin(spacing, 0.05 * max_time)
     if extrapolating:
         extrap.start(prob, scope_arr)
     if monitored and it0 == 0:
@@ -261,16 +302,25 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
             prob.clear_dirty()
             obj = prob.full_objective()
             _hist_push(&h, it0, obj, opt, 0.0)
-            if opt <= tol:
+            if not (isfinite(obj) and isfinite(opt)):
+                status = DIVERGED
+            elif opt <= tol:
                 status = CONVERGED
             to_check = check_every
             # callbacks fall on multiples of callback_every of the total count
             to_callback = callback_every - it0 % callback_every
-            to_clock = 256
+            to_clock = 1
             to_pass = pass_length
             t_start = _now()
-            while status != CONVERGED and it < max_iter:
+            t_clock = t_start
+            t_signal = t_start
+            while status == MAX_ITER and it < max_iter:
                 nb = sel.select(prob, &block[0])
+                if nb < 0:
+                    # the rule met an indefinite Hessian while building the block
+                    bad_nb = -nb
+                    status = INDEFINITE
+                    break
                 prob.grad_block(&block[0], nb, &gb[0])
                 info.coords = &block[0]
                 info.size = nb
@@ -278,7 +328,8 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
                 info.L = sel.last_L
                 info.unit = sel.last_unit
                 info.solution = &sol[0] if sel.solved_block(&block[0], nb, &sol[0]) else NULL
-                if upd.step(prob, &info) == 0:
+                step_status = upd.step(prob, &info)
+                if step_status == STEP_TAKEN:
                     if penalized:
                         # x + (y - x) can miss a bound of the domain by rounding
                         prob.project_block(&block[0], nb)
@@ -292,6 +343,10 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
                         sel.notify(prob)
                         prob.clear_dirty()
                     stalls = 0
+                elif step_status == STEP_INDEFINITE:
+                    bad_nb = nb
+                    status = INDEFINITE
+                    break
                 else:
                     # the state did not change: a greedy rule would pick the
                     # same block again; a random one may find another
@@ -314,10 +369,8 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
                                 sel.notify(prob)
                                 prob.clear_dirty()
                 to_check -= 1
-                to_clock -= 1
                 if to_check == 0 and it < max_iter:
                     to_check = check_every
-                    to_clock = 256
                     opt = _measure(prob, scope, ns, False)
                     if opt <= tol and prob.tracking:
                         # confirm on state recomputed from x, not on the
@@ -332,39 +385,64 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
                     if verbose:
                         with gil:
                             print(f"iter {it0 + it:>8d}  objective {obj:.10e}  optimality {opt:.3e}  time {t:.3f}s")
+                    if not (isfinite(obj) and isfinite(opt)):
+                        status = DIVERGED
+                        break
                     if opt <= tol:
                         status = CONVERGED
                         break
-                    if max_time > 0 and t >= max_time:
+                to_clock -= 1
+                if to_clock == 0:
+                    # read the clock about every `spacing` seconds: the count
+                    # of iterations between readings follows their cost
+                    t = _now()
+                    ratio = spacing / (t - t_clock) if t > t_clock else 2.0
+                    # grow at most twofold, shrink at once
+                    clock_every = max(1, <Py_ssize_t>(clock_every * fmin(ratio, 2.0)))
+                    to_clock = clock_every
+                    t_clock = t
+                    if max_time > 0 and t - t0 >= max_time:
                         status = MAX_TIME
                         break
-                elif to_clock == 0:
-                    to_clock = 256
-                    if max_time > 0 and _now() - t0 >= max_time:
-                        status = MAX_TIME
-                        break
+                    if t - t_signal >= signal_interval:
+                        t_signal = t
+                        if _interrupted():
+                            status = INTERRUPTED
+                            break
                 if has_cb:
                     to_callback -= 1
                 if has_cb and to_callback == 0:
                     to_callback = callback_every
                     with gil:
-                        stop_cb = bool(callback(it0 + it, prob))
+                        try:
+                            stop_cb = bool(callback(it0 + it, prob))
+                        except KeyboardInterrupt:
+                            status = INTERRUPTED
+                    if status == INTERRUPTED:
+                        break
                     if stop_cb:
                         status = CALLBACK
                         break
             t_loop = _now() - t_start
-            # the reported solution is always certified on exact state
-            if it > 0 and h.it[h.size - 1] != it0 + it:
+            # the reported solution is always certified on exact state (an
+            # interrupted run returns at once, with the values it tracks)
+            if it > 0 and h.it[h.size - 1] != it0 + it and status != INTERRUPTED:
                 prob.reset()
                 opt = _measure(prob, scope, ns, True)
                 obj = prob.full_objective()
                 _hist_push(&h, it0 + it, obj, opt, _now() - t0)
-                if opt <= tol and status != CALLBACK:
-                    status = CONVERGED
+                if status == MAX_ITER or status == MAX_TIME or status == STALLED:
+                    if not (isfinite(obj) and isfinite(opt)):
+                        status = DIVERGED
+                    elif opt <= tol:
+                        status = CONVERGED
+            elif status == INTERRUPTED:
+                obj = prob.full_objective()
         cols = _hist_to_numpy(&h)
     finally:
         free(h.it)
         free(h.obj)
         free(h.opt)
         free(h.time)
-    return Outcome(it, status, opt, obj, cols, t_loop)
+    bad = np.asarray(block[:bad_nb]).copy() if status == INDEFINITE else None
+    return Outcome(it, status, opt, obj, cols, t_loop, bad)

@@ -24,7 +24,7 @@ from libc.stdint cimport int64_t, uint64_t
 from bcd.core._problem cimport CyProblem
 from bcd.core._random cimport rng_below
 from bcd.core._select cimport CySelector
-from bcd.core._update cimport Block, CyUpdate
+from bcd.core._update cimport Block, CyUpdate, STEP_TAKEN, STEP_REJECTED, STEP_INDEFINITE
 
 
 cdef extern from *:
@@ -102,7 +102,10 @@ cdef class CyGraph:
     """A symmetric sparse matrix in CSR form (canonical: sorted, no duplicates).
 
     Holds the scratch that structure computations and forest growth need, so
-    that nothing of size n is allocated per call.
+    that nothing of size n is allocated per call.  The scratch is written
+    by every call: one graph must serve one solve at a time.  A problem
+    caches one graph and every solve works on its own :meth:`fork`, so
+    solves of one problem can run in several threads at once.
     """
     cdef readonly Py_ssize_t n
     cdef const int[::1] indptr
@@ -128,6 +131,11 @@ cdef class CyGraph:
         self.uf = np.full(self.n, -1, dtype=np.int32)
         self.stamp = np.zeros(self.n, dtype=np.int64)
         self.cur = 0
+
+    def fork(self):
+        """A graph over the same (read-only, shared) matrix with scratch of its
+        own: O(n) memory, no copy of the matrix."""
+        return CyGraph(self.indptr, self.indices, self.data, self.diag, self.rtol)
 
     cdef Py_ssize_t structure(self, const int* nodes, Py_ssize_t nb, int* order, int* parent,
                               double* dg, double* off) noexcept nogil:
@@ -585,7 +593,7 @@ cdef class CyForestUpdate(CyUpdate):
         cdef double *dg
         cdef double *off
         if nb == 0:
-            return 1
+            return STEP_REJECTED
         if u >= 0 and u < self.unit_ptr.shape[0] - 1:
             s = self.unit_ptr[u]
             o = &self.c_order[s]
@@ -593,18 +601,20 @@ cdef class CyForestUpdate(CyUpdate):
             dg = &self.c_dg[s]
             off = &self.c_off[s]
             if not self.built[u]:
-                if self.graph.structure(blk, nb, o, pa, dg, off) < 0 or \
-                        forest_factor(nb, pa, dg, off) != 0:
-                    return 1
+                if self.graph.structure(blk, nb, o, pa, dg, off) < 0:
+                    return STEP_REJECTED
+                if forest_factor(nb, pa, dg, off) != 0:
+                    return STEP_INDEFINITE
                 self.built[u] = 1
         else:
             o = &self.order[0]
             pa = &self.parent[0]
             dg = &self.dg[0]
             off = &self.off[0]
-            if self.graph.structure(blk, nb, o, pa, dg, off) < 0 or \
-                    forest_factor(nb, pa, dg, off) != 0:
-                return 1
+            if self.graph.structure(blk, nb, o, pa, dg, off) < 0:
+                return STEP_REJECTED
+            if forest_factor(nb, pa, dg, off) != 0:
+                return STEP_INDEFINITE
         forest_substitute(nb, o, pa, dg, off, gb, -1.0, &self.d[0], &self.work[0])
         prob.apply(blk, nb, &self.d[0])
-        return 0
+        return STEP_TAKEN

@@ -10,5 +10,10 @@ cdef class CyBlockWork:
     cdef double[::1] work
     cdef int[::1] iwork
 
+cdef inline double negative_pivot() noexcept nogil:
+    """A pivot or eigenvalue below -negative_pivot() times the matrix's scale
+    proves the matrix indefinite (it is not rounding of a PSD one)."""
+    return 1e-8
+
 cdef double lambda_max(CyBlockWork w, const double* H, Py_ssize_t n) noexcept nogil
 cdef int spd_solve(CyBlockWork w, const double* H, double* b, Py_ssize_t n) noexcept nogil

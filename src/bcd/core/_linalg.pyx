@@ -1,5 +1,6 @@
 """Small dense symmetric linear algebra for block updates."""
 import numpy as np
+from libc.math cimport fabs, fmax
 from libc.string cimport memcpy
 from scipy.linalg.cython_lapack cimport dsyevr, dpotrf, dpotrs, dsyev
 
@@ -40,8 +41,10 @@ cdef int spd_solve(CyBlockWork w, const double* H, double* b, Py_ssize_t n) noex
 
     Cholesky first; if H is not numerically positive definite, an
     eigendecomposition gives the pseudo-inverse, ignoring eigenvalues below
-    1e-12 times the largest.  Returns 0 (Cholesky), 1 (pseudo-inverse) or
-    -1 (failure, b unchanged).
+    1e-12 times the largest.  Returns 0 (Cholesky), 1 (pseudo-inverse),
+    -2 if H has an eigenvalue below -negative_pivot() times its largest in
+    magnitude (H is indefinite) or -1 (another failure); b is unchanged on
+    failure.
     """
     cdef int n_ = <int>n, info = 0, one = 1, lwork = <int>(w.work.shape[0])
     cdef char uplo = b'U', jobz = b'V'
@@ -51,7 +54,7 @@ cdef int spd_solve(CyBlockWork w, const double* H, double* b, Py_ssize_t n) noex
         if H[0] > 0.0:
             b[0] /= H[0]
             return 0
-        return -1
+        return -2 if H[0] < 0.0 else -1
     memcpy(&w.mat[0], H, n * n * sizeof(double))
     # np.linalg.solve(H, b) through the Cholesky factor
     dpotrf(&uplo, &n_, &w.mat[0], &n_, &info)
@@ -62,7 +65,11 @@ cdef int spd_solve(CyBlockWork w, const double* H, double* b, Py_ssize_t n) noex
     memcpy(&w.mat[0], H, n * n * sizeof(double))
     # vals, vecs = np.linalg.eigh(H)   (vecs column-major in mat)
     dsyev(&jobz, &uplo, &n_, &w.mat[0], &n_, &w.vals[0], &w.work[0], &lwork, &info)
-    if info != 0 or not w.vals[n - 1] > 0.0:
+    if info != 0:
+        return -1
+    if w.vals[0] < -negative_pivot() * fmax(fabs(w.vals[n - 1]), fabs(w.vals[0])):
+        return -2
+    if not w.vals[n - 1] > 0.0:
         return -1
     cutoff = 1e-12 * w.vals[n - 1]
     # b = V diag(1/vals) V^T b over eigenvalues above the cutoff

@@ -23,7 +23,6 @@ cdef class CyMatrix:
     cdef const int[::1] r_indices
     cdef const double[::1] r_values
     # sparse without the row view: a dense row-length scratch for A.T products
-    cdef double[::1] row_scratch
     cdef object _keep   # Python references that own the buffers
 
     cdef inline void col_range(self, Py_ssize_t j, Py_ssize_t* start, Py_ssize_t* end) noexcept nogil:

@@ -1,7 +1,8 @@
 """Column access to dense and sparse matrices, shared by every compiled problem."""
 import numpy as np
 import scipy.sparse as sp
-from libc.math cimport fabs
+from libc.math cimport fabs, NAN
+from libc.stdlib cimport calloc, free
 from scipy.linalg.cython_blas cimport ddot, daxpy, dgemv
 
 
@@ -27,8 +28,6 @@ cdef class CyMatrix:
                 self.r_indices = r_indices
                 self.r_values = R.data
                 self.has_rows = True
-            else:
-                self.row_scratch = np.zeros(self.n_rows)
         else:
             self.dense = True
             self.n_rows, self.n_cols = A.shape
@@ -274,16 +273,22 @@ cdef class CyMatrix:
         if not self.has_rows:
             src = vals
             if rows != NULL:
-                # the listed rows' values as a dense vector (zero elsewhere)
-                buf = &self.row_scratch[0]
+                # the listed rows' values as a dense vector (zero elsewhere);
+                # allocated per call (the O(nnz) pass dwarfs it) so that
+                # solves sharing this matrix in several threads never share it
+                buf = <double*>calloc(self.n_rows, sizeof(double))
+                if buf == NULL:
+                    # out of memory: poison the result, so that the solve
+                    # stops as diverged instead of going on with a wrong one
+                    for j in range(self.n_cols):
+                        out[j] = NAN
+                    return
                 for k in range(nr):
                     buf[rows[k]] = vals[k]
                 src = buf
             for j in range(self.n_cols):
                 out[j] += self.col_dot(j, src)
-            if rows != NULL:
-                for k in range(nr):
-                    buf[rows[k]] = 0.0
+            free(buf)
             return
         cdef const int* rptr = &self.r_indptr[0]
         cdef const int* rind = &self.r_indices[0]

@@ -1,6 +1,6 @@
 """Base class of compiled problems."""
 import numpy as np
-from libc.math cimport fabs
+from libc.math cimport fabs, isfinite, NAN
 
 from bcd.core._linalg cimport CyBlockWork, lambda_max
 
@@ -204,7 +204,8 @@ cdef class CyProblem:
 
     cdef double optimality(self, bint exact) noexcept nogil:
         """Return ||grad f(x)||_inf, or with a penalty g the largest distance
-        of -grad_i f(x) to the subdifferential of g_i at x_i.
+        of -grad_i f(x) to the subdifferential of g_i at x_i; NaN if a
+        gradient entry or a coordinate of x is not finite.
 
         With ``exact`` (or without tracking) the gradient is recomputed from
         the current state; otherwise the tracked gradient is read.
@@ -227,11 +228,15 @@ cdef class CyProblem:
                 v = self.penalty.dist(j, self.x[j], gp[j])
                 if v > m:
                     m = v
+                elif not (isfinite(gp[j]) and isfinite(self.x[j])):
+                    return NAN
             return m
         for j in range(self.n):
             v = fabs(gp[j])
             if v > m:
                 m = v
+            elif not (isfinite(gp[j]) and isfinite(self.x[j])):
+                return NAN
         return m
 
     cdef double optimality_on(self, const int* coords, Py_ssize_t nc) noexcept nogil:
@@ -246,6 +251,8 @@ cdef class CyProblem:
             v = self.penalty.dist(j, self.x[j], gj) if self.has_penalty else fabs(gj)
             if v > m:
                 m = v
+            elif not (isfinite(gj) and isfinite(self.x[j])):
+                return NAN
         return m
 
     def kkt_scores(self):

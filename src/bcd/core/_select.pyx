@@ -5,7 +5,7 @@ from libc.stdint cimport uint64_t
 from libc.math cimport fabs, sqrt
 from scipy.linalg.cython_blas cimport dgemv, dtrsv
 
-from bcd.core._linalg cimport CyBlockWork, spd_solve
+from bcd.core._linalg cimport CyBlockWork, negative_pivot, spd_solve
 from bcd.core._problem cimport CyProblem
 from bcd.core._random cimport RNG, rng_seed, rng_below, rng_uniform
 
@@ -722,41 +722,46 @@ cdef class CyMaxImprovementSelector(CySelector):
         dtrsv(&uplo, &trans, &diag, &n, &self.chol[0], &lda, x, &one)
 
     cdef Py_ssize_t _draw(self, Py_ssize_t remaining) noexcept nogil:
-        """Put min(kappa, remaining) distinct units not in B into ``cand``."""
-        cdef Py_ssize_t nc = 0, u, a, r
-        cdef int t
+        """Put min(kappa, remaining) distinct units not yet taken into ``cand``
+        (``remaining``: how many are not taken)."""
+        cdef Py_ssize_t nc = 0, u, a, r, tries = 0
         if remaining <= self.kappa:
             for u in range(self.n_units):
                 if not self.taken[u]:
                     self.cand[nc] = <int>u
                     nc += 1
             return nc
-        if remaining < 4 * self.kappa:
-            # few left: a uniform subset of them by reservoir sampling
-            nc = 0
-            for u in range(self.n_units):
-                if not self.taken[u]:
-                    if nc < self.kappa:
-                        self.cand[nc] = <int>u
-                    else:
-                        r = rng_below(&self.rng, nc + 1)
-                        if r < self.kappa:
-                            self.cand[r] = <int>u
-                    nc += 1
-            return self.kappa
-        while nc < self.kappa:
-            u = rng_below(&self.rng, self.n_units)
-            if self.taken[u]:
-                continue
-            self.taken[u] = 2
-            self.cand[nc] = <int>u
-            nc += 1
-        for a in range(nc):
-            self.taken[self.cand[a]] = 0
-        return nc
+        if remaining >= 4 * self.kappa:
+            # rejection sampling: at least 3/4 of the draws succeed while
+            # fewer than a quarter of the free units are drawn
+            while nc < self.kappa and tries < 64 * self.kappa:
+                tries += 1
+                u = rng_below(&self.rng, self.n_units)
+                if self.taken[u]:
+                    continue
+                self.taken[u] = 2
+                self.cand[nc] = <int>u
+                nc += 1
+            for a in range(nc):
+                self.taken[self.cand[a]] = 0
+            if nc == self.kappa:
+                return nc
+        # few free units, or the draws kept missing them (most units taken):
+        # a uniform subset of the free units by reservoir sampling, O(n_units)
+        nc = 0
+        for u in range(self.n_units):
+            if not self.taken[u]:
+                if nc < self.kappa:
+                    self.cand[nc] = <int>u
+                else:
+                    r = rng_below(&self.rng, nc + 1)
+                    if r < self.kappa:
+                        self.cand[r] = <int>u
+                nc += 1
+        return min(nc, self.kappa)
 
     cdef Py_ssize_t select(self, CyProblem prob, int* block) noexcept nogil:
-        cdef Py_ssize_t u, a, b, c, nc, size, best, k = self.k
+        cdef Py_ssize_t u, a, b, c, nc, size, best, n_taken, k = self.k
         cdef double v, best_v, d2, s, hss
         cdef const double* g = &prob.g[0]
         cdef int j, t, n_b, n_c, inc = 1
@@ -781,9 +786,10 @@ cdef class CyMaxImprovementSelector(CySelector):
         self.chol[0] = sqrt(self.unit_L[best])
         self.z[0] = g[j] / self.chol[0]
         size = 1
-        while size < k and size < self.n_units:
+        n_taken = 1         # the block and the units found dependent on it
+        while size < k and n_taken < self.n_units:
             self._back_substitute(size)
-            nc = self._draw(self.n_units - size)
+            nc = self._draw(self.n_units - n_taken)
             for c in range(nc):
                 self.cand[c] = self.unit_coords[self.cand[c]]   # units -> coordinates
             prob.hessian_entries(&self.cand[0], nc, &self.order[0], size, &self.rows[0])
@@ -815,6 +821,15 @@ cdef class CyMaxImprovementSelector(CySelector):
                 d2 -= row[a] * row[a]
             u = self._unit_of(j)
             self.taken[u] = 1
+            n_taken += 1
+            if d2 < -negative_pivot() * hss:
+                # H_BB + j is indefinite: f is not convex on these coordinates
+                for a in range(size):
+                    block[a] = self.order[a]
+                block[size] = j
+                for u in range(self.n_units):
+                    self.taken[u] = 0
+                return -(size + 1)
             if not d2 > 1e-12 * hss:
                 continue                # numerically dependent on B: skip it
             self.chol[size * k + size] = sqrt(d2)

@@ -12,11 +12,18 @@ cdef struct Block:
     const double* solution      # the block minimizer when the rule computed it, else NULL
 
 
+# what CyUpdate.step returns
+cdef enum:
+    STEP_TAKEN = 0          # moved, or nothing to do on a zero gradient
+    STEP_REJECTED = 1       # the block cannot make progress
+    STEP_INDEFINITE = 2     # the block's Hessian is not positive definite:
+                            # its exact solve does not exist
+
+
 cdef class CyUpdate:
     """Moves the selected block: computes a direction and takes the step.
 
-    ``step`` returns 0 when it moved (or found nothing to do on a zero
-    gradient) and 1 when the block cannot make progress.
+    ``step`` returns one of STEP_TAKEN, STEP_REJECTED, STEP_INDEFINITE.
     """
     cdef double[::1] d
     cdef double[::1] H
@@ -28,6 +35,7 @@ cdef class CyUpdate:
     cdef double[::1] tr_alpha
     cdef double[::1] tr_delta
     cdef double[::1] tr_slope
+    cdef double accepted        # the step the last successful line search took
 
     cdef int step(self, CyProblem prob, const Block* block) noexcept nogil
     cdef void record(self, double alpha, double delta, double slope) noexcept nogil

@@ -9,6 +9,8 @@ from bcd.core._problem cimport CyProblem
 # names are for code that reproduces the search (benchmark references)
 cdef double ARMIJO_C = 1e-10
 cdef int MAX_BACKTRACKS = 60
+# the gradient line search starts from this multiple of its last step
+cdef double LS_GROWTH = 10.0
 LINE_SEARCH_ARMIJO_C = ARMIJO_C
 LINE_SEARCH_MAX_BACKTRACKS = MAX_BACKTRACKS
 
@@ -80,6 +82,7 @@ cdef class CyUpdate:
             if isfinite(fa) and fa <= ARMIJO_C * alpha * gd:
                 prob.direction_commit(alpha)
                 self.record(alpha, fa, alpha * gd)
+                self.accepted = alpha
                 return 0
             if not isfinite(fa):
                 a_new = 0.1 * alpha
@@ -183,17 +186,49 @@ cdef class CyGradientUpdate(CyUpdate):
 
 cdef class CyLineSearchUpdate(CyUpdate):
     """The gradient direction d = -grad_b f with an Armijo backtracking line
-    search from alpha = 1 (Section 4.4)."""
+    search (Section 4.4).
+
+    The first search starts from alpha = 1 / L_b where a curvature bound is
+    known (the block's L_b, or for a variable block its largest L_i) and
+    from 1 otherwise; each later one from ``LS_GROWTH`` times the step the
+    previous one accepted.  The step thus follows the scale of the problem
+    (data scaled by 1e-150 or 1e150 need steps of 1e300 or 1e-300), and
+    as the first trial is usually too long, the search's quadratic
+    interpolation lands on the minimizer along the direction (exactly for
+    a quadratic), as a search from 1 does on unit-scale data.
+    """
+    cdef bint bound
+    cdef double start           # the next search's first trial (0: none yet)
+
+    def __init__(self, bint bound=False):
+        CyUpdate.__init__(self)
+        self.bound = bound
+        self.start = 0.0
 
     cdef int step(self, CyProblem prob, const Block* block) noexcept nogil:
         cdef const int* blk = block.coords
-        cdef Py_ssize_t nb = block.size
+        cdef Py_ssize_t nb = block.size, a
         cdef const double* gb = block.grad
-        cdef double gd = self.steepest(gb, nb)
+        cdef double gd = self.steepest(gb, nb), alpha = self.start, L
+        cdef int status
         if gd == 0.0:
-            return 0
+            return STEP_TAKEN
+        if alpha == 0.0:
+            alpha = 1.0
+            if self.bound:
+                L = block.L
+                if not L > 0.0:
+                    for a in range(nb):
+                        L = fmax(L, prob.lipschitz[blk[a]])
+                if L > 0.0 and isfinite(1.0 / L):
+                    alpha = 1.0 / L
         prob.direction_prepare(blk, nb, &self.d[0])
-        return self.armijo(prob, gd, 1.0)
+        status = self.armijo(prob, gd, alpha)
+        if status == STEP_TAKEN:
+            self.start = LS_GROWTH * self.accepted
+            if not isfinite(self.start):
+                self.start = self.accepted
+        return status
 
 
 cdef class CyMatrixUpdate(CyUpdate):
@@ -208,14 +243,18 @@ cdef class CyMatrixUpdate(CyUpdate):
         cdef Py_ssize_t nb = block.size
         cdef const double* gb = block.grad
         cdef Py_ssize_t a
+        cdef int status
         if not prob.block_hessian_bound(blk, nb, &self.H[0]):
-            return 1
+            return STEP_REJECTED
         for a in range(nb):
             self.d[a] = -gb[a]
-        if spd_solve(self.bw, &self.H[0], &self.d[0], nb) < 0:
-            return 1
+        status = spd_solve(self.bw, &self.H[0], &self.d[0], nb)
+        if status == -2:
+            return STEP_INDEFINITE
+        if status < 0:
+            return STEP_REJECTED
         prob.apply(blk, nb, &self.d[0])
-        return 0
+        return STEP_TAKEN
 
 
 cdef class CyNewtonUpdate(CyUpdate):

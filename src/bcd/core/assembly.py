@@ -170,8 +170,11 @@ def assemble(problem, rule, blocks, update, block_size=None, random_state=None, 
     if problem.penalty is not None:
         # projects x onto the domain of the penalty
         state.set_penalty(problem.penalty.compile(n))
-    ctx = Context(problem, state, blocks, block_size, resolved, rng,
-                  problem.hessian_graph() if "graph" in b_spec.needs.problem else None)
+    graph = None
+    if "graph" in b_spec.needs.problem:
+        cached, matrix = problem.hessian_graph()
+        graph = (cached.fork(), matrix)         # the solve's own scratch
+    ctx = Context(problem, state, blocks, block_size, resolved, rng, graph)
     units = ctx.units = b_spec.build(ctx)
     state.reserve(units.max_block, units.max_block if units.dense else 1)
     step = (b_spec.solve or u_spec.build)(ctx)

@@ -93,6 +93,15 @@ AUTO_TABLE = (
         "multinomial regression on dataset C: random fixed blocks of 100 with a line "
         "search, 4.2 s; cyclic, greedy, Newton and extrapolated variants 4.3-7 s or "
         "not converged within 10 s"),
+    Row("least squares",
+        _all(_not(_penalized), _structure("linear_model"), _has("quadratic")),
+        dict(rule="cyclic", blocks="fixed", partition="order", block_size=1, update="gradient",
+             extrapolation=DEPTH),
+        "ridge on dataset A (l2=1; 10000 columns): coordinate descent with extrapolation "
+        "made 1000 passes in 1.3 s to optimality 1.2, where cyclic variable blocks of 300 "
+        "with a line search reached 1.7 in 20 s; a 40 x 25 least-squares test problem: "
+        "1391 iterations to 1e-6 (5243 without extrapolation, and not within 10000 with "
+        "the line-search row below)"),
     Row("smooth linear model",
         _all(_not(_penalized), _structure("linear_model")),
         dict(rule="cyclic", blocks="variable", block_size=300, update="linesearch"),

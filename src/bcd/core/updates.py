@@ -17,7 +17,7 @@ def _gradient(ctx):
 
 
 def _linesearch(ctx):
-    return CyLineSearchUpdate()
+    return CyLineSearchUpdate("lipschitz" in ctx.problem.capabilities)
 
 
 def _matrix(ctx):

@@ -46,15 +46,18 @@ class WorkingSetInfo:
     """What the outer loop did: ``sizes`` of the working sets, ``n_screened``
     coordinates discarded by safe screening, ``duality_gap`` at the end
     (None when the problem has none), ``gap_converged`` whether the gap test
-    stopped the solve."""
+    stopped the solve, and the ``n_iter`` and ``loop_time`` of the inner
+    runs so far."""
 
-    __slots__ = ("sizes", "n_screened", "duality_gap", "gap_converged")
+    __slots__ = ("sizes", "n_screened", "duality_gap", "gap_converged", "n_iter", "loop_time")
 
     def __init__(self):
         self.sizes = []
         self.n_screened = 0
         self.duality_gap = None
         self.gap_converged = False
+        self.n_iter = 0
+        self.loop_time = 0.0
 
 
 def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_every=1,
@@ -75,12 +78,33 @@ def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_
     anderson = CyAnderson(extrapolation) if extrapolation else None
     info = WorkingSetInfo()
     hist = ([], [], [], [])
-    it = 0
-    loop_time = 0.0
-    status = None
     t0 = time.perf_counter()
     if monitor is not None:
         monitor.begin(state)
+    try:
+        status, it, loop_time, opt, obj, block = _outer_loop(
+            parts, problem, state, info, hist, t0, max_iter=max_iter, tol=tol,
+            max_time=max_time, callback=callback, callback_every=callback_every,
+            verbose=verbose, monitor=monitor, anderson=anderson, screened=screened,
+            active=active, can_screen=can_screen, wants_gap=wants_gap, gap_tol=gap_tol)
+    except KeyboardInterrupt:
+        # Ctrl-C between two inner runs: stop at the current iterate, as
+        # the engine does within one
+        status, it, loop_time = "interrupted", info.n_iter, info.loop_time
+        opt, obj = (hist[2][-1] if hist[2] else np.nan), state.get_objective()
+    history = [np.asarray(c, dtype=float) for c in hist]
+    outcome = _engine.Outcome(it, _STATUS[status], opt, obj, history, loop_time, block)
+    return outcome, info
+
+
+def _outer_loop(parts, problem, state, info, hist, t0, *, max_iter, tol, max_time, callback,
+                callback_every, verbose, monitor, anderson, screened, active, can_screen,
+                wants_gap, gap_tol):
+    n = problem.n_coordinates
+    it = 0
+    loop_time = 0.0
+    status = None
+    block = None
     while True:
         scores, smooth, grad = state.kkt_scores()
         opt = float(scores.max()) if n else 0.0
@@ -98,6 +122,9 @@ def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_
                 raise ValueError(f"gap_tol needs a duality gap, which {type(problem).__name__}"
                                  f" with {problem.penalty!r} does not have (the Lasso: "
                                  f"L1 with positive weights and l2 = 0).")
+        if not (np.isfinite(opt) and np.isfinite(obj)):
+            status = "diverged"
+            break
         if opt <= tol:
             status = "converged"
             break
@@ -155,10 +182,15 @@ def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_
                         False, monitor, scope=ws, extrapolation=anderson, first_iteration=it)
         it += out.n_iter
         loop_time += out.loop_time
+        info.n_iter, info.loop_time = it, loop_time
         name = out.status_name
+        if name in ("interrupted", "indefinite", "diverged"):
+            # stop at once, with the inner run's values
+            status, opt, obj, block = name, out.optimality, out.objective, out.block
+            for column, value in zip(hist, (it, obj, opt, time.perf_counter() - t0)):
+                column.append(value)
+            break
         if name in ("callback", "stalled", "max_time"):
             # certify the iterate once more, then stop with this status
             status = name
-    history = [np.asarray(c, dtype=float) for c in hist]
-    outcome = _engine.Outcome(it, _STATUS[status], opt, obj, history, loop_time)
-    return outcome, info
+    return status, it, loop_time, opt, obj, block

@@ -249,7 +249,7 @@ cdef class CyGaussianProcess(CyProblem):
             self.dir_dhd += d[a] * self.u[blk[a]]
 
     cdef double direction_delta(self, double alpha) noexcept nogil:
-        return alpha * self.dir_gd + 0.5 * alpha * alpha * self.dir_dhd
+        return alpha * (self.dir_gd + 0.5 * alpha * self.dir_dhd)
 
     cdef void direction_commit(self, double alpha) noexcept nogil:
         cdef Py_ssize_t a, j

@@ -154,8 +154,11 @@ cdef class CyLinearModel(CyProblem):
                                              &self.acc[0], &self.dzc[0])
 
     cdef double direction_delta(self, double alpha) noexcept nogil:
-        return self.rows_delta(alpha) + self.l2 * (alpha * self.dir_xd
-                                                   + 0.5 * alpha * alpha * self.dir_dd)
+        if self.l2 == 0.0:
+            return self.rows_delta(alpha)
+        # grouped so that a huge alpha on tiny data does not overflow
+        return self.rows_delta(alpha) + self.l2 * alpha * (self.dir_xd
+                                                           + 0.5 * alpha * self.dir_dd)
 
     cdef void direction_commit(self, double alpha) noexcept nogil:
         cdef Py_ssize_t a
@@ -258,15 +261,16 @@ cdef class CyLeastSquares(CyLinearModel):
         return 0.5 * s
 
     cdef double rows_delta(self, double alpha) noexcept nogil:
-        # exact for a quadratic: alpha w.dz + alpha^2/2 dz.dz
+        # exact for a quadratic: w.(alpha dz) + ||alpha dz||^2 / 2 (alpha is
+        # applied first: dz alone can overflow where alpha dz does not)
         cdef Py_ssize_t k
         cdef double s1 = 0.0, s2 = 0.0, v
         cdef bint dense = self.A.dense
         for k in range(self.dir_nt):
-            v = self.dzc[k]
+            v = alpha * self.dzc[k]
             s1 += self.w[k if dense else self.touched[k]] * v
             s2 += v * v
-        return alpha * s1 + 0.5 * alpha * alpha * s2
+        return s1 + 0.5 * s2
 
     cdef void update_rows(self, const int* rows, const double* vals, Py_ssize_t nr,
                           double scale, double* dw_out) noexcept nogil:

@@ -329,7 +329,9 @@ cdef class CyMultinomial(CyProblem):
                 p = self.W[r * k + c] + (1.0 if c == self.y[r] else 0.0)
                 t += p * expm1(alpha * self.dS[r * k + c])
             s += log1p(t) - alpha * self.dS[r * k + self.y[r]]
-        return s + self.l2 * (alpha * self.dir_xd + 0.5 * alpha * alpha * self.dir_dd)
+        if self.l2 == 0.0:
+            return s
+        return s + self.l2 * alpha * (self.dir_xd + 0.5 * alpha * self.dir_dd)
 
     cdef void direction_commit(self, double alpha) noexcept nogil:
         cdef Py_ssize_t kk, a, r, k = self.n_classes

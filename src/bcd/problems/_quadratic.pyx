@@ -142,7 +142,7 @@ cdef class CyQuadratic(CyProblem):
             work[k if self.Q.dense else self.touched[k]] = 0.0
 
     cdef double direction_delta(self, double alpha) noexcept nogil:
-        return alpha * self.dir_gd + 0.5 * alpha * alpha * self.dir_dqd
+        return alpha * (self.dir_gd + 0.5 * alpha * self.dir_dqd)
 
     cdef void direction_commit(self, double alpha) noexcept nogil:
         cdef Py_ssize_t a, k, r
