@@ -113,6 +113,11 @@ class GaussianProcess(Problem):
         self._eval = kernel.evaluator(X, n_threads=self.n_threads)
         self._set_penalty(None)
 
+    _TRANSIENT = Problem._TRANSIENT + ("_eval",)
+
+    def _restore(self):
+        self._eval = self.kernel.evaluator(self.X, n_threads=self.n_threads)
+
     def _system_matrix(self):
         """The dense K + noise I (precomputed mode), cached."""
         cache = self.__dict__

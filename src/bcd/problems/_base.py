@@ -48,6 +48,24 @@ class Problem:
     #: dtype of returned solutions (float32 for float32 input).
     dtype = np.dtype(np.float64)
 
+    #: attributes that hold compiled objects or caches built on demand: a
+    #: pickle or a deep copy leaves them out, and they are rebuilt when used
+    _TRANSIENT = ("_column_access", "_graph_cache", "_dense")
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        for name in self._TRANSIENT:
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._restore()
+
+    def _restore(self):
+        """Rebuild, after unpickling, the compiled objects that are not built
+        on demand (none by default)."""
+
     @property
     def lipschitz(self):
         """Coordinate-wise Lipschitz constants L_i (read-only array)."""
