@@ -18,7 +18,7 @@ def check_matrix(A, name="A"):
         if A.ndim != 2:
             raise ValueError(f"{name} must be 2-dimensional, got shape {A.shape}.")
         _check_dtype(A.dtype, name)
-        out_dtype = np.float32 if A.dtype == np.float32 else np.float64
+        out_dtype = result_dtype(A.dtype)
         if A.shape[0] == 0 or A.shape[1] == 0:
             raise ValueError(f"{name} must be non-empty, got shape {A.shape}.")
         if A.format == "csc" and A.dtype == np.float64 and A.has_canonical_format \
@@ -35,17 +35,32 @@ def check_matrix(A, name="A"):
         if not np.all(np.isfinite(M.data)):
             raise ValueError(f"{name} contains NaN or infinity.")
         return M, out_dtype
+    _reject_masked(A, name)
     arr = np.asarray(A)
     _check_dtype(arr.dtype, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-dimensional array or sparse matrix, got {arr.ndim} dimension(s).")
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name} must be non-empty, got shape {arr.shape}.")
-    out_dtype = np.float32 if arr.dtype == np.float32 else np.float64
+    out_dtype = result_dtype(arr.dtype)
     M = np.asfortranarray(arr, dtype=np.float64)
     if not np.all(np.isfinite(M)):
         raise ValueError(f"{name} contains NaN or infinity.")
     return M, out_dtype
+
+
+def result_dtype(dtype):
+    """The dtype results are returned in for input of ``dtype``: float32 for
+    single precision in either byte order, float64 otherwise."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype.kind == "f" and dtype.itemsize == 4 \
+        else np.dtype(np.float64)
+
+
+def _reject_masked(v, name):
+    if isinstance(v, np.ma.MaskedArray):
+        raise TypeError(f"{name} is a masked array; bcd does not read masks.  Pass "
+                        f"{name}.filled(value) or drop the masked entries.")
 
 
 def _check_dtype(dtype, name):
@@ -59,6 +74,7 @@ def check_vector(v, name, length=None):
     """Validate a finite 1-D real vector; returns a new float64 array."""
     if sp.issparse(v):
         v = v.toarray()
+    _reject_masked(v, name)
     arr = np.asarray(v)
     _check_dtype(arr.dtype, name)
     if arr.ndim == 2 and 1 in arr.shape:

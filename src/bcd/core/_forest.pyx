@@ -159,7 +159,7 @@ cdef class CyGraph:
         -2 if a node is repeated and -3 if Q_bb is not symmetric.
         O(nb + sum of the nodes' degrees).
         """
-        cdef Py_ssize_t a, k, p, head = 0, tail = 0, status = 0
+        cdef Py_ssize_t a, k, p, p2, head = 0, tail = 0, tree_start = 0, status = 0
         cdef int i, j, pnode
         cdef bint seen_parent
         cdef double v
@@ -178,6 +178,7 @@ cdef class CyGraph:
                 # a new tree rooted at i; a node is marked when queued, so a
                 # second path to it, i.e. a cycle, shows when it is reached again
                 self.pos[i] = -self.pos[i]
+                tree_start = tail
                 order[tail] = <int>a
                 parent[tail] = -1
                 off[tail] = 0.0
@@ -214,7 +215,13 @@ cdef class CyGraph:
                             seen_parent = True
                             continue
                         if self.pos[j] < 0:
-                            status = -1
+                            # reached again: a cycle if j is in this tree; in
+                            # an earlier one, that tree did not see the edge
+                            status = -3
+                            for p2 in range(tree_start, tail):
+                                if order[p2] == -self.pos[j] - 1:
+                                    status = -1
+                                    break
                             break
                         order[tail] = self.pos[j] - 1
                         self.pos[j] = -self.pos[j]

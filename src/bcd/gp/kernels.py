@@ -16,6 +16,7 @@ import numbers
 
 import numpy as np
 
+from .._validation import _reject_masked
 from ._kernel import (CyKernelEvaluator, LOCALLY_PERIODIC, MATERN32, MATERN52, PERIODIC,
                       SQUARED_EXPONENTIAL)
 
@@ -33,6 +34,10 @@ def _positive(value, name, owner):
 
 
 def _lengthscales(value, owner):
+    raw = np.asarray(value)
+    if isinstance(value, bool) or raw.dtype == object or raw.dtype.kind not in "iuf":
+        raise TypeError(f"{owner}: lengthscale must be a positive real number or an array of "
+                        f"them (one per input dimension), got {value!r}.")
     arr = np.asarray(value, dtype=np.float64) if not isinstance(value, numbers.Real) \
         else np.asarray(float(value))
     if arr.ndim > 1 or arr.size == 0:
@@ -44,6 +49,7 @@ def _lengthscales(value, owner):
 
 
 def _check_inputs(X, name="X"):
+    _reject_masked(X, name)
     X = np.asarray(X)
     if X.dtype == object or not np.issubdtype(X.dtype, np.number) \
             or np.issubdtype(X.dtype, np.complexfloating):

@@ -3,7 +3,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_vector
+from .._validation import check_vector, result_dtype
 from ..core._matrix import CyMatrix
 from ..problems._base import Problem
 from ..problems._quadratic import CyQuadratic
@@ -79,6 +79,7 @@ class GaussianProcess(Problem):
             raise TypeError(f"kernel must be a bcd.gp kernel (SquaredExponential, Matern, "
                             f"Periodic, LocallyPeriodic or their sums and products), got "
                             f"{type(kernel).__name__}.")
+        self.dtype = result_dtype(getattr(X, "dtype", np.float64))
         X = _check_inputs(X, "X")
         n = X.shape[0]
         y = check_vector(y, "y")

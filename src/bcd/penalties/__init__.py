@@ -72,6 +72,8 @@ class Penalty:
     def prox(self, z, step=1.0):
         """argmin_y ||y - z||^2 / (2 step) + g(y), coordinate-wise."""
         z = np.asarray(z, dtype=np.float64)
+        if not np.all(np.isfinite(z)):
+            raise ValueError("z contains NaN or infinity.")
         if not step > 0:
             raise ValueError(f"step must be positive, got {step!r}.")
         return self.compile(z.shape[0]).prox_vector(z, float(step))
@@ -109,6 +111,8 @@ class L1(Penalty):
         arr = np.asarray(lam, dtype=np.float64)
         if np.any(np.isnan(arr)) or np.any(arr < 0) or not np.all(np.isfinite(arr)):
             raise ValueError(f"lam must be finite and non-negative, got {lam!r}.")
+        if not isinstance(positive, (bool, np.bool_)):
+            raise TypeError(f"positive must be True or False, got {positive!r}.")
         self.lam = arr
         self.positive = bool(positive)
 

@@ -228,14 +228,14 @@ cdef class CyL1(CyPenalty):
         return self.lam[i] * fabs(xi)
 
     cdef double prox(self, Py_ssize_t i, double z, double step) noexcept nogil:
+        # NaN comes out as NaN (every comparison fails): a diverging solve
+        # must not be turned into zeros
         cdef double t = step * self.lam[i]
-        if self.positive:
-            return fmax(z - t, 0.0)
         if z > t:
             return z - t
-        if z < -t:
+        if z < -t and not self.positive:
             return z + t
-        return 0.0
+        return 0.0 if z == z else z
 
     cdef double dist(self, Py_ssize_t i, double xi, double gi) noexcept nogil:
         cdef double lam = self.lam[i]
@@ -249,7 +249,7 @@ cdef class CyL1(CyPenalty):
         return fmax(fabs(gi) - lam, 0.0)
 
     cdef double project(self, Py_ssize_t i, double xi) noexcept nogil:
-        return fmax(xi, 0.0) if self.positive else xi
+        return 0.0 if self.positive and xi < 0.0 else xi
 
     cdef int face(self, Py_ssize_t i, double xi) noexcept nogil:
         return (xi > 0.0) - (xi < 0.0)
@@ -286,10 +286,8 @@ cdef class CyL1(CyPenalty):
         return 0
 
     cdef double clip(self, Py_ssize_t i, double y, int sigma) noexcept nogil:
-        if sigma > 0:
-            return fmax(y, 0.0)
-        if sigma < 0:
-            return fmin(y, 0.0)
+        if (sigma > 0 and y < 0.0) or (sigma < 0 and y > 0.0):
+            return 0.0
         return y
 
     cdef bint slope(self, Py_ssize_t i, double xi, double* s) noexcept nogil:
@@ -300,6 +298,15 @@ cdef class CyL1(CyPenalty):
         lam[0] = self.lam[i]
         positive[0] = self.positive
         return True
+
+
+cdef inline double _clamp(double z, double lo, double hi) noexcept nogil:
+    """z clipped to [lo, hi]; NaN stays NaN (unlike fmin/fmax)."""
+    if z < lo:
+        return lo
+    if z > hi:
+        return hi
+    return z
 
 
 cdef class CyBox(CyPenalty):
@@ -318,7 +325,7 @@ cdef class CyBox(CyPenalty):
         return 0.0
 
     cdef double prox(self, Py_ssize_t i, double z, double step) noexcept nogil:
-        return fmin(fmax(z, self.lower[i]), self.upper[i])
+        return _clamp(z, self.lower[i], self.upper[i])
 
     cdef double dist(self, Py_ssize_t i, double xi, double gi) noexcept nogil:
         cdef bint at_low = xi <= self.lower[i], at_up = xi >= self.upper[i]
@@ -331,7 +338,7 @@ cdef class CyBox(CyPenalty):
         return fabs(gi)
 
     cdef double project(self, Py_ssize_t i, double xi) noexcept nogil:
-        return fmin(fmax(xi, self.lower[i]), self.upper[i])
+        return _clamp(xi, self.lower[i], self.upper[i])
 
     cdef double delta_value(self, Py_ssize_t i, double xi, double d) noexcept nogil:
         # xi + d may miss a bound by rounding when d was computed as y - xi
@@ -347,7 +354,7 @@ cdef class CyBox(CyPenalty):
         return 2
 
     cdef double clip(self, Py_ssize_t i, double y, int sigma) noexcept nogil:
-        return fmin(fmax(y, self.lower[i]), self.upper[i])
+        return _clamp(y, self.lower[i], self.upper[i])
 
     cdef bint slope(self, Py_ssize_t i, double xi, double* s) noexcept nogil:
         s[0] = 0.0

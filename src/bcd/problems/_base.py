@@ -30,6 +30,19 @@ class Problem:
     * optionally :meth:`iteration_costs`, which spaces the stopping tests.
 
     Subclasses are registered with :func:`bcd.problems.register`.
+
+    Notes
+    -----
+    A problem holds a reference to array inputs that need no conversion (a
+    float64 Fortran-ordered array, a canonical float64 CSC matrix), as
+    scikit-learn estimators do: modifying such an array after building the
+    problem is not supported, since constants computed from it (such as
+    ``lipschitz``) would not follow.  Inputs that need a conversion are
+    copied; no input is ever modified.
+
+    A problem holds no state of a solve, so it can be solved from several
+    threads at once.  It pickles and deep-copies before and after solves;
+    its compiled objects are rebuilt when next used.
     """
 
     n_coordinates = 0

@@ -65,10 +65,12 @@ class Multinomial(Problem):
         y_arr = np.asarray(y)
         if y_arr.dtype.kind in "US" or y_arr.dtype == object:
             raise TypeError("y must hold integer class labels.")
-        yv = check_vector(y_arr, "y", self.n_samples)
-        if not np.all(yv == np.round(yv)):
+        yv = check_vector(y_arr, "y", self.n_samples)      # shape, NaN, complex
+        if y_arr.dtype.kind == "f" and not np.all(yv == np.round(yv)):
             raise ValueError("y must hold integer class labels; got non-integer values.")
-        self.classes, y_idx = np.unique(yv, return_inverse=True)
+        # the labels keep their values and dtype (through float64, integers
+        # above 2**53 would merge)
+        self.classes, y_idx = np.unique(y_arr.reshape(-1), return_inverse=True)
         if self.classes.size < 2:
             raise ValueError(f"y must contain at least two classes; got only {self.classes.tolist()}.")
         self.n_classes = int(self.classes.size)

@@ -3,7 +3,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .._validation import check_matrix, check_symmetric, check_vector
+from .._validation import (_check_dtype, _reject_masked, check_matrix, check_symmetric,
+                           check_vector)
 from ._base import Problem
 from ..forest import symmetric_graph
 from ._quadratic import CyQuadratic
@@ -150,7 +151,10 @@ class LabelPropagation(Quadratic):
         if W.nnz and W.data.min() < 0:
             raise ValueError("W must be non-negative (edge weights).")
         check_symmetric(W, "W", dtype)
-        labels = np.asarray(labels, dtype=np.float64)
+        _reject_masked(labels, "labels")
+        labels = np.asarray(labels)
+        _check_dtype(labels.dtype, "labels")
+        labels = labels.astype(np.float64)
         if labels.ndim != 1 or labels.shape[0] != n:
             raise ValueError(f"labels must have length {n} (one per node), got shape "
                              f"{labels.shape}.")
