@@ -372,8 +372,11 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         raise ValueError(f"The Hessian of {type(problem).__name__} on the block of coordinates "
                          f"[{shown}] ({len(block)} in all; iteration {out.n_iter}) is not "
                          f"positive definite (a non-positive pivot): f is not strictly convex "
-                         f"there, so the block has no unique minimizer.  Check that the "
-                         f"problem's Hessian (for Quadratic: Q) is positive definite.")
+                         f"there, so the block has no unique minimizer.  The problem's Hessian "
+                         f"must be positive definite (Quadratic: Q; GaussianProcess: K + noise "
+                         f"I, which needs more noise when the kernel is not positive definite "
+                         f"on the inputs, as Periodic may not be on inputs of 2 or more "
+                         f"dimensions).")
     converged = status_name == "converged"
     message = _engine.STATUS_MESSAGES[out.status]
     if ws_info is not None and ws_info.gap_converged:

@@ -115,6 +115,9 @@ def _outer_loop(parts, problem, state, info, hist, t0, *, max_iter, tol, max_tim
         if verbose:
             print(f"iter {it:>8d}  objective {obj:.10e}  optimality {opt:.3e}  "
                   f"time {elapsed:.3f}s")
+        if not (np.isfinite(opt) and np.isfinite(obj)):
+            status = "diverged"
+            break
         zeros = None
         if wants_gap:
             info.duality_gap, zeros = problem.safe_zeros(state, grad)
@@ -122,9 +125,6 @@ def _outer_loop(parts, problem, state, info, hist, t0, *, max_iter, tol, max_tim
                 raise ValueError(f"gap_tol needs a duality gap, which {type(problem).__name__}"
                                  f" with {problem.penalty!r} does not have (the Lasso: "
                                  f"L1 with positive weights and l2 = 0).")
-        if not (np.isfinite(opt) and np.isfinite(obj)):
-            status = "diverged"
-            break
         if opt <= tol:
             status = "converged"
             break
