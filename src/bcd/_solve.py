@@ -377,11 +377,19 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
                          f"I, which needs more noise when the kernel is not positive definite "
                          f"on the inputs, as Periodic may not be on inputs of 2 or more "
                          f"dimensions).")
-    converged = status_name == "converged"
     message = _engine.STATUS_MESSAGES[out.status]
+    x = state.get_x()
+    with np.errstate(over="ignore"):
+        x_out = x.astype(problem.dtype, copy=False)
+    if status_name != "diverged" and not np.all(np.isfinite(x_out)):
+        # finite in float64, but beyond the range of the problem's float32
+        status_name = "diverged"
+        message = (f"Diverged: the iterate has entries beyond the range of {problem.dtype} "
+                   f"(largest magnitude {np.abs(x).max():.3e}); solve with float64 data.")
+    converged = status_name == "converged"
     if ws_info is not None and ws_info.gap_converged:
         message = "Converged: the duality gap reached gap_tol."
-    if status_name == "diverged":
+    if status_name == "diverged" and out.status_name == "diverged":
         where = "the starting point" if out.n_iter == 0 else f"iteration {out.n_iter}"
         message = (f"{message[:-1]} at {where} (objective {out.objective:.3e}, optimality "
                    f"{out.optimality:.3e}); the returned x is that iterate.")
@@ -398,12 +406,11 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
                       stacklevel=2)
     options = dict(parts.options, check_every=check_every, tol=tol, tol_mode=tol_mode,
                    max_iter=max_iter, auto=None if auto_row is None else auto_row.name)
-    x = state.get_x()
     gap = ws_info.duality_gap if ws_info is not None else None
     if gap is None and "duality_gap" in problem.capabilities and status_name != "diverged":
         # converged: the engine certified on state recomputed from x
         gap = problem.duality_gap(x, state if converged else None)
-    return Result(x.astype(problem.dtype, copy=False), float(out.objective),
+    return Result(x_out, float(out.objective),
                   float(out.optimality), int(out.n_iter), converged, status_name, message,
                   history, float(history.time[-1]) if len(history) else 0.0, options,
                   out.loop_time, duality_gap=gap,

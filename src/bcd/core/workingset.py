@@ -90,7 +90,7 @@ def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_
     except KeyboardInterrupt:
         # Ctrl-C between two inner runs: stop at the current iterate, as
         # the engine does within one
-        status, it, loop_time = "interrupted", info.n_iter, info.loop_time
+        status, it, loop_time, block = "interrupted", info.n_iter, info.loop_time, None
         opt, obj = (hist[2][-1] if hist[2] else np.nan), state.get_objective()
     history = [np.asarray(c, dtype=float) for c in hist]
     outcome = _engine.Outcome(it, _STATUS[status], opt, obj, history, loop_time, block)

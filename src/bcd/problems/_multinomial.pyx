@@ -60,10 +60,12 @@ cdef class CyMultinomial(CyProblem):
             self.reset()
 
     def reserve(self, Py_ssize_t max_block, Py_ssize_t max_dense=-1):
-        if not CyProblem.reserve(self, max_block, max_dense):
-            return False
-        self.feat = np.zeros(max_block, dtype=np.int32)
-        return True
+        grew = CyProblem.reserve(self, max_block, max_dense)
+        # the base reserves one coordinate at construction: feat may not
+        # exist yet even when the vectors did not grow
+        if self.feat is None or self.feat.shape[0] < max(1, max_block):
+            self.feat = np.zeros(max(1, max_block), dtype=np.int32)
+        return grew
 
     # ---------------------------------------------------------------- rows
     cdef void _refresh_row(self, Py_ssize_t r, double* dw_out) noexcept nogil:
