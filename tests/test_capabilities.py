@@ -95,14 +95,8 @@ def test_every_registered_problem_class_is_covered():
 #: combinations known not to converge, with the reason; the matrix test
 #: checks that exactly these fail, so fixing one makes it fail until it is
 #: removed here
-KNOWN_FAILURES = {
-    ("LabelPropagation", "l1", "fixed", rule, "homotopy") for rule in ("gs", "gsl", "gsd")
-} | {
-    ("LabelPropagation", "l1+", "variable", rule, "homotopy") for rule in ("gs", "gsl", "gsd")
-}
-KNOWN_FAILURE_REASON = (
-    "the homotopy update accepts a step that leaves the greedy block unchanged while its "
-    "-q score is positive, so a greedy rule selects the same block for ever")
+KNOWN_FAILURES = set()
+KNOWN_FAILURE_REASON = ""
 
 
 def _cases():

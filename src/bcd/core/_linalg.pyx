@@ -1,6 +1,6 @@
 """Small dense symmetric linear algebra for block updates."""
 import numpy as np
-from libc.math cimport fabs, fmax
+from libc.math cimport fabs, fmax, hypot, sqrt
 from libc.string cimport memcpy
 from scipy.linalg.cython_lapack cimport dsyevr, dpotrf, dpotrs, dsyev
 
@@ -86,3 +86,72 @@ cdef int spd_solve(CyBlockWork w, const double* H, double* b, Py_ssize_t n) noex
             s += w.mat[j * n + i] * w.tmp[j]
         b[i] = s
     return 1
+
+
+# ------------------------------------------------- an updated Cholesky factor
+# H = R^T R with R upper triangular, stored row-major with leading dimension
+# ld (R[a * ld + b], a <= b): it grows by a bordering and shrinks by Givens
+# rotations in O(n^2), and stays a backward-stable factor of the current
+# matrix however many times it is changed (an updated explicit inverse
+# loses about cond(H) eps per change).
+
+cdef bint chol_append(double* R, Py_ssize_t ld, Py_ssize_t n, double* h, double d,
+                      double tiny) noexcept nogil:
+    """Border the factor of the n x n matrix with the column (h, d).
+
+    h (length n) is overwritten.  Returns False, with the leading n x n
+    part of R unchanged, when the new pivot d - |R^-T h|^2 is not above
+    tiny * d (the new column is numerically in the span of the others).
+    """
+    cdef Py_ssize_t a, c
+    cdef double s, p = d
+    for a in range(n):
+        s = h[a] / R[a * ld + a]
+        R[a * ld + n] = s
+        p -= s * s
+        for c in range(a + 1, n):
+            h[c] -= R[a * ld + c] * s
+    if not p > tiny * d:
+        return False
+    R[n * ld + n] = sqrt(p)
+    return True
+
+
+cdef void chol_remove(double* R, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """Remove row and column k of the n x n matrix from its factor; those
+    after k move up by one."""
+    cdef Py_ssize_t a, c, cc
+    cdef double x, y, r, cs, sn
+    # drop column k of R: R^T R loses row and column k, R turns upper
+    # Hessenberg from column k on
+    for a in range(n):
+        for c in range(max(a, k + 1), n):
+            R[a * ld + c - 1] = R[a * ld + c]
+    # rotate rows c, c + 1 to zero the subdiagonal (R[c + 1, c] > 0)
+    for c in range(k, n - 1):
+        x = R[c * ld + c]
+        y = R[(c + 1) * ld + c]
+        r = hypot(x, y)
+        cs = x / r
+        sn = y / r
+        R[c * ld + c] = r
+        for cc in range(c + 1, n - 1):
+            x = R[c * ld + cc]
+            y = R[(c + 1) * ld + cc]
+            R[c * ld + cc] = cs * x + sn * y
+            R[(c + 1) * ld + cc] = cs * y - sn * x
+
+
+cdef void chol_solve(const double* R, Py_ssize_t ld, Py_ssize_t n, double* b) noexcept nogil:
+    """Overwrite b with H^-1 b = R^-1 R^-T b."""
+    cdef Py_ssize_t a, c
+    cdef double s
+    for a in range(n):
+        b[a] /= R[a * ld + a]
+        for c in range(a + 1, n):
+            b[c] -= R[a * ld + c] * b[a]
+    for a in range(n - 1, -1, -1):
+        s = b[a]
+        for c in range(a + 1, n):
+            s -= R[a * ld + c] * b[c]
+        b[a] = s / R[a * ld + a]

@@ -2,7 +2,7 @@
 import numpy as np
 from libc.math cimport fabs, fmax, fmin, sqrt, isfinite, INFINITY
 
-from bcd.core._linalg cimport CyBlockWork, spd_solve
+from bcd.core._linalg cimport CyBlockWork, chol_append, chol_remove, chol_solve, spd_solve
 from bcd.core._problem cimport CyProblem
 
 # Armijo constant and backtracking limit of the line searches; the Python
@@ -565,6 +565,17 @@ cdef class CyProxNewtonUpdate(CyPenalizedUpdate):
         return self.search(prob, blk, nb, gb)
 
 
+# homotopy: a coordinate whose pivot in the Cholesky factor of H_AA (the
+# Schur complement H_jj - H_jA (H_AA)^-1 H_Aj) is below this fraction of
+# H_jj is taken as a combination of the active ones and does not join A:
+# that pivot is rounding, ~1e-15, for an exact combination (duplicate or
+# summed columns), whatever the conditioning of H_AA
+cdef double HOMOTOPY_DEPENDENT = 1e-13
+# ... and below which the path gives up (a coordinate that must join: one
+# without a penalty weight, or a free one of a box)
+cdef double HOMOTOPY_SINGULAR = 1e-14
+
+
 cdef class CyHomotopyUpdate(CyPenalizedUpdate):
     """The exact block minimizer of a quadratic f plus an L1 penalty
     (optionally with x >= 0) or box constraints, by homotopy (Section 6.5).
@@ -576,9 +587,12 @@ cdef class CyHomotopyUpdate(CyPenalizedUpdate):
     between breakpoints y_A(t) = -(H_AA)^{-1} (q_A + t lam_A s_A) on the
     active set A with signs s, and a breakpoint is where a coordinate of A
     reaches 0 (it leaves) or one outside reaches |c_j| = t lam_j with
-    c = Hy + q (it enters).  (H_AA)^{-1} is updated by bordering when a
-    coordinate enters and by a Schur-complement downdate when one leaves:
-    O(|b|^2) per breakpoint besides the O(|b| |A|) event scan.
+    c = Hy + q (it enters).  The Cholesky factor of H_AA is updated by
+    bordering when a coordinate enters and by Givens rotations when one
+    leaves: O(|b|^2) per breakpoint besides the O(|b| |A|) event scan.
+    Correlated columns are allowed: breakpoints that coincide are taken one
+    after the other, and a coordinate whose column is a combination of the
+    active ones (a duplicate, a sum) stays at 0.
 
     For a box, the path is in the linear term instead:
     q(t) = -H x_b + t grad_b f, so that x_b is the (unconstrained) solution
@@ -587,7 +601,7 @@ cdef class CyHomotopyUpdate(CyPenalizedUpdate):
     between breakpoints, where a coordinate of F reaches a bound or the
     multiplier (Hy + q(t))_j of a held coordinate changes sign.
     """
-    cdef double[::1] M          # (H_AA)^{-1}, leading dimension = reserved
+    cdef double[::1] R          # the Cholesky factor of H_AA, leading dimension = reserved
     cdef double[::1] u, v, q, lam, y, w, lo, hi
     cdef int[::1] act, pos
     cdef signed char[::1] sgn
@@ -598,7 +612,7 @@ cdef class CyHomotopyUpdate(CyPenalizedUpdate):
         CyPenalizedUpdate.reserve(self, max_block)
         if grew:
             self.ld = max_block
-            self.M = np.zeros(max_block * max_block)
+            self.R = np.zeros(max_block * max_block)
             self.u = np.zeros(max_block)
             self.v = np.zeros(max_block)
             self.q = np.zeros(max_block)
@@ -611,53 +625,33 @@ cdef class CyHomotopyUpdate(CyPenalizedUpdate):
             self.pos = np.zeros(max_block, dtype=np.int32)
             self.sgn = np.zeros(max_block, dtype=np.int8)
 
-    cdef bint _enter(self, const double* H, Py_ssize_t nb, Py_ssize_t na, int j) noexcept nogil:
-        """Border (H_AA)^{-1} with coordinate j (the new last of A)."""
-        cdef Py_ssize_t a, b, ld = self.ld
-        cdef double* M = &self.M[0]
-        cdef double sc = H[j * nb + j], t
+    cdef bint _enter(self, const double* H, Py_ssize_t nb, Py_ssize_t na, int j,
+                     double tiny) noexcept nogil:
+        """Border the factor of H_AA with coordinate j (the new last of A);
+        False if H_jj - H_jA (H_AA)^-1 H_Aj is not above tiny * H_jj."""
+        cdef Py_ssize_t a
         for a in range(na):
-            t = 0.0
-            for b in range(na):
-                t += M[a * ld + b] * H[self.act[b] * nb + j]
-            self.w[a] = t
-            sc -= H[self.act[a] * nb + j] * t
-        if not sc > 1e-14 * H[j * nb + j]:
-            return False                          # H_AA would be singular
-        for a in range(na):
-            for b in range(na):
-                M[a * ld + b] += self.w[a] * self.w[b] / sc
-            M[a * ld + na] = -self.w[a] / sc
-            M[na * ld + a] = -self.w[a] / sc
-        M[na * ld + na] = 1.0 / sc
+            self.w[a] = H[self.act[a] * nb + j]
+        if not chol_append(&self.R[0], self.ld, na, &self.w[0], H[j * nb + j], tiny):
+            return False
         self.act[na] = j
         self.pos[j] = <int>na
         return True
 
     cdef void _leave(self, Py_ssize_t na, Py_ssize_t k) noexcept nogil:
-        """Remove position k of A from (H_AA)^{-1}; the last takes its place."""
-        cdef Py_ssize_t a, b, ld = self.ld, last = na - 1
-        cdef double* M = &self.M[0]
-        cdef double mkk = M[k * ld + k]
-        for a in range(na):
-            for b in range(na):
-                if a != k and b != k:
-                    M[a * ld + b] -= M[a * ld + k] * M[k * ld + b] / mkk
-        if k != last:
-            for a in range(na):
-                M[k * ld + a] = M[last * ld + a]
-            for a in range(na):
-                M[a * ld + k] = M[a * ld + last]
-            M[k * ld + k] = M[last * ld + last]
-            self.act[k] = self.act[last]
-            self.pos[self.act[k]] = <int>k
+        """Remove position k of A from the factor; those after it move up."""
+        cdef Py_ssize_t a
+        chol_remove(&self.R[0], self.ld, na, k)
+        for a in range(k, na - 1):
+            self.act[a] = self.act[a + 1]
+            self.pos[self.act[a]] = <int>a
 
     cdef int _path(self, CyProblem prob, const int* blk, Py_ssize_t nb, const double* gb) noexcept nogil:
         cdef Py_ssize_t a, b, na = 0, step, k_leave
-        cdef int j, j_enter
-        cdef double t = INFINITY, t_next, cand, alpha_j, beta_j, s_enter
+        cdef int j, j_enter, last = -1
+        cdef double t = INFINITY, t_next, cand, alpha_j, beta_j, s_enter, s_last = 0.0
         cdef double* H = &self.H[0]
-        cdef double* M = &self.M[0]
+        cdef double* R = &self.R[0]
         cdef Py_ssize_t ld = self.ld
         cdef bint positive = False, pos_a
         cdef double lam_a
@@ -674,29 +668,41 @@ cdef class CyHomotopyUpdate(CyPenalizedUpdate):
         # unpenalized coordinates are active along the whole path
         for a in range(nb):
             if self.lam[a] == 0.0:
-                if not self._enter(H, nb, na, <int>a):
+                if not self._enter(H, nb, na, <int>a, HOMOTOPY_SINGULAR):
                     return -1
                 na += 1
+        # Events are told apart by the direction the path moves in, not by
+        # their t: an active y_j leaves only if s_j y_j decreases with t, and
+        # an inactive j enters with sign s only if its gap to the kink,
+        # t lam_j + s c_j(t), closes as t decreases.  A breakpoint found
+        # overdue by rounding is taken at the current t, so coordinates
+        # that reach a kink together enter one after the other at that t
+        # instead of all but one being skipped.  At the breakpoint after
+        # the one that changed coordinate `last`, a `last` that entered
+        # does not leave and one that left does not re-enter with the sign
+        # it had (it may with the other): in exact arithmetic neither
+        # happens before the active set changes again, and near a tangency
+        # rounding can flip the sign of its slope.
         for step in range(20 * nb + 50):
             # y_A(t) = u + t v
             for a in range(na):
-                self.u[a] = 0.0
-                self.v[a] = 0.0
-                for b in range(na):
-                    self.u[a] -= M[a * ld + b] * self.q[self.act[b]]
-                    self.v[a] -= M[a * ld + b] * self.lam[self.act[b]] * self.sgn[self.act[b]]
+                self.u[a] = -self.q[self.act[a]]
+                self.v[a] = -self.lam[self.act[a]] * self.sgn[self.act[a]]
+            chol_solve(R, ld, na, &self.u[0])
+            chol_solve(R, ld, na, &self.v[0])
             t_next = 1.0
             k_leave = -1
             j_enter = -1
             s_enter = 0.0
             for a in range(na):
-                if self.v[a] != 0.0 and self.lam[self.act[a]] > 0.0:
-                    cand = -self.u[a] / self.v[a]
-                    if t_next < cand < t * (1.0 - 1e-12):
+                j = self.act[a]
+                if j != last and self.lam[j] > 0.0 and self.sgn[j] * self.v[a] > 0.0:
+                    cand = fmin(-self.u[a] / self.v[a], t)
+                    if cand > t_next:
                         t_next = cand
                         k_leave = a
             for j in range(<int>nb):
-                if self.pos[j] >= 0 or not self.lam[j] > 0.0:
+                if self.pos[j] != -1 or not self.lam[j] > 0.0:
                     continue
                 alpha_j = self.q[j]
                 beta_j = 0.0
@@ -704,35 +710,50 @@ cdef class CyHomotopyUpdate(CyPenalizedUpdate):
                     alpha_j += H[j * nb + self.act[b]] * self.u[b]
                     beta_j += H[j * nb + self.act[b]] * self.v[b]
                 # c_j(t) = alpha_j + t beta_j reaches -t lam_j (j enters with s = +1)
-                if self.lam[j] + beta_j != 0.0:
-                    cand = -alpha_j / (self.lam[j] + beta_j)
-                    if t_next < cand < t * (1.0 - 1e-12):
+                if self.lam[j] + beta_j > 0.0 and not (j == last and s_last > 0.0):
+                    cand = fmin(-alpha_j / (self.lam[j] + beta_j), t)
+                    if cand > t_next:
                         t_next, j_enter, s_enter, k_leave = cand, j, 1.0, -1
                 # ... or +t lam_j (s = -1), not allowed with x >= 0
-                if not positive and self.lam[j] - beta_j != 0.0:
-                    cand = alpha_j / (self.lam[j] - beta_j)
-                    if t_next < cand < t * (1.0 - 1e-12):
+                if not positive and self.lam[j] - beta_j > 0.0 and \
+                        not (j == last and s_last < 0.0):
+                    cand = fmin(alpha_j / (self.lam[j] - beta_j), t)
+                    if cand > t_next:
                         t_next, j_enter, s_enter, k_leave = cand, j, -1.0, -1
             if k_leave < 0 and j_enter < 0:
                 break                              # no breakpoint above t = 1
             t = t_next
             if j_enter >= 0:
+                if not self._enter(H, nb, na, j_enter, HOMOTOPY_DEPENDENT):
+                    # j's column is (numerically) a combination of the
+                    # active ones, which hold c_j at the kink: j stays at
+                    # 0 until the active set shrinks
+                    self.pos[j_enter] = -2
+                    continue
                 self.sgn[j_enter] = <signed char>s_enter
-                if not self._enter(H, nb, na, j_enter):
-                    return -1
                 na += 1
+                last = j_enter
+                s_last = 0.0
             else:
-                self.pos[self.act[k_leave]] = -1
-                self.sgn[self.act[k_leave]] = 0
+                last = self.act[k_leave]
+                s_last = self.sgn[last]
+                self.pos[last] = -1
+                self.sgn[last] = 0
                 self._leave(na, k_leave)
                 na -= 1
+                for j in range(<int>nb):
+                    if self.pos[j] == -2:
+                        self.pos[j] = -1
         else:
             return -1                              # did not reach t = 1
-        # the solution at t = 1
+        # the solution at t = 1 (a sign that rounding flipped is a 0)
         for a in range(nb):
             self.y[a] = 0.0
         for a in range(na):
-            self.y[self.act[a]] = self.u[a] + self.v[a]
+            j = self.act[a]
+            cand = self.u[a] + self.v[a]
+            if self.sgn[j] * cand >= 0.0:
+                self.y[j] = cand
         return 0
 
     cdef int _box_path(self, CyProblem prob, const int* blk, Py_ssize_t nb,
@@ -743,7 +764,7 @@ cdef class CyHomotopyUpdate(CyPenalizedUpdate):
         cdef double t_last = -1.0
         cdef int last = -1
         cdef double* H = &self.H[0]
-        cdef double* M = &self.M[0]
+        cdef double* R = &self.R[0]
         cdef Py_ssize_t ld = self.ld
         # lo, hi: the bounds; q: H x_b = -q0
         for a in range(nb):
@@ -757,7 +778,7 @@ cdef class CyHomotopyUpdate(CyPenalizedUpdate):
                 self.q[a] += H[a * nb + b] * prob.x[blk[b]]
             self.pos[a] = -1
         for a in range(nb):
-            if not self._enter(H, nb, na, <int>a):
+            if not self._enter(H, nb, na, <int>a, HOMOTOPY_SINGULAR):
                 return -1
             na += 1
         for step in range(20 * nb + 50):
@@ -770,11 +791,10 @@ cdef class CyHomotopyUpdate(CyPenalizedUpdate):
                         cand -= H[self.act[b] * nb + j] * self.y[j]
                 self.dx[b] = cand
             for a in range(na):
-                self.u[a] = 0.0
-                self.v[a] = 0.0
-                for b in range(na):
-                    self.u[a] += M[a * ld + b] * self.dx[b]
-                    self.v[a] -= M[a * ld + b] * gb[self.act[b]]
+                self.u[a] = self.dx[a]
+                self.v[a] = -gb[self.act[a]]
+            chol_solve(R, ld, na, &self.u[0])
+            chol_solve(R, ld, na, &self.v[0])
             t_next = 1.0
             k_fix = -1
             j_free = -1
@@ -823,7 +843,7 @@ cdef class CyHomotopyUpdate(CyPenalizedUpdate):
                 na -= 1
             else:
                 last = j_free
-                if not self._enter(H, nb, na, j_free):
+                if not self._enter(H, nb, na, j_free, HOMOTOPY_SINGULAR):
                     return -1
                 na += 1
         else:
