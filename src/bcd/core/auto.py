@@ -53,9 +53,10 @@ def _not(test):
     return lambda problem: not test(problem)
 
 
-#: coordinate descent in column order on working sets, with extrapolation
-_WORKING_SET_CD = dict(rule="cyclic", blocks="fixed", partition="order", block_size=1,
-                       working_set=True, extrapolation=DEPTH)
+#: coordinate descent in column order with extrapolation, and on working sets
+_CD = dict(rule="cyclic", blocks="fixed", partition="order", block_size=1,
+           extrapolation=DEPTH)
+_WORKING_SET_CD = dict(_CD, working_set=True)
 
 AUTO_TABLE = (
     Row("penalized least squares",
@@ -95,8 +96,7 @@ AUTO_TABLE = (
         "not converged within 10 s"),
     Row("least squares",
         _all(_not(_penalized), _structure("linear_model"), _has("quadratic")),
-        dict(rule="cyclic", blocks="fixed", partition="order", block_size=1, update="gradient",
-             extrapolation=DEPTH),
+        dict(_CD, update="gradient"),
         "ridge on dataset A (l2=1; 10000 columns): coordinate descent with extrapolation "
         "made 1000 passes in 1.3 s to optimality 1.2, where cyclic variable blocks of 300 "
         "with a line search reached 1.7 in 20 s; a 40 x 25 least-squares test problem: "

@@ -70,46 +70,47 @@ def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_
     history holds the outer stopping tests, and a :class:`WorkingSetInfo`.
     """
     state = parts.state
+    info = WorkingSetInfo()
+    hist = ([], [], [], [])
+    if monitor is not None:
+        monitor.begin(state)
+    try:
+        status, opt, obj, block = _outer_loop(
+            parts, problem, info, hist, max_iter=max_iter, tol=tol, max_time=max_time,
+            callback=callback, callback_every=callback_every, verbose=verbose,
+            monitor=monitor, extrapolation=extrapolation, screening=screening,
+            gap_tol=gap_tol)
+    except KeyboardInterrupt:
+        # Ctrl-C between two inner runs: stop at the current iterate, as
+        # the engine does within one
+        status, block = "interrupted", None
+        opt, obj = (hist[2][-1] if hist[2] else np.nan), state.get_objective()
+    history = [np.asarray(c, dtype=float) for c in hist]
+    outcome = _engine.Outcome(info.n_iter, _STATUS[status], opt, obj, history, info.loop_time,
+                              block)
+    return outcome, info
+
+
+def _outer_loop(parts, problem, info, hist, *, max_iter, tol, max_time, callback,
+                callback_every, verbose, monitor, extrapolation, screening, gap_tol):
+    """The loop of :func:`run`: records the outer tests in ``hist`` and the
+    inner runs' iterations and time in ``info``; returns ``(status,
+    optimality, objective, indefinite block or None)``."""
+    t0 = time.perf_counter()
+    state = parts.state
     n = problem.n_coordinates
     active = np.asarray(state.lipschitz) > 0
     screened = np.zeros(n, dtype=bool)
     can_screen = screening and "duality_gap" in problem.capabilities
     wants_gap = can_screen or gap_tol is not None
     anderson = CyAnderson(extrapolation) if extrapolation else None
-    info = WorkingSetInfo()
-    hist = ([], [], [], [])
-    t0 = time.perf_counter()
-    if monitor is not None:
-        monitor.begin(state)
-    try:
-        status, it, loop_time, opt, obj, block = _outer_loop(
-            parts, problem, state, info, hist, t0, max_iter=max_iter, tol=tol,
-            max_time=max_time, callback=callback, callback_every=callback_every,
-            verbose=verbose, monitor=monitor, anderson=anderson, screened=screened,
-            active=active, can_screen=can_screen, wants_gap=wants_gap, gap_tol=gap_tol)
-    except KeyboardInterrupt:
-        # Ctrl-C between two inner runs: stop at the current iterate, as
-        # the engine does within one
-        status, it, loop_time, block = "interrupted", info.n_iter, info.loop_time, None
-        opt, obj = (hist[2][-1] if hist[2] else np.nan), state.get_objective()
-    history = [np.asarray(c, dtype=float) for c in hist]
-    outcome = _engine.Outcome(it, _STATUS[status], opt, obj, history, loop_time, block)
-    return outcome, info
-
-
-def _outer_loop(parts, problem, state, info, hist, t0, *, max_iter, tol, max_time, callback,
-                callback_every, verbose, monitor, anderson, screened, active, can_screen,
-                wants_gap, gap_tol):
-    n = problem.n_coordinates
-    it = 0
-    loop_time = 0.0
     status = None
-    block = None
     while True:
         scores, smooth, grad = state.kkt_scores()
         opt = float(scores.max()) if n else 0.0
         obj = state.get_objective()
         elapsed = time.perf_counter() - t0
+        it = info.n_iter
         for column, value in zip(hist, (it, obj, opt, elapsed)):
             column.append(value)
         if verbose:
@@ -180,17 +181,16 @@ def _outer_loop(parts, problem, state, info, hist, t0, *, max_iter, tol, max_tim
         out = parts.run(max_iter - it, INNER_FRACTION * ws_opt, remaining,
                         INNER_CHECK_PASSES * parts.pass_length, callback, callback_every,
                         False, monitor, scope=ws, extrapolation=anderson, first_iteration=it)
-        it += out.n_iter
-        loop_time += out.loop_time
-        info.n_iter, info.loop_time = it, loop_time
+        info.n_iter += out.n_iter
+        info.loop_time += out.loop_time
         name = out.status_name
         if name in ("interrupted", "indefinite", "diverged"):
             # stop at once, with the inner run's values
-            status, opt, obj, block = name, out.optimality, out.objective, out.block
-            for column, value in zip(hist, (it, obj, opt, time.perf_counter() - t0)):
+            for column, value in zip(hist, (info.n_iter, out.objective, out.optimality,
+                                            time.perf_counter() - t0)):
                 column.append(value)
-            break
+            return name, out.optimality, out.objective, out.block
         if name in ("callback", "stalled", "max_time"):
             # certify the iterate once more, then stop with this status
             status = name
-    return status, it, loop_time, opt, obj, block
+    return status, opt, obj, None
