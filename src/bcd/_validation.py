@@ -108,6 +108,33 @@ def check_scalar(value, name, *, low=None, high=None, low_inclusive=True, intege
     return int(value) if integer else float(value)
 
 
+def check_ridge(l2, n):
+    """Validate ridge weights: a scalar (returned as float) or one
+    non-negative weight per coordinate (returned as a read-only float64
+    array of length ``n``)."""
+    if np.ndim(l2) == 0 and not sp.issparse(l2):
+        return check_scalar(l2.item() if isinstance(l2, np.ndarray) else l2, "l2", low=0.0)
+    w = check_vector(l2, "l2", n)
+    if np.any(w < 0):
+        raise ValueError("l2 must be >= 0 for every coordinate; got negative weights.")
+    w.setflags(write=False)
+    return w
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """Validate sample weights (None: all ones): non-negative, finite, of
+    length ``n_samples`` and with a positive sum; returns float64 or None."""
+    if sample_weight is None:
+        return None
+    s = check_vector(sample_weight, "sample_weight", n_samples)
+    if np.any(s < 0):
+        raise ValueError("sample_weight must be >= 0 for every sample; got negative weights.")
+    if not np.any(s > 0):
+        raise ValueError("sample_weight must have a positive sum; got all zeros.")
+    s.setflags(write=False)
+    return s
+
+
 def check_random_state(seed):
     """Turn None, an int, a RandomState or a Generator into a RandomState-like source."""
     if seed is None:

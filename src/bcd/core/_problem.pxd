@@ -38,7 +38,9 @@ cdef class CyProblem:
     cdef int[::1] dir_blk                       # the prepared direction's block
     cdef double[::1] dir_d                      # and its values
     cdef Py_ssize_t dir_nb
-    cdef double dir_xd, dir_dd                  # x_b . d and d . d
+    cdef double dir_xd, dir_dd                  # sum r_j x_j d_j and sum r_j d_j^2 over b
+    cdef const double[::1] ridge                # per-coordinate l2 weights r_j (has_ridge)
+    cdef readonly bint has_ridge
     cdef readonly Py_ssize_t reserved           # largest block the scratch fits
     cdef readonly Py_ssize_t reserved_dense     # largest block with dense scratch
     cdef CyPenalty penalty                  # the non-smooth part g, if any
@@ -77,6 +79,17 @@ cdef class CyProblem:
     cdef void project_block(self, const int* blk, Py_ssize_t nb) noexcept nogil
     @cython.final
     cdef void clear_dirty(self) noexcept nogil
+    cdef inline double ridge_at(self, Py_ssize_t j) noexcept nogil:
+        """r_j, the l2 weight of coordinate j (0 without a ridge term)."""
+        return self.ridge[j] if self.has_ridge else 0.0
+    cdef inline double ridge_delta(self, double alpha) noexcept nogil:
+        """Change of the ridge term along the prepared direction; grouped
+        so that a huge alpha on tiny data does not overflow."""
+        if not self.has_ridge:
+            return 0.0
+        return alpha * (self.dir_xd + 0.5 * alpha * self.dir_dd)
+    @cython.final
+    cdef double ridge_value(self) noexcept nogil
     cdef inline void mark_dirty(self, Py_ssize_t j) noexcept nogil:
         if not self.dirty_mark[j]:
             self.dirty_mark[j] = 1

@@ -40,6 +40,23 @@ cdef class CyProblem:
         self.dir_d = np.zeros(max_block)
         return True
 
+    def set_ridge(self, l2):
+        """Add the ridge term 1/2 sum_j r_j x_j^2 with r = ``l2`` (a scalar
+        or one weight per coordinate, all >= 0; 0 removes the term).  Only
+        problems whose oracles include it call this."""
+        r = np.broadcast_to(np.asarray(l2, dtype=np.float64), (self.n,))
+        self.has_ridge = bool(np.any(r != 0.0))
+        self.ridge = np.ascontiguousarray(r) if self.has_ridge else None
+
+    cdef double ridge_value(self) noexcept nogil:
+        cdef Py_ssize_t j
+        cdef double s = 0.0
+        if not self.has_ridge:
+            return 0.0
+        for j in range(self.n):
+            s += self.ridge[j] * self.x[j] * self.x[j]
+        return 0.5 * s
+
     def set_penalty(self, CyPenalty penalty):
         """Minimize f + g with the separable penalty g (None: f alone).
 
@@ -155,17 +172,20 @@ cdef class CyProblem:
 
     # ------------------------------------------------------------ provided
     cdef void record_direction(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
-        """Keep a copy of a direction being prepared, with x_b . d and d . d
-        (the l2 terms of f(x + alpha d) - f(x))."""
+        """Keep a copy of a direction being prepared, with the sums
+        r_b x_b . d and r_b d . d of the ridge term's change (``ridge_delta``)."""
         cdef Py_ssize_t a
+        cdef double r
         self.dir_nb = nb
         self.dir_xd = 0.0
         self.dir_dd = 0.0
         for a in range(nb):
             self.dir_blk[a] = blk[a]
             self.dir_d[a] = d[a]
-            self.dir_xd += self.x[blk[a]] * d[a]
-            self.dir_dd += d[a] * d[a]
+            if self.has_ridge:
+                r = self.ridge[blk[a]]
+                self.dir_xd += r * self.x[blk[a]] * d[a]
+                self.dir_dd += r * d[a] * d[a]
 
     cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
         self.direction_prepare(blk, nb, d)

@@ -1,8 +1,20 @@
 """The Python face of a problem."""
 import numpy as np
+import scipy.sparse as sp
 
 from ..core._matrix import CyMatrix
 from ..penalties import Penalty
+
+
+def scale_rows(M, scale):
+    """diag(scale) M for M as returned by ``check_matrix`` (a Fortran float64
+    array or a canonical CSC matrix with int32 indices), in the same layout;
+    M is not modified."""
+    if sp.issparse(M):
+        out = M.copy()
+        out.data *= scale[out.indices]
+        return out
+    return np.asfortranarray(M * scale[:, None])
 
 
 class Problem:
@@ -63,7 +75,7 @@ class Problem:
 
     #: attributes that hold compiled objects or caches built on demand: a
     #: pickle or a deep copy leaves them out, and they are rebuilt when used
-    _TRANSIENT = ("_column_access", "_graph_cache", "_dense")
+    _TRANSIENT = ("_column_access", "_weighted_column_access", "_graph_cache", "_dense")
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -96,6 +108,16 @@ class Problem:
         cache = self.__dict__.setdefault("_column_access", {})
         if rows not in cache:
             cache[rows] = CyMatrix(self.A, need_rows=rows)
+        return cache[rows]
+
+    def _weighted_columns(self, weights, rows=False):
+        """Compiled column access to diag(sqrt(weights)) A, for curvature bounds
+        of a loss with sample weights (None: ``_columns``), cached."""
+        if weights is None:
+            return self._columns(rows)
+        cache = self.__dict__.setdefault("_weighted_column_access", {})
+        if rows not in cache:
+            cache[rows] = CyMatrix(scale_rows(self.A, np.sqrt(weights)), need_rows=rows)
         return cache[rows]
 
     def _has_row_view(self):
@@ -158,7 +180,7 @@ class Problem:
                                   f"(capability 'duality_gap').")
 
     def sirt_diagonal(self):
-        """Row sums sum_j |M_ij| of a Hessian bound M (capability
+        """Row sums ``sum_j |M_ij|`` of a Hessian bound M (capability
         "sirt_diagonal"): the GSD-SIRT diagonal."""
         raise NotImplementedError(f"{type(self).__name__} provides no Hessian bound M "
                                   f"(capability 'sirt_diagonal').")

@@ -3,16 +3,18 @@ from bcd.core._matrix cimport CyMatrix
 
 
 cdef class CyLinearModel(CyProblem):
-    """f(x) = sum_i phi(z_i; t_i) + l2/2 ||x||^2 with z = A x.
+    """f(x) = sum_i s_i phi(z_i; t_i) + 1/2 sum_j r_j x_j^2 with z = A x,
+    sample weights s (all 1 unless ``weighted``) and ridge weights r.
 
-    State kept up to date by every step: z = A x and w = phi'(z), so
-    grad f = A.T w + l2 x.  A step on block b changes z on the rows of the
+    State kept up to date by every step: z = A x and w = s phi'(z), so
+    grad f = A.T w + r x.  A step on block b changes z on the rows of the
     columns in b only; with gradient tracking the change of w on those rows
     is pushed to the gradient through the rows of A (its CSR view when
     built, otherwise by reading every column).
     """
     cdef CyMatrix A
-    cdef readonly double l2
+    cdef const double[::1] sw                  # sample weights s, when weighted
+    cdef readonly bint weighted
     cdef readonly double curvature            # sup phi''
     cdef const double[::1] target
     cdef double[::1] z                         # A x (least squares keeps only w)

@@ -8,14 +8,17 @@ from bcd.core._matrix cimport CyMatrix
 
 cdef class CyLinearModel(CyProblem):
 
-    def __init__(self, CyMatrix A, target, double l2, double curvature, lipschitz,
-                 bint tracking, Py_ssize_t max_block=1):
+    def __init__(self, CyMatrix A, target, l2, double curvature, lipschitz,
+                 bint tracking, Py_ssize_t max_block=1, sample_weight=None):
         cdef Py_ssize_t m, n
         self.A = A
         m = self.A.n_rows
         n = self.A.n_cols
         CyProblem.__init__(self, n, lipschitz, tracking)
-        self.l2 = l2
+        self.set_ridge(l2)
+        self.weighted = sample_weight is not None
+        if self.weighted:
+            self.sw = np.ascontiguousarray(sample_weight, dtype=np.float64)
         self.curvature = curvature
         self.target = target
         self.z = np.zeros(m)
@@ -55,6 +58,8 @@ cdef class CyLinearModel(CyProblem):
         cdef Py_ssize_t i
         for i in range(self.z.shape[0]):
             self.w[i] = self.dloss(self.z[i], self.target[i])
+            if self.weighted:
+                self.w[i] *= self.sw[i]
 
     cdef double data_loss(self) noexcept nogil:
         return 0.0
@@ -78,41 +83,38 @@ cdef class CyLinearModel(CyProblem):
             i = rows[k] if rows != NULL else k
             z[i] += scale * vals[k]
             wn = self.dloss(z[i], self.target[i])
+            if self.weighted:
+                wn *= self.sw[i]
             if dw_out != NULL:
                 dw_out[k] = wn - w[i]
             w[i] = wn
 
     # -------------------------------------------------------------- oracles
     cdef double grad_coord(self, Py_ssize_t j) noexcept nogil:
-        return self.A.col_dot(j, &self.w[0]) + self.l2 * self.x[j]
+        return self.A.col_dot(j, &self.w[0]) + self.ridge_at(j) * self.x[j]
 
     cdef void full_gradient(self, double* out) noexcept nogil:
         cdef Py_ssize_t j
         self.A.rmatvec(&self.w[0], out)
-        if self.l2 != 0.0:
+        if self.has_ridge:
             for j in range(self.n):
-                out[j] += self.l2 * self.x[j]
+                out[j] += self.ridge[j] * self.x[j]
 
     cdef double objective(self) noexcept nogil:
-        cdef Py_ssize_t j
-        cdef double s = 0.0
-        if self.l2 != 0.0:
-            for j in range(self.n):
-                s += self.x[j] * self.x[j]
-        return self.data_loss() + 0.5 * self.l2 * s
+        return self.data_loss() + self.ridge_value()
 
     cdef bint block_hessian_bound(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
-        """H_b = curvature * A_b.T A_b + l2 I (Appendix B)."""
+        """H_b = curvature * A_b.T S A_b + diag(r_b) (Appendix B)."""
         cdef Py_ssize_t a
-        self.A.gram(blk, nb, NULL, H, &self.colbuf[0])
+        self.A.gram(blk, nb, &self.sw[0] if self.weighted else NULL, H, &self.colbuf[0])
         for a in range(nb * nb):
             H[a] *= self.curvature
         for a in range(nb):
-            H[a * nb + a] += self.l2
+            H[a * nb + a] += self.ridge_at(blk[a])
         return True
 
     cdef bint block_hessian(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
-        """The block of the Hessian at x: A_b.T diag(phi''(z)) A_b + l2 I."""
+        """The block of the Hessian at x: A_b.T diag(s phi''(z)) A_b + diag(r_b)."""
         cdef Py_ssize_t a, p, i, start, end
         if self.curvature_at(0) < 0.0:
             return self.block_hessian_bound(blk, nb, H)
@@ -128,23 +130,25 @@ cdef class CyLinearModel(CyProblem):
                     self.rowbuf[i] = self.curvature_at(i)
         self.A.gram(blk, nb, &self.rowbuf[0], H, &self.colbuf[0])
         for a in range(nb):
-            H[a * nb + a] += self.l2
+            H[a * nb + a] += self.ridge_at(blk[a])
         return True
 
     cdef bint bound_matvec(self, const int* support, const double* v, Py_ssize_t ns,
                            double* out) noexcept nogil:
-        """out = (curvature A.T A + l2 I) v for v supported on ``support``."""
+        """out = (curvature A.T S A + diag(r)) v for v supported on ``support``."""
         cdef Py_ssize_t j, k, nt
         nt = self.A.combine_columns(support, ns, v, &self.touched[0], &self.row_mark[0],
                                     &self.acc[0], &self.rowbuf[0])
         for k in range(nt):
             self.rowbuf[k] *= self.curvature
+            if self.weighted:
+                self.rowbuf[k] *= self.sw[k if self.A.dense else self.touched[k]]
         for j in range(self.n):
             out[j] = 0.0
         self.A.rows_rmatvec_add(NULL if self.A.dense else &self.touched[0], &self.rowbuf[0],
                                 nt, out)
         for k in range(ns):
-            out[support[k]] += self.l2 * v[k]
+            out[support[k]] += self.ridge_at(support[k]) * v[k]
         return True
 
     # ----------------------------------------------------------------- steps
@@ -154,11 +158,7 @@ cdef class CyLinearModel(CyProblem):
                                              &self.acc[0], &self.dzc[0])
 
     cdef double direction_delta(self, double alpha) noexcept nogil:
-        if self.l2 == 0.0:
-            return self.rows_delta(alpha)
-        # grouped so that a huge alpha on tiny data does not overflow
-        return self.rows_delta(alpha) + self.l2 * alpha * (self.dir_xd
-                                                           + 0.5 * alpha * self.dir_dd)
+        return self.rows_delta(alpha) + self.ridge_delta(alpha)
 
     cdef void direction_commit(self, double alpha) noexcept nogil:
         cdef Py_ssize_t a
@@ -170,7 +170,7 @@ cdef class CyLinearModel(CyProblem):
         if self.tracking:
             self.push_gradient(rows, dwp, self.dir_nt)
             for a in range(self.dir_nb):
-                self.g[self.dir_blk[a]] += self.l2 * alpha * self.dir_d[a]
+                self.g[self.dir_blk[a]] += self.ridge_at(self.dir_blk[a]) * alpha * self.dir_d[a]
                 self.mark_dirty(self.dir_blk[a])
 
     cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
@@ -199,7 +199,7 @@ cdef class CyLinearModel(CyProblem):
         self.update_rows(rows, vals, nt, d[0], dwp)
         if self.tracking:
             self.push_gradient(rows, dwp, nt)
-            self.g[j] += self.l2 * d[0]
+            self.g[j] += self.ridge_at(j) * d[0]
             self.mark_dirty(j)
 
     cdef void push_gradient(self, const int* rows, const double* dw, Py_ssize_t nr) noexcept nogil:
@@ -245,7 +245,8 @@ cdef class CyLinearModel(CyProblem):
 cdef class CyLeastSquares(CyLinearModel):
     """phi(z; b) = (z - b)^2 / 2, so w is the residual A x - b."""
 
-    def __init__(self, CyMatrix A, b, double l2, lipschitz, bint tracking, Py_ssize_t max_block=1):
+    def __init__(self, CyMatrix A, b, l2, lipschitz, bint tracking, Py_ssize_t max_block=1):
+        # sample weights are applied to the rows of A and b by the caller
         CyLinearModel.__init__(self, A, b, l2, 1.0, lipschitz, tracking, max_block)
 
     cdef void w_from_z(self) noexcept nogil:
@@ -308,8 +309,10 @@ cdef inline double _logistic_dloss(double z, double t) noexcept nogil:
 cdef class CyLogistic(CyLinearModel):
     """phi(z; t) = log(1 + exp(-t z)) with t in {-1, +1}."""
 
-    def __init__(self, CyMatrix A, t, double l2, lipschitz, bint tracking, Py_ssize_t max_block=1):
-        CyLinearModel.__init__(self, A, t, l2, 0.25, lipschitz, tracking, max_block)
+    def __init__(self, CyMatrix A, t, l2, lipschitz, bint tracking, Py_ssize_t max_block=1,
+                 sample_weight=None):
+        CyLinearModel.__init__(self, A, t, l2, 0.25, lipschitz, tracking, max_block,
+                               sample_weight)
 
     cdef double dloss(self, double z, double t) noexcept nogil:
         return _logistic_dloss(z, t)
@@ -317,25 +320,37 @@ cdef class CyLogistic(CyLinearModel):
     cdef double data_loss(self) noexcept nogil:
         cdef Py_ssize_t i
         cdef double s = 0.0
-        for i in range(self.z.shape[0]):
-            s += _logistic_loss(-self.target[i] * self.z[i])
+        if self.weighted:
+            for i in range(self.z.shape[0]):
+                s += self.sw[i] * _logistic_loss(-self.target[i] * self.z[i])
+        else:
+            for i in range(self.z.shape[0]):
+                s += _logistic_loss(-self.target[i] * self.z[i])
         return s
 
     cdef double rows_delta(self, double alpha) noexcept nogil:
         # log(1 + e^(u+h)) - log(1 + e^u) = log1p(sigmoid(u) expm1(h)): accurate
         # relative to the change itself, so line searches work near the optimum
         cdef Py_ssize_t k, i
-        cdef double s = 0.0, t
+        cdef double s = 0.0, t, si
         cdef bint dense = self.A.dense
         for k in range(self.dir_nt):
             i = k if dense else self.touched[k]
             t = self.target[i]
-            # sigmoid(-t z_i) = -t w_i, kept up to date by update_rows
-            s += log1p(-t * self.w[i] * expm1(-t * alpha * self.dzc[k]))
+            # sigmoid(-t z_i) = -t w_i / s_i, kept up to date by update_rows
+            if not self.weighted:
+                s += log1p(-t * self.w[i] * expm1(-t * alpha * self.dzc[k]))
+            else:
+                si = self.sw[i]
+                if si != 0.0:
+                    s += si * log1p(-t * self.w[i] / si * expm1(-t * alpha * self.dzc[k]))
         return s
 
     cdef double curvature_at(self, Py_ssize_t i) noexcept nogil:
-        # w_i = -t sigmoid(-t z_i), and sigmoid(u) (1 - sigmoid(u)) is even in u
-        cdef double s = fabs(self.w[i])
-        return s * (1.0 - s)
+        # w_i = -s_i t sigmoid(-t z_i), and sigmoid(u) (1 - sigmoid(u)) is even in u
+        cdef double p = fabs(self.w[i]), si
+        if not self.weighted:
+            return p * (1.0 - p)
+        si = self.sw[i]
+        return p * (1.0 - p / si) if si != 0.0 else 0.0
 

@@ -8,18 +8,20 @@ from bcd.core._matrix cimport CyMatrix
 
 
 cdef class CyMultinomial(CyProblem):
-    """f(X) = sum_i [logsumexp(S_i) - S_{i, y_i}] + l2/2 ||X||^2, S = A X.
+    """f(X) = sum_i s_i [logsumexp(S_i) - S_{i, y_i}] + 1/2 sum r X^2, S = A X,
+    with sample weights s (all 1 unless ``weighted``) and ridge weights r.
 
     X is d x k, flattened row-major: coordinate j * k + c is feature j of
     class c.  State kept up to date: the scores S, their log-sum-exp and
-    the probabilities P (m x k), and W = P - Y, so that
-    grad_{j,c} = A[:, j] . W[:, c] + l2 X_{j,c}.  A step on a block changes
+    W = diag(s) (P - Y) with P the probabilities (m x k), so that
+    grad_{j,c} = A[:, j] . W[:, c] + r_{j,c} X_{j,c}.  A step on a block changes
     S on the rows of the block's features and the columns of its classes;
     refreshing those rows costs O(k) each (Appendix A.2 of the paper).
     """
     cdef CyMatrix A
     cdef readonly Py_ssize_t n_classes
-    cdef readonly double l2
+    cdef const double[::1] sw          # sample weights, when weighted
+    cdef readonly bint weighted
     cdef const int[::1] y
     cdef double[::1] S
     cdef double[::1] lse
@@ -35,15 +37,18 @@ cdef class CyMultinomial(CyProblem):
     cdef double[::1] colbuf
     cdef int[::1] feat
 
-    def __init__(self, CyMatrix A, y, Py_ssize_t n_classes, double l2, lipschitz, bint tracking,
-                 Py_ssize_t max_block=1):
+    def __init__(self, CyMatrix A, y, Py_ssize_t n_classes, l2, lipschitz, bint tracking,
+                 Py_ssize_t max_block=1, sample_weight=None):
         if tracking and not A.has_rows:
             raise ValueError("gradient tracking needs the row view of A")
         self.A = A
         self.n_classes = n_classes
         CyProblem.__init__(self, A.n_cols * n_classes, lipschitz, tracking)
         cdef Py_ssize_t m = A.n_rows
-        self.l2 = l2
+        self.set_ridge(l2)
+        self.weighted = sample_weight is not None
+        if self.weighted:
+            self.sw = np.ascontiguousarray(sample_weight, dtype=np.float64)
         self.y = y
         self.S = np.zeros(m * n_classes)
         self.lse = np.zeros(m)
@@ -69,7 +74,7 @@ cdef class CyMultinomial(CyProblem):
 
     # ---------------------------------------------------------------- rows
     cdef void _refresh_row(self, Py_ssize_t r, double* dw_out) noexcept nogil:
-        """Recompute lse, P - Y of row r from S; dw_out (k) gets the change."""
+        """Recompute lse, s_r (P - Y) of row r from S; dw_out (k) gets the change."""
         cdef Py_ssize_t c, k = self.n_classes
         cdef double* S = &self.S[r * k]
         cdef double* W = &self.W[r * k]
@@ -89,6 +94,9 @@ cdef class CyMultinomial(CyProblem):
         for c in range(k):
             W[c] *= inv
         W[self.y[r]] -= 1.0
+        if self.weighted:
+            for c in range(k):
+                W[c] *= self.sw[r]
         if dw_out != NULL:
             for c in range(k):
                 dw_out[c] += W[c]
@@ -118,7 +126,7 @@ cdef class CyMultinomial(CyProblem):
         self.A.col_range(j, &start, &end)
         for p in range(start, end):
             s += self.A.values[p] * self.W[self.A.row(p, start) * k + c]
-        return s + self.l2 * self.x[i]
+        return s + self.ridge_at(i) * self.x[i]
 
     cdef void full_gradient(self, double* out) noexcept nogil:
         cdef Py_ssize_t j, c, p, start, end, r, k = self.n_classes, m = self.A.n_rows
@@ -140,19 +148,19 @@ cdef class CyMultinomial(CyProblem):
                     a = self.A.values[p]
                     for c in range(k):
                         out[j * k + c] += a * self.W[r * k + c]
-            if self.l2 != 0.0:
+            if self.has_ridge:
                 for c in range(k):
-                    out[j * k + c] += self.l2 * self.x[j * k + c]
+                    out[j * k + c] += self.ridge[j * k + c] * self.x[j * k + c]
 
     cdef double objective(self) noexcept nogil:
-        cdef Py_ssize_t r, i, k = self.n_classes
-        cdef double s = 0.0, xx = 0.0
+        cdef Py_ssize_t r, k = self.n_classes
+        cdef double s = 0.0
         for r in range(self.A.n_rows):
-            s += self.lse[r] - self.S[r * k + self.y[r]]
-        if self.l2 != 0.0:
-            for i in range(self.n):
-                xx += self.x[i] * self.x[i]
-        return s + 0.5 * self.l2 * xx
+            if self.weighted:
+                s += self.sw[r] * (self.lse[r] - self.S[r * k + self.y[r]])
+            else:
+                s += self.lse[r] - self.S[r * k + self.y[r]]
+        return s + self.ridge_value()
 
     cdef Py_ssize_t _split(self, const int* blk, Py_ssize_t nb) noexcept nogil:
         """Features of the block's coordinates into self.feat; returns the
@@ -170,22 +178,23 @@ cdef class CyMultinomial(CyProblem):
 
     cdef bint block_hessian_bound(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
         """H_b = 1/2 (I - 11'/k') (x) A_f' A_f on the block, k' = min(k, classes + 1)
-        (Boehning's bound, Appendix B.4), plus l2 I."""
+        (Boehning's bound, Appendix B.4; A_f' S A_f with sample weights), plus diag(r_b)."""
         cdef Py_ssize_t a, b, k = self.n_classes
         cdef Py_ssize_t kp = min(k, self._split(blk, nb) + 1)
         cdef double inv_kp = 1.0 / kp
-        self.A.gram(&self.feat[0], nb, NULL, H, &self.colbuf[0])
+        self.A.gram(&self.feat[0], nb, &self.sw[0] if self.weighted else NULL, H,
+                    &self.colbuf[0])
         for a in range(nb):
             for b in range(nb):
                 H[a * nb + b] *= 0.5 * ((1.0 if (blk[a] - self.feat[a] * k)
                                          == (blk[b] - self.feat[b] * k) else 0.0) - inv_kp)
-            H[a * nb + a] += self.l2
+            H[a * nb + a] += self.ridge_at(blk[a])
         return True
 
     cdef bint block_hessian(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
-        """sum_i a_ij a_ij' p_ic (delta_cc' - p_ic') on the block, plus l2 I."""
+        """sum_i s_i a_ij a_ij' p_ic (delta_cc' - p_ic') on the block, plus diag(r_b)."""
         cdef Py_ssize_t a, b, p, r, start, end, k = self.n_classes, ca, cb
-        cdef double s, pa, pb
+        cdef double s, pa, pb, si = 1.0
         cdef double* work = &self.colbuf[0]
         self._split(blk, nb)
         for a in range(nb):
@@ -201,20 +210,25 @@ cdef class CyMultinomial(CyProblem):
                     r = self.A.row(p, start)
                     if work[r] == 0.0:
                         continue
-                    pa = self.W[r * k + ca] + (1.0 if ca == self.y[r] else 0.0)
-                    pb = self.W[r * k + cb] + (1.0 if cb == self.y[r] else 0.0)
-                    s += work[r] * self.A.values[p] * pa * ((1.0 if ca == cb else 0.0) - pb)
+                    if self.weighted:
+                        si = self.sw[r]
+                        if si == 0.0:
+                            continue
+                    # W = s (P - Y): p_c = W_c / s + [c = y]
+                    pa = self.W[r * k + ca] / si + (1.0 if ca == self.y[r] else 0.0)
+                    pb = self.W[r * k + cb] / si + (1.0 if cb == self.y[r] else 0.0)
+                    s += si * work[r] * self.A.values[p] * pa * ((1.0 if ca == cb else 0.0) - pb)
                 H[a * nb + b] = s
                 H[b * nb + a] = s
             self.A.col_range(self.feat[a], &start, &end)
             for p in range(start, end):
                 work[self.A.row(p, start)] = 0.0
-            H[a * nb + a] += self.l2
+            H[a * nb + a] += self.ridge_at(blk[a])
         return True
 
     cdef bint bound_matvec(self, const int* support, const double* v, Py_ssize_t ns,
                            double* out) noexcept nogil:
-        """out = (1/2 (I - 11'/k) (x) A'A + l2 I) v for v supported on ``support``."""
+        """out = (1/2 (I - 11'/k) (x) A'SA + diag(r)) v for v supported on ``support``."""
         cdef Py_ssize_t a, c, nt, kk, r, k = self.n_classes
         cdef double mean
         if not self.A.has_rows:
@@ -230,12 +244,14 @@ cdef class CyMultinomial(CyProblem):
             mean /= k
             for c in range(k):
                 self.dW[r * k + c] = 0.5 * (self.dS[r * k + c] - mean)
+                if self.weighted:
+                    self.dW[r * k + c] *= self.sw[r]
         for a in range(self.n):
             out[a] = 0.0
         self._push(out, nt, False)
         self._clear_scatter(nt)
         for a in range(ns):
-            out[support[a]] += self.l2 * v[a]
+            out[support[a]] += self.ridge_at(support[a]) * v[a]
         return True
 
     # ----------------------------------------------------------------- steps
@@ -322,18 +338,21 @@ cdef class CyMultinomial(CyProblem):
         # lse(S + a dS) - lse(S) = log1p(sum_c p_c expm1(a dS_c)) over the
         # block's classes: accurate near the optimum and O(classes) per row
         cdef Py_ssize_t kk, a, r, c, k = self.n_classes
-        cdef double s = 0.0, t, p
+        cdef double s = 0.0, t, p, si = 1.0
         for kk in range(self.dir_nt):
             r = self.touched[kk] if not self.A.dense else kk
+            if self.weighted:
+                si = self.sw[r]
+                if si == 0.0:
+                    continue
             t = 0.0
             for a in range(self.dir_ncls):
                 c = self.bcls[a]
-                p = self.W[r * k + c] + (1.0 if c == self.y[r] else 0.0)
+                # W = s (P - Y): p_c = W_c / s + [c = y]
+                p = self.W[r * k + c] / si + (1.0 if c == self.y[r] else 0.0)
                 t += p * expm1(alpha * self.dS[r * k + c])
-            s += log1p(t) - alpha * self.dS[r * k + self.y[r]]
-        if self.l2 == 0.0:
-            return s
-        return s + self.l2 * alpha * (self.dir_xd + 0.5 * alpha * self.dir_dd)
+            s += si * (log1p(t) - alpha * self.dS[r * k + self.y[r]])
+        return s + self.ridge_delta(alpha)
 
     cdef void direction_commit(self, double alpha) noexcept nogil:
         cdef Py_ssize_t kk, a, r, k = self.n_classes
@@ -347,7 +366,7 @@ cdef class CyMultinomial(CyProblem):
         if self.tracking:
             self._push(&self.g[0], self.dir_nt, True)
             for a in range(self.dir_nb):
-                self.g[self.dir_blk[a]] += self.l2 * alpha * self.dir_d[a]
+                self.g[self.dir_blk[a]] += self.ridge_at(self.dir_blk[a]) * alpha * self.dir_d[a]
                 self.mark_dirty(self.dir_blk[a])
         self._clear_scatter(self.dir_nt)
         self.dir_nt = 0

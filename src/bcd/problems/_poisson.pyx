@@ -14,7 +14,7 @@ cdef class CyPoisson(CyLinearModel):
     moved by line searches and Newton steps on the exact block Hessian.
     """
 
-    def __init__(self, CyMatrix A, y, double l2, scale, bint tracking, Py_ssize_t max_block=1):
+    def __init__(self, CyMatrix A, y, l2, scale, bint tracking, Py_ssize_t max_block=1):
         CyLinearModel.__init__(self, A, y, l2, 0.0, scale, tracking, max_block)
 
     cdef double dloss(self, double z, double y) noexcept nogil:

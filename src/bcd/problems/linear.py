@@ -3,8 +3,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..penalties import L1
-from .._validation import check_matrix, check_scalar, check_vector
-from ._base import Problem
+from .._validation import check_matrix, check_ridge, check_sample_weight, check_vector
+from ._base import Problem, scale_rows
 from ._linear import CyLeastSquares, CyLogistic
 
 #: relative rounding error allowed for in a computed duality gap (safe screening)
@@ -12,7 +12,8 @@ GAP_ROUNDING = 1e-10
 
 
 class _LinearModel(Problem):
-    """f(x) = sum_i phi(a_i^T x; t_i) + l2/2 ||x||^2 over the rows a_i of A."""
+    """f(x) = sum_i s_i phi(a_i^T x; t_i) + 1/2 sum_j l2_j x_j^2 over the rows a_i
+    of A, with sample weights s_i (``_loss_weights``; 1 when None)."""
 
     _compiled_class = None
     _curvature = 1.0
@@ -20,21 +21,26 @@ class _LinearModel(Problem):
     capabilities = frozenset({"lipschitz", "hessian_bound", "bound_products", "sirt_diagonal",
                               "block_hessian"})
 
+    _loss_weights = None
+
     def __init__(self, A, dtype, target, l2):
         # A is already validated by check_matrix
         self.A = A
         self.dtype = np.dtype(dtype)
         self.n_samples, self.n_features = self.A.shape
         self.n_coordinates = self.n_features
-        self.l2 = check_scalar(l2, "l2", low=0.0)
+        self.l2 = check_ridge(l2, self.n_coordinates)
         self._target = target
-        # L_i = c ||A[:, i]||^2 + l2 with c = sup phi''
-        self._set_lipschitz(self._curvature * self._columns().col_sqnorms() + self.l2)
+        # L_i = c sum_k s_k A[k, i]^2 + l2_i with c = sup phi''
+        self._set_lipschitz(self._curvature * self._weighted_columns(self._loss_weights)
+                            .col_sqnorms() + self.l2)
 
     def compile(self, tracking, max_block):
-        return self._compiled_class(self._columns(self._row_view_pays(tracking, max_block)),
-                                  self._target, self.l2, self.lipschitz, bool(tracking),
-                                  int(max_block))
+        args = (self._columns(self._row_view_pays(tracking, max_block)), self._target, self.l2,
+                self.lipschitz, bool(tracking), int(max_block))
+        if self._loss_weights is not None:
+            return self._compiled_class(*args, sample_weight=self._loss_weights)
+        return self._compiled_class(*args)
 
     def _row_view_pays(self, tracking, max_block):
         """Whether gradient tracking should read A by rows.  A step on a
@@ -53,9 +59,10 @@ class _LinearModel(Problem):
         return touched < 0.9
 
     def sirt_diagonal(self):
-        """D_i = sum_j |M_ij| for M = c A.T A + l2 I (eq. 23), cached."""
+        """D_i = sum_j |M_ij| for M = c A.T S A + diag(l2) (eq. 23), cached."""
         if getattr(self, "_sirt", None) is None:
-            D = self._curvature * self._columns(True).gram_abs_row_sums() + self.l2
+            D = self._curvature * self._weighted_columns(self._loss_weights, True) \
+                .gram_abs_row_sums() + self.l2
             D.setflags(write=False)
             self._sirt = D
         return self._sirt
@@ -81,7 +88,7 @@ class _LinearModel(Problem):
 
 
 class LeastSquares(_LinearModel):
-    r"""Least squares, :math:`f(x) = \tfrac12\|Ax - b\|^2 + \tfrac{l_2}{2}\|x\|^2`.
+    r"""Least squares, :math:`f(x) = \tfrac12\sum_i s_i (a_i^T x - b_i)^2 + \tfrac12\sum_j l_{2,j} x_j^2`.
 
     Parameters
     ----------
@@ -90,16 +97,22 @@ class LeastSquares(_LinearModel):
         accepted; the data are used as float64 without modifying ``A``.
     b : array-like of shape (n_samples,)
         Targets.
-    l2 : float, default=0.0
-        Ridge penalty (>= 0).
+    l2 : float or array-like of shape (n_features,), default=0.0
+        Ridge penalty (>= 0), or one weight per coordinate (0 leaves a
+        coordinate, such as an intercept column, unpenalized).
     penalty : bcd.penalties.Penalty, optional
         Separable non-smooth term g; the problem becomes f + g
         (``bcd.L1``, ``bcd.NonNegative``, ``bcd.Box``).
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative weights s_i of the samples (default all 1).
 
     Notes
     -----
     The objective is the plain sum over samples (no 1/n factor), so the
-    optimality measure ``||grad f||_inf`` scales with the data.
+    optimality measure ``||grad f||_inf`` scales with the data.  With
+    ``sample_weight``, ``A`` and ``b`` hold the rows scaled by
+    :math:`\sqrt{s_i}`, which turns the weighted sum into a plain one
+    (the input arrays are not modified).
 
     Examples
     --------
@@ -116,9 +129,13 @@ class LeastSquares(_LinearModel):
     _compiled_class = CyLeastSquares
     _curvature = 1.0
 
-    def __init__(self, A, b, l2=0.0, penalty=None):
+    def __init__(self, A, b, l2=0.0, penalty=None, sample_weight=None):
         A, dtype = check_matrix(A, "A")
         b = check_vector(b, "b", A.shape[0])
+        self.sample_weight = check_sample_weight(sample_weight, A.shape[0])
+        if self.sample_weight is not None:
+            root = np.sqrt(self.sample_weight)
+            A, b = scale_rows(A, root), b * root
         super().__init__(A, dtype, b, l2)
         self.b = b
         self._set_penalty(penalty)
@@ -164,7 +181,7 @@ class LeastSquares(_LinearModel):
     def _gap_weights(self):
         """The L1 weights as an array when the gap is defined, else None."""
         pen = self.penalty
-        if not isinstance(pen, L1) or self.l2 != 0.0:
+        if not isinstance(pen, L1) or np.any(self.l2 != 0.0):
             return None
         lam = np.broadcast_to(pen.lam, (self.n_coordinates,))
         return lam if np.all(lam > 0) else None
@@ -182,7 +199,7 @@ class LeastSquares(_LinearModel):
         """Value of the smooth objective f at ``x`` (``objective`` adds the penalty)."""
         x = self._check_x(x)
         r = self.A @ x - self.b
-        return 0.5 * float(r @ r) + 0.5 * self.l2 * float(x @ x)
+        return 0.5 * float(r @ r) + 0.5 * float(x @ (self.l2 * x))
 
     def gradient(self, x):
         """Gradient of the objective at ``x``."""
@@ -193,7 +210,7 @@ class LeastSquares(_LinearModel):
 class Logistic(_LinearModel):
     r"""Binary logistic regression.
 
-    :math:`f(x) = \sum_i \log(1 + \exp(-y_i a_i^T x)) + \tfrac{l_2}{2}\|x\|^2`.
+    :math:`f(x) = \sum_i s_i \log(1 + \exp(-y_i a_i^T x)) + \tfrac12\sum_j l_{2,j} x_j^2`.
 
     Parameters
     ----------
@@ -202,12 +219,15 @@ class Logistic(_LinearModel):
     y : array-like of shape (n_samples,)
         Labels, either in {-1, +1} or in {0, 1} (0 is read as -1).  Both
         classes must be present.
-    l2 : float, default=0.0
-        Ridge penalty (>= 0).  Without it the minimum may not be attained
-        on separable data.
+    l2 : float or array-like of shape (n_features,), default=0.0
+        Ridge penalty (>= 0), or one weight per coordinate (0 leaves a
+        coordinate, such as an intercept column, unpenalized).  Without it
+        the minimum may not be attained on separable data.
     penalty : bcd.penalties.Penalty, optional
         Separable non-smooth term g; the problem becomes f + g
         (``bcd.L1``, ``bcd.NonNegative``, ``bcd.Box``).
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative weights s_i of the samples (default all 1).
 
     Notes
     -----
@@ -228,9 +248,10 @@ class Logistic(_LinearModel):
     _compiled_class = CyLogistic
     _curvature = 0.25
 
-    def __init__(self, A, y, l2=0.0, penalty=None):
+    def __init__(self, A, y, l2=0.0, penalty=None, sample_weight=None):
         A, dtype = check_matrix(A, "A")
         y = check_vector(y, "y", A.shape[0])
+        self.sample_weight = self._loss_weights = check_sample_weight(sample_weight, A.shape[0])
         classes = np.unique(y)
         if classes.size != 2 or not (np.array_equal(classes, [-1.0, 1.0])
                                      or np.array_equal(classes, [0.0, 1.0])):
@@ -246,13 +267,17 @@ class Logistic(_LinearModel):
     def smooth_objective(self, x):
         """Value of the smooth objective f at ``x`` (``objective`` adds the penalty)."""
         x = self._check_x(x)
-        u = -self.y * (self.A @ x)
-        return float(np.sum(np.logaddexp(0.0, u))) + 0.5 * self.l2 * float(x @ x)
+        loss = np.logaddexp(0.0, -self.y * (self.A @ x))
+        if self.sample_weight is not None:
+            loss *= self.sample_weight
+        return float(np.sum(loss)) + 0.5 * float(x @ (self.l2 * x))
 
     def gradient(self, x):
         """Gradient of the objective at ``x``."""
         x = self._check_x(x)
         u = self.y * (self.A @ x)
         w = -self.y * np.exp(-np.logaddexp(0.0, u))
+        if self.sample_weight is not None:
+            w *= self.sample_weight
         return np.asarray(self.A.T @ w).ravel() + self.l2 * x
 

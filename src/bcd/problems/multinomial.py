@@ -2,7 +2,7 @@
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_matrix, check_scalar, check_vector
+from .._validation import check_matrix, check_ridge, check_sample_weight, check_vector
 from ._base import Problem
 from ._multinomial import CyMultinomial
 
@@ -11,8 +11,8 @@ class Multinomial(Problem):
     r"""Multinomial logistic regression.
 
     .. math::
-        f(X) = \sum_i \Big[\log \sum_c \exp(a_i^T x_c) - a_i^T x_{y_i}\Big]
-               + \tfrac{l_2}{2}\|X\|_F^2
+        f(X) = \sum_i s_i \Big[\log \sum_c \exp(a_i^T x_c) - a_i^T x_{y_i}\Big]
+               + \tfrac12 \sum_{j,c} l_{2,jc} X_{jc}^2
 
     with one weight vector :math:`x_c` per class (Appendix B.4 of Nutini,
     Laradji and Schmidt).
@@ -25,11 +25,15 @@ class Multinomial(Problem):
         Integer class labels.  Any set of at least two distinct integers is
         accepted; labels are mapped to 0, ..., n_classes - 1 in increasing
         order (``classes`` keeps the original values).
-    l2 : float, default=0.0
-        Ridge penalty (>= 0).
+    l2 : float or array-like of shape (n_features * n_classes,), default=0.0
+        Ridge penalty (>= 0), or one weight per coordinate, ordered like
+        the variable (0 leaves a coordinate, such as an intercept,
+        unpenalized).
     penalty : bcd.penalties.Penalty, optional
         Separable non-smooth term g; the problem becomes f + g
         (``bcd.L1``, ``bcd.NonNegative``, ``bcd.Box``).
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative weights s_i of the samples (default all 1).
 
     Notes
     -----
@@ -57,11 +61,11 @@ class Multinomial(Problem):
     capabilities = frozenset({"lipschitz", "hessian_bound", "bound_products", "sirt_diagonal",
                               "block_hessian"})
 
-    def __init__(self, A, y, l2=0.0, penalty=None):
+    def __init__(self, A, y, l2=0.0, penalty=None, sample_weight=None):
         self.A, dtype = check_matrix(A, "A")
         self.dtype = np.dtype(dtype)
         self.n_samples, self.n_features = self.A.shape
-        self.l2 = check_scalar(l2, "l2", low=0.0)
+        self.sample_weight = check_sample_weight(sample_weight, self.n_samples)
         y_arr = np.asarray(y)
         if y_arr.dtype.kind in "US" or y_arr.dtype == object:
             raise TypeError("y must hold integer class labels.")
@@ -77,9 +81,10 @@ class Multinomial(Problem):
         self.y = np.ascontiguousarray(y_idx, dtype=np.int32)
         self._Y = np.eye(self.n_classes)[self.y]
         self.n_coordinates = self.n_features * self.n_classes
-        # L_(j,c) = ||A[:, j]||^2 / 4 + l2 (the block bound with k' = 2)
-        self._set_lipschitz(np.repeat(0.25 * self._columns().col_sqnorms(), self.n_classes)
-                            + self.l2)
+        self.l2 = check_ridge(l2, self.n_coordinates)
+        # L_(j,c) = sum_i s_i A[i, j]^2 / 4 + l2_(j,c) (the block bound with k' = 2)
+        self._set_lipschitz(np.repeat(0.25 * self._weighted_columns(self.sample_weight)
+                                      .col_sqnorms(), self.n_classes) + self.l2)
         self._set_penalty(penalty)
 
     def coef(self, x):
@@ -88,7 +93,8 @@ class Multinomial(Problem):
 
     def compile(self, tracking, max_block):
         return CyMultinomial(self._columns(bool(tracking)), self.y, self.n_classes, self.l2,
-                                 self.lipschitz, bool(tracking), int(max_block))
+                             self.lipschitz, bool(tracking), int(max_block),
+                             sample_weight=self.sample_weight)
 
     def _check_X(self, x):
         x = np.asarray(x)
@@ -105,8 +111,10 @@ class Multinomial(Problem):
         S = np.asarray(self.A @ X)
         mx = S.max(axis=1, keepdims=True)
         lse = (mx + np.log(np.exp(S - mx).sum(axis=1, keepdims=True))).ravel()
-        return float(np.sum(lse - S[np.arange(self.n_samples), self.y])) \
-            + 0.5 * self.l2 * float(np.sum(X * X))
+        loss = lse - S[np.arange(self.n_samples), self.y]
+        if self.sample_weight is not None:
+            loss *= self.sample_weight
+        return float(np.sum(loss)) + 0.5 * float(np.sum(self.l2 * X.ravel() * X.ravel()))
 
     def gradient(self, x):
         """Gradient at ``x``, flattened like ``x``."""
@@ -115,14 +123,16 @@ class Multinomial(Problem):
         S -= S.max(axis=1, keepdims=True)
         P = np.exp(S)
         P /= P.sum(axis=1, keepdims=True)
-        G = np.asarray(self.A.T @ (P - self._Y)) + self.l2 * X
-        return G.ravel()
+        W = P - self._Y
+        if self.sample_weight is not None:
+            W *= self.sample_weight[:, None]
+        return np.asarray(self.A.T @ W).ravel() + self.l2 * X.ravel()
 
     def sirt_diagonal(self):
-        """D_(j,c) = sum |M_(j,c),.| = (k - 1)/k sum_j' |a_j . a_j'| + l2."""
+        """D_(j,c) = sum |M_(j,c),.| = (k - 1)/k sum_j' |a_j' S a_j'| + l2_(j,c)."""
         if getattr(self, "_sirt", None) is None:
             k = self.n_classes
-            S = self._columns(True).gram_abs_row_sums()
+            S = self._weighted_columns(self.sample_weight, True).gram_abs_row_sums()
             D = np.repeat((k - 1) / k * S, k) + self.l2
             D.setflags(write=False)
             self._sirt = D

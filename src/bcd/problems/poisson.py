@@ -20,8 +20,8 @@ class Poisson(_LinearModel):
         Data matrix (rows are samples).
     y : array-like of shape (n_samples,)
         Non-negative targets (counts, or any non-negative values).
-    l2 : float, default=0.0
-        Ridge penalty (>= 0).
+    l2 : float or array-like of shape (n_features,), default=0.0
+        Ridge penalty (>= 0), or one weight per coordinate.
     penalty : bcd.penalties.Penalty, optional
         Separable non-smooth term g; the problem becomes f + g.
 
@@ -67,7 +67,7 @@ class Poisson(_LinearModel):
         """Value of the smooth objective f at ``x`` (``objective`` adds the penalty)."""
         x = self._check_x(x)
         z = self.A @ x
-        return float(np.sum(np.exp(z) - self.y * z)) + 0.5 * self.l2 * float(x @ x)
+        return float(np.sum(np.exp(z) - self.y * z)) + 0.5 * float(x @ (self.l2 * x))
 
     def gradient(self, x):
         """Gradient of the objective at ``x``."""
