@@ -9,6 +9,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from . import datasets
+from ._progress import Progress
 from ._result import ConvergenceWarning
 from .penalties import L1
 from ._solve import solve
@@ -148,9 +149,10 @@ def paper_experiment(name, n_samples=None, n_features=None, random_state=1):
     return exp
 
 
-def run_grid(experiment, configs, max_iter, random_state=0, timed=True):
+def run_grid(experiment, configs, max_iter, random_state=0, timed=True, progress=None):
     """Run every configuration; return {label: (iterations, gap, seconds/iter,
-    support iteration)}.
+    support iteration)}.  ``progress`` (a :class:`bcd._progress.Progress`)
+    is told which configuration runs.
 
     Each configuration runs with a test at every iteration to record
     f(x_k) - f*; with ``timed`` it runs again testing only at the end, to
@@ -159,7 +161,10 @@ def run_grid(experiment, configs, max_iter, random_state=0, timed=True):
     it is recorded (None if none does, or without a support).
     """
     out = {}
-    for label, options in configs:
+    for i, (label, options) in enumerate(configs):
+        if progress is not None:
+            progress.show(f"  running {label} ({i + 1}/{len(configs)}), "
+                          f"{progress.elapsed():.0f}s")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             traced = solve(experiment.problem, max_iter=max_iter, tol=0.0, check_every=1,
@@ -172,6 +177,8 @@ def run_grid(experiment, configs, max_iter, random_state=0, timed=True):
                 spi = run.iteration_time / max(run.n_iter, 1)
         gap = traced.history.objective - experiment.f_star
         out[label] = (traced.history.iteration, gap, spi, traced.support_iteration)
+    if progress is not None:
+        progress.clear()
     return out
 
 
@@ -342,6 +349,7 @@ SMALL = {"A": dict(n_samples=200, n_features=2000), "B": dict(n_samples=200, n_f
 def reproduce(number, plot_file=None, max_iter=500, small=False, out=print):
     """Run one of the paper's figures (see ``FIGURES``); print tables, plot."""
     fig = FIGURES[number]
+    progress = Progress(2)
     checkpoints = [k for k in (10, 100, max_iter) if k <= max_iter]
     out(f"{fig.title}; {max_iter} iterations from x0 = 0.")
     panels = []
@@ -352,7 +360,7 @@ def reproduce(number, plot_file=None, max_iter=500, small=False, out=print):
         out(exp.describe())
         for tau in fig.sizes:
             results = run_grid(exp, fig.configs(tau, exp.problem.n_coordinates), max_iter,
-                               timed=False)
+                               timed=False, progress=progress)
             out(f"  block size {tau}: f(x_k) - f*" if tau else "  f(x_k) - f*")
             out(format_table(results, checkpoints, timing=False))
             panels.append((f"{name}, block size {tau}" if tau else f"Dataset {name}", results,
@@ -370,6 +378,7 @@ def demo(plot_file=None, max_iter=500, block_size=5, n_samples=None, n_features=
     """Figure 4 of the paper on datasets A and B."""
     checkpoints = [k for k in (10, 100, max_iter) if k <= max_iter]
     configs = fixed_and_variable(FIGURE4_RULES, "gradient")(block_size)
+    progress = Progress(2)
     panels = []
     out(f"Figure 4: gradient updates (x_b -= grad_b f / L_b), block size {block_size}, "
         f"{max_iter} iterations, x0 = 0.")
@@ -379,7 +388,7 @@ def demo(plot_file=None, max_iter=500, block_size=5, n_samples=None, n_features=
         exp = paper_experiment(name, n_samples=n_samples, n_features=n_features)
         out("")
         out(exp.describe())
-        results = run_grid(exp, configs, max_iter)
+        results = run_grid(exp, configs, max_iter, progress=progress)
         out(format_table(results, checkpoints))
         out(f"  ({time.perf_counter() - t0:.1f}s for this dataset)")
         panels.append((f"Dataset {name} ({label})", results))

@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 
+from ._progress import make_progress
 from ._result import ConvergenceWarning, History, Result
 from ._validation import check_scalar, check_vector
 from .core import _engine
@@ -149,8 +150,14 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         ``callback_every`` iterations.  Returning ``True`` stops the solve;
         ``None`` or ``False`` continue (any other value warns and
         continues).
-    verbose : bool, default=False
-        Print a line at every stopping test.
+    verbose : bool or int, default=False
+        Progress output on standard output.  ``True`` (or 1) prints the
+        configuration chosen automatically, then the iteration, objective,
+        optimality and elapsed time at the stopping tests, at most about
+        once a second, and a final line with the status.  ``2`` shows the
+        same as one line rewritten in place when the output is a terminal
+        (plain lines otherwise, as in a log file).  The reports come from
+        the stopping tests, so with a large ``check_every`` they are rare.
     check_every : int or "auto", default="auto"
         Iterations between stopping tests (each test is one history row).
         ``"auto"`` spaces the tests so that they add about a quarter to the
@@ -307,10 +314,13 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     if not isinstance(screening, (bool, np.bool_)):
         raise TypeError(f"screening must be True or False, got {screening!r}.")
 
+    progress = make_progress(verbose)
+
     parts = assemble(problem, rule, blocks, update, block_size, random_state, x0,
                      working_set=working_set, extrapolation=extrapolation, **spec_options)
-    if verbose and auto_row is not None:
-        print(auto.describe(auto.configuration(parts.options), auto_row))
+    if progress is not None and auto_row is not None:
+        print(auto.describe(auto.configuration(parts.options), auto_row),
+              file=progress.stream, flush=True)
     if tol is None:
         default = parts.specs[1].default_tol
         tol = 1e-6 if default is None else default
@@ -355,17 +365,19 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
                              f"{type(problem).__name__} has none.")
         out, ws_info = workingset.run(
             parts, problem, max_iter=max_iter, tol=tol, max_time=max_time or 0.0,
-            callback=engine_cb, callback_every=callback_every, verbose=bool(verbose),
+            callback=engine_cb, callback_every=callback_every, progress=progress,
             monitor=monitor, extrapolation=depth, screening=bool(screening), gap_tol=gap_tol)
     else:
         if gap_tol is not None:
             raise ValueError("gap_tol is a stopping test of working sets (working_set=True).")
         out = parts.run(max_iter, tol, max_time or 0.0, check_every, engine_cb, callback_every,
-                        bool(verbose), monitor,
+                        progress, monitor,
                         extrapolation=CyAnderson(depth) if depth else None)
 
     history = History(*out.history)
     status_name = out.status_name
+    if progress is not None:
+        progress.end(progress.format(out.n_iter, out.objective, out.optimality, status_name))
     if status_name == "indefinite":
         block = out.block
         shown = ", ".join(str(int(i)) for i in block[:10]) + (", ..." if len(block) > 10 else "")

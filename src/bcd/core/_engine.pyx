@@ -144,8 +144,11 @@ cdef class Settings:
     greedy : bool
         The rule reads the gradient: a rejected step means the same block
         would be selected again, so the run stops as stalled at once.
-    verbose : bool
-        Print a line at every stopping test.
+    progress : callable or None
+        ``progress(iteration, objective, optimality, time)``, called with the
+        GIL at a stopping test when ``progress_interval`` seconds have passed
+        since the last call (a :class:`bcd._progress.Progress`).
+    progress_interval : float
     scope : int32 array or None
         Coordinates the run is restricted to (a working set): the stopping
         test measures optimality on them only, at a cost proportional to
@@ -167,15 +170,17 @@ cdef class Settings:
     cdef public Py_ssize_t callback_every
     cdef public Py_ssize_t max_block
     cdef public bint greedy
-    cdef public bint verbose
+    cdef public object progress
+    cdef public double progress_interval
     cdef public object scope
     cdef public CyAnderson extrapolation
     cdef public Py_ssize_t pass_length
     cdef public Py_ssize_t first_iteration
 
     def __init__(self, max_iter=1000, tol=0.0, max_time=0.0, check_every=1, callback=None,
-                 callback_every=1, max_block=1, greedy=False, verbose=False, scope=None,
-                 extrapolation=None, pass_length=1, first_iteration=0):
+                 callback_every=1, max_block=1, greedy=False, progress=None,
+                 progress_interval=1.0, scope=None, extrapolation=None, pass_length=1,
+                 first_iteration=0):
         self.max_iter = max_iter
         self.tol = tol
         self.max_time = max_time
@@ -184,7 +189,8 @@ cdef class Settings:
         self.callback_every = max(1, callback_every)
         self.max_block = max(1, max_block)
         self.greedy = greedy
-        self.verbose = verbose
+        self.progress = progress
+        self.progress_interval = progress_interval
         self.scope = None if scope is None else np.ascontiguousarray(scope, dtype=np.int32)
         self.extrapolation = extrapolation
         self.pass_length = max(1, pass_length)
@@ -260,11 +266,13 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
     cdef Py_ssize_t it0 = settings.first_iteration, pass_length = settings.pass_length
     cdef double tol = settings.tol, max_time = settings.max_time
     cdef double t0, t, opt, obj, t_clock, t_signal, spacing = CLOCK_INTERVAL, ratio
+    cdef double t_progress = 0.0, progress_interval = settings.progress_interval
     cdef double signal_interval = SIGNAL_INTERVAL
     cdef int status = MAX_ITER, step_status
     cdef object callback = settings.callback
     cdef bint has_cb = callback is not None
-    cdef bint verbose = settings.verbose, greedy = settings.greedy
+    cdef object progress = settings.progress
+    cdef bint reporting = progress is not None, greedy = settings.greedy
     cdef bint stop_cb = False
     cdef bint tracking = prob.tracking
     cdef bint penalized = prob.has_penalty
@@ -382,9 +390,15 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
                     obj = prob.full_objective()
                     t = _now() - t0
                     _hist_push(&h, it0 + it, obj, opt, t)
-                    if verbose:
+                    if reporting and t - t_progress >= progress_interval:
+                        t_progress = t
                         with gil:
-                            print(f"iter {it0 + it:>8d}  objective {obj:.10e}  optimality {opt:.3e}  time {t:.3f}s")
+                            try:
+                                progress(it0 + it, obj, opt, t)
+                            except KeyboardInterrupt:
+                                status = INTERRUPTED
+                        if status == INTERRUPTED:
+                            break
                     if not (isfinite(obj) and isfinite(opt)):
                         status = DIVERGED
                         break

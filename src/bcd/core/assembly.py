@@ -125,7 +125,7 @@ class Assembly:
         return max(1, -(-u.n_units // max(1, u.per_iteration)))
 
     def run(self, max_iter, tol=0.0, max_time=0.0, check_every=10**9, callback=None,
-            callback_every=1, verbose=False, monitor=None, scope=None, extrapolation=None,
+            callback_every=1, progress=None, monitor=None, scope=None, extrapolation=None,
             first_iteration=0):
         """Run the engine from the current iterate; returns its Outcome.
 
@@ -136,7 +136,7 @@ class Assembly:
         settings = _engine.Settings(
             max_iter=max_iter, tol=tol, max_time=max_time, check_every=check_every,
             callback=callback, callback_every=callback_every,
-            max_block=self.units.max_block, greedy=self.specs[1].gradient, verbose=verbose,
+            max_block=self.units.max_block, greedy=self.specs[1].gradient, progress=progress,
             scope=scope, extrapolation=extrapolation, pass_length=self.pass_length,
             first_iteration=first_iteration)
         return _engine.run(self.state, self.selector, self.update, settings, monitor)

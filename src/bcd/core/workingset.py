@@ -61,7 +61,7 @@ class WorkingSetInfo:
 
 
 def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_every=1,
-        verbose=False, monitor=None, extrapolation=0, working_set=True, screening=False,
+        progress=None, monitor=None, extrapolation=0, working_set=True, screening=False,
         gap_tol=None):
     """Solve ``problem`` from the current iterate of ``parts`` (an
     :class:`~bcd.core.assembly.Assembly`) with working sets.
@@ -77,7 +77,7 @@ def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_
     try:
         status, opt, obj, block = _outer_loop(
             parts, problem, info, hist, max_iter=max_iter, tol=tol, max_time=max_time,
-            callback=callback, callback_every=callback_every, verbose=verbose,
+            callback=callback, callback_every=callback_every, progress=progress,
             monitor=monitor, extrapolation=extrapolation, screening=screening,
             gap_tol=gap_tol)
     except KeyboardInterrupt:
@@ -92,7 +92,7 @@ def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_
 
 
 def _outer_loop(parts, problem, info, hist, *, max_iter, tol, max_time, callback,
-                callback_every, verbose, monitor, extrapolation, screening, gap_tol):
+                callback_every, progress, monitor, extrapolation, screening, gap_tol):
     """The loop of :func:`run`: records the outer tests in ``hist`` and the
     inner runs' iterations and time in ``info``; returns ``(status,
     optimality, objective, indefinite block or None)``."""
@@ -104,6 +104,10 @@ def _outer_loop(parts, problem, info, hist, *, max_iter, tol, max_time, callback
     can_screen = screening and "duality_gap" in problem.capabilities
     wants_gap = can_screen or gap_tol is not None
     anderson = CyAnderson(extrapolation) if extrapolation else None
+    inner_progress = None
+    if progress is not None:
+        def inner_progress(it, obj, ws_opt, _t):
+            progress.show(progress.format(it, obj, ws_opt) + " on the working set")
     status = None
     while True:
         scores, smooth, grad = state.kkt_scores()
@@ -113,9 +117,8 @@ def _outer_loop(parts, problem, info, hist, *, max_iter, tol, max_time, callback
         it = info.n_iter
         for column, value in zip(hist, (it, obj, opt, elapsed)):
             column.append(value)
-        if verbose:
-            print(f"iter {it:>8d}  objective {obj:.10e}  optimality {opt:.3e}  "
-                  f"time {elapsed:.3f}s")
+        if progress is not None:
+            progress(it, obj, opt)
         if not (np.isfinite(opt) and np.isfinite(obj)):
             status = "diverged"
             break
@@ -180,7 +183,8 @@ def _outer_loop(parts, problem, info, hist, *, max_iter, tol, max_time, callback
             remaining = max(max_time - (time.perf_counter() - t0), 1e-9)
         out = parts.run(max_iter - it, INNER_FRACTION * ws_opt, remaining,
                         INNER_CHECK_PASSES * parts.pass_length, callback, callback_every,
-                        False, monitor, scope=ws, extrapolation=anderson, first_iteration=it)
+                        inner_progress, monitor, scope=ws, extrapolation=anderson,
+                        first_iteration=it)
         info.n_iter += out.n_iter
         info.loop_time += out.loop_time
         name = out.status_name

@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from .. import datasets
+from .._progress import Progress
 from .._solve import solve
 from .kernels import SquaredExponential
 from .problem import GaussianProcess
@@ -32,10 +33,12 @@ def _rmse(y, m):
     return float(np.sqrt(np.mean((y - m) ** 2) / np.var(y)))
 
 
-def run_solver(name, n_train, n_test=1000, max_time=None, random_state=0, block_size=500):
+def run_solver(name, n_train, n_test=1000, max_time=None, random_state=0, block_size=500,
+               progress=False):
     """Train one solver on Friedman1 and return its figures as a dict:
     seconds, iterations, ``||(K + noise I) alpha - y||_inf``, test RMSE and
-    the peak RSS before and after training (MB)."""
+    the peak RSS before and after training (MB).  ``progress`` shows the
+    iterative solvers' progress on one self-updating line."""
     X, y, Xt, yt = datasets.make_friedman1(n_train, n_test, random_state=random_state)
     kernel = SquaredExponential(LENGTHSCALE, VARIANCE)
     problem = GaussianProcess(X, y, kernel, NOISE)
@@ -43,7 +46,8 @@ def run_solver(name, n_train, n_test=1000, max_time=None, random_state=0, block_
     t0 = time.perf_counter()
     if name == "gbcd":
         res = solve(problem, rule="gbcd", block_size=min(block_size, n_train), update="exact",
-                    tol=TOL, max_iter=10**7, max_time=max_time, random_state=random_state)
+                    tol=TOL, max_iter=10**7, max_time=max_time, random_state=random_state,
+                    verbose=2 if progress else False)
         alpha, iters = res.x, res.n_iter
     elif name == "cholesky":
         import scipy.linalg
@@ -53,9 +57,10 @@ def run_solver(name, n_train, n_test=1000, max_time=None, random_state=0, block_
         iters = 0
         del K
     elif name == "cg":
-        alpha, iters = _conjugate_gradient(problem.matvec, problem.y, max_time)
+        alpha, iters = _conjugate_gradient(problem.matvec, problem.y, max_time, progress)
     elif name == "cg-numpy":
-        alpha, iters = _conjugate_gradient(_numpy_kernel_matvec(X), problem.y, max_time)
+        alpha, iters = _conjugate_gradient(_numpy_kernel_matvec(X), problem.y, max_time,
+                                           progress)
     else:
         raise ValueError(f"solver must be one of {SOLVERS}, got {name!r}.")
     seconds = time.perf_counter() - t0
@@ -84,8 +89,9 @@ def _numpy_kernel_matvec(X, chunk=1000):
     return matvec
 
 
-def _conjugate_gradient(matvec, y, max_time):
+def _conjugate_gradient(matvec, y, max_time, progress=False):
     """CG on (K + noise I) alpha = y, ``matvec`` recomputing K for every product."""
+    shown = Progress(2) if progress else None
     x = np.zeros_like(y)
     r = y.copy()
     p = r.copy()
@@ -103,6 +109,11 @@ def _conjugate_gradient(matvec, y, max_time):
         p = r + (rr_new / rr) * p
         rr = rr_new
         it += 1
+        if shown is not None and shown.due():
+            shown.show(f"CG iteration {it}, residual {np.abs(r).max():.3e}, "
+                       f"{shown.elapsed():.0f}s")
+    if shown is not None:
+        shown.clear()
     return x, it
 
 
@@ -121,7 +132,8 @@ def demo(n_train=5000, n_test=1000, solvers=DEFAULT_SOLVERS, cg_max_time=300.0, 
             print(f"{name:<10} skipped: the dense kernel needs {8e-9 * n_train ** 2:.0f} GB",
                   file=out)
             continue
-        row = run_solver(name, n_train, n_test, max_time=cg_max_time if name == "cg" else None)
+        row = run_solver(name, n_train, n_test, max_time=cg_max_time if name == "cg" else None,
+                         progress=True)
         rows.append(row)
         note = "" if row["grad_inf"] <= TOL * 1.0001 or name == "cholesky" else \
             "  (stopped by the time limit)"
