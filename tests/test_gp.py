@@ -580,9 +580,9 @@ def test_regressor_options_are_passed_to_solve():
     assert gp.result_.options["update"] == "exact"
     alpha = _cho_reference(_ref_kernel(("se", 0.3, 1.0), X, X), 0.05, y)
     assert _rel(gp.alpha_, alpha) < 1e-7
-    # extra keyword arguments reach bcd.solve
+    # solver_options reach bcd.solve
     gp = GPRegressor(SquaredExponential(0.3), 0.05, block_size=30, max_iter=1, tol=1e-12,
-                     mi_candidates=150).fit(X, y)
+                     solver_options={"mi_candidates": 150}).fit(X, y)
     H = _ref_kernel(("se", 0.3, 1.0), X, X) + 0.05 * np.eye(150)
     block, delta = _greedy_reference(H, -y, 30)
     expected = np.zeros(150)
@@ -656,8 +656,8 @@ BAD_INPUTS = {
                                               "lengthscale"),
     "evaluator_feature_mismatch": (lambda: _K.evaluator(_X, np.ones((3, 3))), ValueError,
                                    "X2"),
-    "unknown_variance_method": (lambda: GPRegressor(_K, 0.1, variance="lu"), ValueError,
-                                "variance"),
+    "unknown_variance_method": (lambda: GPRegressor(_K, 0.1, variance="lu").fit(_X, _Y),
+                                ValueError, "variance"),
     "regressor_bad_noise": (lambda: GPRegressor(_K, -1.0).fit(_X, _Y), ValueError, "noise"),
     "regressor_nan_y": (lambda: GPRegressor(_K, 0.1).fit(_X, with_value(_Y, 0, np.nan)),
                         ValueError, r"\by\b"),

@@ -122,3 +122,14 @@ def test_self_updating_line_on_a_real_terminal():
     assert proc.returncode == 0, proc.stderr.read().decode()
     assert out.count("\r") >= 2, out          # rewritten in place (the terminal adds \r\n too)
     assert "max_time" in out
+
+
+def test_gp_fit_reports_progress(capsys):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(300, 2))
+    y = np.sin(6 * X[:, 0])
+    gp = bcd.gp.GPRegressor(bcd.gp.SquaredExponential(0.3), noise=0.01, tol=1e-8, verbose=True)
+    gp.fit(X, y)
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert LINE.match(last) and last.endswith("converged")
+    assert int(LINE.match(last).group(1)) == gp.n_iter_

@@ -11,7 +11,19 @@ entries they need on the fly in compiled code.
 >>> K = k(np.zeros((1, 2)), np.array([[0.0, 0.0], [1.0, 0.0]]))
 >>> np.round(K, 4)
 array([[3.    , 2.2131]])
+
+Kernels have scikit-learn's parameter interface: ``get_params`` lists the
+constructor's arguments (with ``deep=True`` also those of the parts of a sum
+or product, as ``k1__lengthscale``) and ``set_params`` changes them with the
+constructor's validation, so that ``sklearn.base.clone`` copies them and
+grid searches reach them through an estimator (``kernel__lengthscale``).
+
+>>> k.get_params()["k1__lengthscale"]
+array([1., 2.])
+>>> k.set_params(k2__period=2.0).k2
+Periodic(period=2, lengthscale=0.5, variance=1)
 """
+import inspect
 import numbers
 
 import numpy as np
@@ -81,6 +93,77 @@ class Kernel:
         if not isinstance(other, Kernel):
             return NotImplemented
         return Product(self, other)
+
+    @classmethod
+    def _param_names(cls):
+        """Names of the constructor's arguments, in order."""
+        signature = inspect.signature(cls.__init__)
+        return [p.name for p in signature.parameters.values()
+                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def get_params(self, deep=True):
+        """The constructor's arguments as stored (validated) by the kernel.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also list the parameters of the kernels a sum or product is made
+            of, as ``k1__name`` and ``k2__name``.
+
+        Returns
+        -------
+        params : dict
+            Parameter names mapped to their values.
+        """
+        params = {}
+        for name in self._param_names():
+            value = getattr(self, name)
+            if deep and isinstance(value, Kernel):
+                params.update((f"{name}__{key}", item)
+                              for key, item in value.get_params(deep=True).items())
+            params[name] = value
+        return params
+
+    def set_params(self, **params):
+        """Change parameters; they are validated as by the constructor.
+
+        ``name__param`` sets the parameter ``param`` of the part ``name``
+        (``k1`` or ``k2``) of a sum or product, in place.  A rejected value
+        raises the constructor's error and leaves the kernel it was meant for
+        unchanged.
+
+        Parameters
+        ----------
+        **params
+            New values, by parameter name.
+
+        Returns
+        -------
+        self : Kernel
+        """
+        if not params:
+            return self
+        names = self._param_names()
+        own = {name: getattr(self, name) for name in names}
+        nested = {}
+        for key, value in params.items():
+            name, delim, sub = key.partition("__")
+            if name not in own:
+                raise ValueError(f"Invalid parameter {name!r} for kernel {self!r}; valid "
+                                 f"parameters are {', '.join(names)}.")
+            if delim:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                own[name] = value
+        for name in nested:
+            if not isinstance(own[name], Kernel):
+                raise ValueError(f"Parameter {name!r} of {type(self).__name__} is not a kernel; "
+                                 f"{name}__... parameters do not apply.")
+        new = type(self)(**own)           # the constructor's validation
+        for name, sub in nested.items():
+            getattr(new, name).set_params(**sub)
+        self.__dict__.update(new.__dict__)
+        return self
 
     def _terms(self):
         """List of terms; a term is a list of factors
@@ -248,7 +331,7 @@ class Sum(Kernel):
     """``k1 + k2``."""
 
     def __init__(self, k1, k2):
-        self.k1, self.k2 = k1, k2
+        self.k1, self.k2 = _check_parts(k1, k2, "Sum")
 
     def _terms(self):
         return self.k1._terms() + self.k2._terms()
@@ -261,13 +344,20 @@ class Product(Kernel):
     """``k1 * k2`` (products of sums are expanded)."""
 
     def __init__(self, k1, k2):
-        self.k1, self.k2 = k1, k2
+        self.k1, self.k2 = _check_parts(k1, k2, "Product")
 
     def _terms(self):
         return [a + b for a in self.k1._terms() for b in self.k2._terms()]
 
     def __repr__(self):
         return f"({self.k1!r} * {self.k2!r})"
+
+
+def _check_parts(k1, k2, owner):
+    for name, part in (("k1", k1), ("k2", k2)):
+        if not isinstance(part, Kernel):
+            raise TypeError(f"{owner}: {name} must be a kernel, got {part!r}.")
+    return k1, k2
 
 
 def _fmt(arr):

@@ -1,23 +1,161 @@
-"""A scikit-learn style estimator for Gaussian process regression."""
+"""A scikit-learn estimator for Gaussian process regression.
+
+scikit-learn is not imported by this module: :class:`GPRegressor` implements
+the estimator interface itself (``get_params``, ``set_params``, tags,
+``score``), so that ``import bcd`` needs only NumPy and SciPy.  scikit-learn's
+classes are imported when they are asked for: the tags, and the exception
+and warning classes of an unfitted estimator or a column-vector ``y``.
+"""
+import copy
+import importlib
+import inspect
+import warnings
+
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 
-from .._validation import check_scalar
-from .kernels import _check_inputs
+from .._validation import _reject_masked, check_scalar
+from .kernels import Kernel
 from .problem import GaussianProcess
 
 VARIANCE_METHODS = ("auto", "cholesky", "cg")
+#: options of bcd.solve that GPRegressor's own parameters set
+RESERVED_OPTIONS = ("rule", "blocks", "block_size", "update", "tol", "max_iter",
+                    "random_state", "verbose")
+
+
+class _NotFittedError(ValueError, AttributeError):
+    """Raised by a method that needs a fitted estimator, when scikit-learn
+    (whose ``NotFittedError`` is raised otherwise) is not installed."""
+
+
+def _sklearn_class(module, name, fallback):
+    """``module.name`` from scikit-learn, or ``fallback`` if it is not installed."""
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ImportError:
+        return fallback
+
+
+def _not_fitted(estimator):
+    error = _sklearn_class("sklearn.exceptions", "NotFittedError", _NotFittedError)
+    return error(f"This {type(estimator).__name__} instance is not fitted yet; call fit(X, y) "
+                 f"first.")
+
+
+def _feature_names(X):
+    """The column names of a data frame when they are all strings, else None."""
+    columns = getattr(X, "columns", None)
+    if columns is None or isinstance(X, np.ndarray):
+        return None
+    names = np.asarray(list(columns), dtype=object)
+    if names.size == 0 or not all(isinstance(name, str) for name in names):
+        return None
+    return names
+
+
+def _check_array(X, name, allow_1d):
+    """``X`` as a 2-D float array (float32 kept, other types as float64), with
+    scikit-learn's messages for the cases its estimator checks probe."""
+    if sp.issparse(X):
+        raise TypeError(f"{name} is a sparse matrix, which GPRegressor does not support "
+                        f"(the kernel works on dense inputs); pass {name}.toarray().")
+    _reject_masked(X, name)
+    arr = np.asarray(X)
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(f"Complex data not supported: {name} has dtype {arr.dtype}.")
+    if arr.dtype == object:
+        arr = arr.astype(np.float64)    # raises TypeError for non-numeric entries
+    elif not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}.")
+    if arr.ndim == 1 and allow_1d:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        hint = (" Reshape your data either using X.reshape(-1, 1) if it has a single feature "
+                "or X.reshape(1, -1) if it holds a single sample." if arr.ndim == 1 else "")
+        raise ValueError(f"Expected a 2-D array for {name}, got {arr.ndim} dimension(s) "
+                         f"(shape {arr.shape}).{hint}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum "
+                         f"of 1 is required ({name}).")
+    if arr.shape[1] == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum "
+                         f"of 1 is required ({name}).")
+    if arr.dtype != np.float32:
+        arr = arr.astype(np.float64, copy=False)
+    _check_finite(arr, name)
+    return arr
+
+
+def _check_target(y, n_samples):
+    """``y`` as a 1-D float array of length ``n_samples``."""
+    if y is None:
+        raise ValueError("GPRegressor requires y to be passed, but the target y is None.")
+    if sp.issparse(y):
+        raise TypeError("y is a sparse matrix; pass a 1-D array.")
+    _reject_masked(y, "y")
+    arr = np.asarray(y)
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(f"Complex data not supported: y has dtype {arr.dtype}.")
+    if arr.dtype == object:
+        arr = arr.astype(np.float64)
+    elif not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise TypeError(f"y must hold real numbers, got dtype {arr.dtype}.")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        warning = _sklearn_class("sklearn.exceptions", "DataConversionWarning", UserWarning)
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please "
+                      "change the shape of y to (n_samples,), for example using ravel().",
+                      warning, stacklevel=3)
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"y should be a 1d array, got an array of shape {arr.shape} instead "
+                         f"(GPRegressor has a single output).")
+    if arr.shape[0] != n_samples:
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: X has "
+                         f"{n_samples}, y has {arr.shape[0]}.")
+    if arr.dtype != np.float32:
+        arr = arr.astype(np.float64, copy=False)
+    _check_finite(arr, "y")
+    return arr
+
+
+def _check_finite(arr, name):
+    if not np.all(np.isfinite(arr)):
+        if np.any(np.isnan(arr)):
+            raise ValueError(f"Input {name} contains NaN.")
+        raise ValueError(f"Input {name} contains infinity or a value too large for "
+                         f"dtype({arr.dtype.name!r}).")
+
+
+def _same_value(value, default):
+    if value is default:
+        return True
+    if isinstance(value, np.ndarray) or type(value) is not type(default):
+        return False
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):
+        return False
 
 
 class GPRegressor:
     r"""Gaussian process regression with fixed hyperparameters, trained by
     greedy block coordinate descent with the kernel computed on the fly.
 
+    A scikit-learn regressor (``get_params``, ``set_params``, ``clone``,
+    pipelines and grid searches, ``score``) that does not need scikit-learn.
+    Kernel parameters are reached as ``kernel__lengthscale`` (see
+    :mod:`bcd.gp.kernels`).
+
     Parameters
     ----------
     kernel : bcd.gp.kernels.Kernel
+        Covariance function, e.g. ``bcd.gp.SquaredExponential(0.5)``.  It is
+        copied by ``fit`` (see ``kernel_``).
     noise : float
-        Noise variance :math:`\sigma^2`.
+        Noise variance :math:`\sigma^2`, at least ``1e-8`` times the signal
+        variance k(x, x).
     rule : str, default="gbcd"
         Selection rule passed to :func:`bcd.solve` (the update is "exact").
     block_size : int, optional
@@ -25,7 +163,9 @@ class GPRegressor:
     tol : float, default=1e-4
         Stop when ``||(K + noise I) alpha - y||_inf <= tol``.
     max_iter : int, default=100000
+        Largest number of block updates.
     random_state : None, int or Generator
+        Seed of the selection rule.
     cache_size : float, default=0
         Bytes of kernel columns to cache during training.
     variance : {"auto", "cholesky", "cg"}, default="auto"
@@ -38,16 +178,45 @@ class GPRegressor:
         ``tol``; ``"auto"`` uses Cholesky while the matrix takes at most
         ``max_dense_bytes``.
     max_dense_bytes : float, default=2**28
+        Memory limit of the ``"auto"`` variance method.
     n_threads : int, optional
-    **solve_options
-        Further options of :func:`bcd.solve` (e.g. ``mi_candidates``).
+        Threads evaluating the kernel (default: all cores).
+    solver_options : dict, optional
+        Further options of :func:`bcd.solve` (e.g. ``{"mi_candidates":
+        100}``); those set by the parameters above (``rule``, ``blocks``,
+        ``block_size``, ``update``, ``tol``, ``max_iter``, ``random_state``,
+        ``verbose``) may not appear.
+    verbose : bool or int, default=False
+        Progress of the training solve (see :func:`bcd.solve`): ``True``
+        prints a line at most about once a second, ``2`` rewrites one line
+        on a terminal.
 
     Attributes
     ----------
     alpha_ : ndarray of shape (n_samples,)
         Solution of (K + noise I) alpha = y.
+    kernel_ : bcd.gp.kernels.Kernel
+        A copy of ``kernel`` made by ``fit``, which predictions use (later
+        changes of ``kernel`` do not affect the fitted model).
+    X_train_ : ndarray of shape (n_samples, n_features)
+        The training inputs.
+    problem_ : bcd.GaussianProcess
+        The training problem.
     result_ : bcd.Result
         The training run.
+    n_iter_ : int
+        Block updates of the training run.
+    n_features_in_ : int
+        Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Names of the features seen by ``fit``, when ``X`` was a data frame
+        whose column names are all strings.
+
+    Notes
+    -----
+    As in scikit-learn, the constructor only stores its arguments; they are
+    validated by ``fit``.  A 1-D ``X`` is read as a single feature, in
+    ``fit`` and, for a model fitted on one feature, in ``predict``.
 
     Examples
     --------
@@ -58,74 +227,301 @@ class GPRegressor:
     >>> mean, std = gp.fit(X, y).predict(np.array([[0.5]]), return_std=True)
     >>> bool(abs(mean[0] - np.sin(3.0)) < 0.05 and 0 <= std[0] < 0.1)
     True
+    >>> bool(gp.score(X, y) > 0.99)
+    True
+    >>> gp.set_params(kernel__lengthscale=0.3, noise=0.02)
+    GPRegressor(kernel=SquaredExponential(lengthscale=0.3, variance=1), noise=0.02, tol=1e-08)
     """
+
+    #: for scikit-learn before 1.6, which reads the estimator type from here
+    _estimator_type = "regressor"
+    #: for scikit-learn before 1.6: constructor arguments without defaults
+    _required_parameters = ["kernel", "noise"]
 
     def __init__(self, kernel, noise, rule="gbcd", block_size=None, tol=1e-4,
                  max_iter=100000, random_state=None, cache_size=0, variance="auto",
-                 max_dense_bytes=2**28, n_threads=None, **solve_options):
-        if variance not in VARIANCE_METHODS:
-            raise ValueError(f"variance must be one of {', '.join(map(repr, VARIANCE_METHODS))}, "
-                             f"got {variance!r}.")
+                 max_dense_bytes=2**28, n_threads=None, solver_options=None, verbose=False):
         self.kernel = kernel
         self.noise = noise
         self.rule = rule
         self.block_size = block_size
-        self.tol = check_scalar(tol, "tol", low=0.0, low_inclusive=False)
+        self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
         self.cache_size = cache_size
         self.variance = variance
         self.max_dense_bytes = max_dense_bytes
         self.n_threads = n_threads
-        self.solve_options = solve_options
+        self.solver_options = solver_options
+        self.verbose = verbose
+
+    # ------------------------------------------------------------ estimator interface
+
+    @classmethod
+    def _param_names(cls):
+        signature = inspect.signature(cls.__init__)
+        return [p.name for p in signature.parameters.values()
+                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def get_params(self, deep=True):
+        """Parameters of the estimator.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also list the parameters of the kernel (and of its parts), as
+            ``kernel__lengthscale``.
+
+        Returns
+        -------
+        params : dict
+            Parameter names mapped to their values.
+        """
+        params = {}
+        for name in self._param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                params.update((f"{name}__{key}", item)
+                              for key, item in value.get_params(deep=True).items())
+            params[name] = value
+        return params
+
+    def set_params(self, **params):
+        """Set parameters; ``kernel__name`` sets a parameter of the kernel.
+
+        The values are stored as given (``fit`` validates them); a kernel's
+        own parameters are validated by the kernel.
+
+        Parameters
+        ----------
+        **params
+            New values, by parameter name.
+
+        Returns
+        -------
+        self : GPRegressor
+        """
+        if not params:
+            return self
+        names = self._param_names()
+        nested = {}
+        for key, value in params.items():
+            name, delim, sub = key.partition("__")
+            if name not in names:
+                raise ValueError(f"Invalid parameter {name!r} for estimator {self!r}. Valid "
+                                 f"parameters are: {sorted(names)!r}.")
+            if delim:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+        for name, sub in nested.items():
+            target = getattr(self, name)
+            if not hasattr(target, "set_params"):
+                raise ValueError(f"Invalid parameter {name}__{next(iter(sub))!r}: {name} "
+                                 f"({target!r}) has no parameters to set.")
+            target.set_params(**sub)
+        return self
+
+    def __repr__(self):
+        signature = inspect.signature(type(self).__init__)
+        parts = []
+        for name in self._param_names():
+            value = getattr(self, name)
+            default = signature.parameters[name].default
+            if default is inspect.Parameter.empty or not _same_value(value, default):
+                parts.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
+
+        return Tags(estimator_type="regressor", target_tags=TargetTags(required=True),
+                    regressor_tags=RegressorTags(), input_tags=InputTags())
+
+    def _more_tags(self):
+        # scikit-learn before 1.6
+        return {"requires_y": True}
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "alpha_")
+
+    # ------------------------------------------------------------ fit
+
+    def _check_params(self):
+        """The validated ``tol`` and options of :func:`bcd.solve`."""
+        if not isinstance(self.kernel, Kernel):
+            raise TypeError(f"kernel must be a bcd.gp kernel (SquaredExponential, Matern, "
+                            f"Periodic, LocallyPeriodic or their sums and products), got "
+                            f"{self.kernel!r}.")
+        tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=False)
+        self._check_predict_params()
+        options = self.solver_options
+        if options is None:
+            options = {}
+        elif not isinstance(options, dict):
+            raise TypeError(f"solver_options must be a dict of options of bcd.solve or None, "
+                            f"got {type(options).__name__}.")
+        reserved = sorted(set(options) & set(RESERVED_OPTIONS))
+        if reserved:
+            raise ValueError(f"solver_options may not set {', '.join(reserved)}: GPRegressor's "
+                             f"own parameters set them.")
+        return tol, dict(options)
+
+    def _check_predict_params(self):
+        if not isinstance(self.variance, str) or self.variance not in VARIANCE_METHODS:
+            raise ValueError(f"variance must be one of {', '.join(map(repr, VARIANCE_METHODS))}, "
+                             f"got {self.variance!r}.")
+        check_scalar(self.max_dense_bytes, "max_dense_bytes", low=0.0)
 
     def fit(self, X, y):
-        """Solve (K + noise I) alpha = y for the training data."""
+        """Solve (K + noise I) alpha = y for the training data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples,)
+            Training inputs (1-D: a single feature).
+        y : array-like of shape (n_samples,)
+            Training targets.
+
+        Returns
+        -------
+        self : GPRegressor
+            The fitted estimator.
+        """
         from .._solve import solve
-        self.problem_ = GaussianProcess(X, y, self.kernel, self.noise,
-                                        cache_size=self.cache_size, n_threads=self.n_threads)
-        self.result_ = solve(self.problem_, rule=self.rule, blocks="variable",
-                             block_size=self.block_size, update="exact", tol=self.tol,
-                             max_iter=self.max_iter, random_state=self.random_state,
-                             **self.solve_options)
-        self.alpha_ = self.result_.x
-        self.X_train_ = self.problem_.X
+
+        tol, options = self._check_params()
+        names = _feature_names(X)
+        X = _check_array(X, "X", allow_1d=True)
+        y = _check_target(y, X.shape[0])
+        kernel = copy.deepcopy(self.kernel)
+        problem = GaussianProcess(X, y, kernel, self.noise, cache_size=self.cache_size,
+                                  n_threads=self.n_threads)
+        result = solve(problem, rule=self.rule, blocks="variable", block_size=self.block_size,
+                       update="exact", tol=tol, max_iter=self.max_iter,
+                       random_state=self.random_state, verbose=self.verbose, **options)
+        self.kernel_ = kernel
+        self.problem_ = problem
+        self.result_ = result
+        self.alpha_ = result.x
+        self.X_train_ = problem.X
+        self.n_iter_ = result.n_iter
+        self.n_features_in_ = X.shape[1]
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         self._chol = None
         return self
 
+    # ------------------------------------------------------------ predict
+
     def _check_test(self, X):
         if not hasattr(self, "alpha_"):
-            raise ValueError("This GPRegressor is not fitted yet; call fit(X, y) first.")
-        X = _check_inputs(X, "X")
-        d = self.X_train_.shape[1]
+            raise _not_fitted(self)
+        self._check_feature_names(X)
+        d = self.n_features_in_
+        X = _check_array(X, "X", allow_1d=d == 1)
         if X.shape[1] != d:
-            raise ValueError(f"X has {X.shape[1]} features, but the model was fitted on {d}.")
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {d} features as input.")
         return X
+
+    def _check_feature_names(self, X):
+        fitted = getattr(self, "feature_names_in_", None)
+        names = _feature_names(X)
+        if fitted is None and names is not None:
+            warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
+                          f"feature names", UserWarning, stacklevel=3)
+        elif fitted is not None and names is None:
+            warnings.warn(f"X does not have valid feature names, but {type(self).__name__} "
+                          f"was fitted with feature names", UserWarning, stacklevel=3)
+        elif fitted is not None and (names.shape != fitted.shape or np.any(names != fitted)):
+            raise ValueError(f"The feature names should match those that were passed during "
+                             f"fit: {list(fitted)}, got {list(names)}.")
 
     def predict(self, X, return_std=False):
         """Predictive mean k(x, X) alpha and, with ``return_std``, the standard
         deviation of the latent function (the noise is not added).
 
-        Only the mean is computed unless ``return_std`` is set."""
+        Only the mean is computed unless ``return_std`` is set.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Test inputs (1-D for a model fitted on a single feature).
+        return_std : bool, default=False
+            Also return the standard deviations.
+
+        Returns
+        -------
+        mean : ndarray of shape (n_queries,)
+        std : ndarray of shape (n_queries,)
+            Only with ``return_std``.
+        """
         X = self._check_test(X)
-        cross = self.kernel.evaluator(X, self.X_train_, n_threads=self.problem_.n_threads)
+        cross = self.kernel_.evaluator(X, self.X_train_, n_threads=self.problem_.n_threads)
         mean = cross.matvec(self.alpha_)
         if not return_std:
             return mean
         var = self._latent_variance(X)
         return mean, np.sqrt(var)
 
+    def score(self, X, y, sample_weight=None):
+        r"""Coefficient of determination :math:`R^2` of the predictive mean.
+
+        :math:`R^2 = 1 - \sum_i w_i (y_i - \hat y_i)^2 / \sum_i w_i (y_i -
+        \bar y)^2` with :math:`\bar y` the weighted mean of y: 1 for perfect
+        predictions, 0 for predicting :math:`\bar y`, and negative for
+        worse.  When y is constant it is 1 for perfect predictions and 0
+        otherwise (scikit-learn's ``r2_score``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True targets.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights :math:`w_i` (default 1).
+
+        Returns
+        -------
+        score : float
+        """
+        pred = self.predict(X)
+        y = _check_target(y, pred.shape[0]).astype(np.float64)
+        if sample_weight is None:
+            w = np.ones_like(y)
+        else:
+            w = np.asarray(sample_weight, dtype=np.float64)
+            if w.ndim == 0:
+                w = np.full_like(y, float(w))
+            if w.shape != y.shape:
+                raise ValueError(f"sample_weight has shape {w.shape}, expected {y.shape}.")
+            _check_finite(w, "sample_weight")
+        if y.shape[0] < 2:
+            warnings.warn("R^2 score is not well-defined with less than two samples.",
+                          UserWarning, stacklevel=2)
+            return float("nan")
+        residual = float(np.sum(w * (y - pred) ** 2))
+        total = float(np.sum(w * (y - np.average(y, weights=w)) ** 2))
+        if total == 0.0:
+            return 1.0 if residual == 0.0 else 0.0
+        return 1.0 - residual / total
+
     def _latent_variance(self, X, batch=256):
+        self._check_predict_params()
         n = self.X_train_.shape[0]
         method = self.variance
         if method == "auto":
             method = "cholesky" if 8.0 * n * n <= self.max_dense_bytes else "cg"
-        k0 = self.kernel.diag_value()
+        kernel = self.kernel_
+        k0 = kernel.diag_value()
         var = np.empty(X.shape[0])
         for start in range(0, X.shape[0], batch):
             Xb = X[start:start + batch]
             # k(X, Xb): the right-hand sides, one column per test point
-            Kt = self.kernel.evaluator(self.X_train_, Xb, n_threads=self.problem_.n_threads).matrix()
+            Kt = kernel.evaluator(self.X_train_, Xb, n_threads=self.problem_.n_threads).matrix()
             if method == "cholesky":
                 if self._chol is None:
                     self._chol = scipy.linalg.cho_factor(self.problem_._system_matrix(),
@@ -140,6 +536,7 @@ class GPRegressor:
     def _batched_cg(self, B):
         """Solve (K + noise I) V = B column by column, all columns advancing
         together with one kernel pass per iteration (matrix-free)."""
+        tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=False)
         ev = self.problem_._eval
         noise = self.problem_.noise
         V = np.zeros_like(B)
@@ -149,7 +546,7 @@ class GPRegressor:
         active = np.sqrt(rr) > 0
         for _ in range(10 * B.shape[0]):
             norm_inf = np.abs(R[:, active]).max(axis=0) if active.any() else np.zeros(0)
-            still = np.flatnonzero(active)[norm_inf > self.tol]
+            still = np.flatnonzero(active)[norm_inf > tol]
             active[:] = False
             active[still] = True
             if not active.any():

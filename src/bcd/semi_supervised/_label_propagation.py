@@ -1,1 +1,378 @@
-"""placeholder"""
+"""Label propagation: the harmonic solution of Zhu, Ghahramani and Lafferty
+on a k-nearest-neighbour or Gaussian graph, solved by block coordinate descent."""
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics.pairwise import euclidean_distances
+from sklearn.neighbors import NearestNeighbors
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from .._result import ConvergenceWarning as SolverConvergenceWarning
+from .._solve import solve
+from .._validation import check_scalar
+from ..problems.quadratic import LabelPropagation as HarmonicProblem
+
+try:                                    # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+except ImportError:                     # pragma: no cover - older scikit-learn
+    _sk_validate_data = None
+
+__all__ = ["LabelPropagation"]
+
+KERNELS = ("knn", "rbf")
+#: options of bcd.solve that the estimator's own parameters set
+RESERVED_OPTIONS = ("tol", "max_iter", "x0")
+#: rows of test points whose Gaussian weights are formed at once in predict_proba
+_PREDICT_BATCH = 1024
+
+
+def _validate_data(estimator, X, y="no_validation", reset=True, **check_params):
+    """scikit-learn's ``validate_data`` (``estimator._validate_data`` before 1.6)."""
+    if _sk_validate_data is not None:
+        return _sk_validate_data(estimator, X, y, reset=reset, **check_params)
+    return estimator._validate_data(X, y, reset=reset, **check_params)  # pragma: no cover
+
+
+class LabelPropagation(ClassifierMixin, BaseEstimator):
+    r"""Label propagation by the harmonic solution of Zhu, Ghahramani and
+    Lafferty (2003), computed by block coordinate descent.
+
+    Points are the nodes of a weighted graph.  For every class, the
+    indicator of that class is fixed at the labelled points and extended to
+    the unlabelled points U as the harmonic function of the graph: the
+    minimizer of :math:`\tfrac12 \sum_{i<j} w_{ij} (f_i - f_j)^2`, i.e. the
+    solution of the Laplacian system :math:`L_{UU} f_U = W_{UL} y_L`.  That
+    is the problem :class:`bcd.LabelPropagation`, solved once per class by
+    :func:`bcd.solve` with its automatic configuration (forest-structured
+    blocks solved exactly by message passing).  A point's label distribution
+    collects its values for all classes.
+
+    Parameters
+    ----------
+    kernel : {"rbf", "knn"}, default="rbf"
+        The graph.  ``"knn"``: the k-nearest-neighbour connectivity graph G
+        (``G_ij = 1`` when j is one of the ``n_neighbors`` nearest
+        neighbours of i, the point itself excluded), symmetrized as
+        :math:`W = (G + G^T) / 2`: weight 1 between mutual neighbours and
+        1/2 where only one is a neighbour of the other; at most
+        ``n n_neighbors`` edges.  ``"rbf"``: the Gaussian weights
+        :math:`w_{ij} = \exp(-\gamma \|x_i - x_j\|^2)` between all pairs, a
+        dense n x n matrix (as in scikit-learn: only for a few thousand
+        points; weights that underflow to 0 are not edges).
+    gamma : float, default=20
+        Parameter of the ``"rbf"`` kernel (> 0).
+    n_neighbors : int, default=7
+        Neighbours of each point in the ``"knn"`` graph (>= 1, and less than
+        the number of samples).
+    max_iter : int, optional
+        Largest number of block updates of each class's solve (the
+        ``max_iter`` of :func:`bcd.solve`); default that of
+        :func:`bcd.solve`, the updates of 1000 passes over the nodes.
+    tol : float, default=1e-3
+        Each class's solve stops when the residual
+        :math:`\|L_{UU} f_U - W_{UL} y_L\|_\infty` is at most ``tol``, the
+        weights being scaled so that the largest is 1 (the scaling does not
+        change the harmonic solution).
+    solver_options : dict, optional
+        Further options of :func:`bcd.solve` (for example ``verbose`` or an
+        explicit configuration such as ``{"rule": "cyclic", "blocks":
+        "tree"}``); by default none, so that :func:`bcd.solve` chooses its
+        configuration.  ``tol``, ``max_iter`` and ``x0`` are set by the
+        estimator.
+    n_jobs : int, optional
+        Parallel jobs of the nearest-neighbour search (``"knn"``).
+
+    Attributes
+    ----------
+    X_ : ndarray or sparse matrix of shape (n_samples, n_features)
+        The training inputs (float64), which predictions weigh.
+    classes_ : ndarray of shape (n_classes,)
+        The labels of the labelled points, sorted.
+    label_distributions_ : ndarray of shape (n_samples, n_classes)
+        Each training point's distribution over ``classes_`` (rows sum to
+        1): one-hot at the labelled points, the harmonic values elsewhere.
+        A connected component of the graph without any labelled point has no
+        harmonic solution; its points get the class prior, the fraction of
+        the labelled points in each class.
+    transduction_ : ndarray of shape (n_samples,)
+        The label of every training point: the class of largest
+        probability (the given label at labelled points).
+    n_iter_ : int
+        Block updates of all the solves together (0 when no point needed
+        one: all were labelled or in unlabelled components).
+    results_ : list of bcd.Result
+        The solve of each class but the last, in the order of ``classes_``
+        (empty when there was nothing to solve).  The harmonic functions of
+        the classes sum to 1, so the last class needs no solve.
+    n_features_in_ : int
+        Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Names of the features seen by ``fit``, when they are all strings.
+
+    See Also
+    --------
+    bcd.LabelPropagation : the harmonic problem on a given graph.
+    sklearn.semi_supervised.LabelPropagation : label propagation by
+        fixed-point iteration, on graphs normalized otherwise.
+
+    Notes
+    -----
+    The harmonic values of a class lie in [0, 1] and those of all classes
+    sum to 1 at every point, so the rows of ``label_distributions_`` are the
+    solutions up to the solver's tolerance; they are clipped at 0 and
+    renormalized to remove its rounding.  A solve that stops before ``tol``
+    is reached raises a :class:`sklearn.exceptions.ConvergenceWarning`.
+
+    The graphs differ from those of scikit-learn's ``LabelPropagation``,
+    which propagates along the directed k-nearest-neighbour graph
+    normalized by columns; on well separated data both give the same
+    labels.
+
+    :meth:`predict_proba` weighs the training points' distributions as
+    scikit-learn does: the mean over the ``n_neighbors`` nearest training
+    points (``"knn"``), or the Gaussian weights to all of them (``"rbf"``),
+    normalized.
+
+    References
+    ----------
+    X. Zhu, Z. Ghahramani and J. Lafferty, "Semi-supervised learning using
+    Gaussian fields and harmonic functions", ICML 2003.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from bcd.semi_supervised import LabelPropagation
+    >>> X, y_true = make_moons(300, noise=0.05, random_state=0)
+    >>> y = np.full(300, -1)
+    >>> labelled = np.r_[np.flatnonzero(y_true == 0)[:5], np.flatnonzero(y_true == 1)[:5]]
+    >>> y[labelled] = y_true[labelled]
+    >>> model = LabelPropagation(kernel="knn", n_neighbors=10).fit(X, y)
+    >>> model.classes_
+    array([0, 1])
+    >>> bool(np.mean(model.transduction_ == y_true) > 0.99)
+    True
+    >>> model.results_[0].options["auto"]
+    'sparse quadratic'
+    >>> model.predict([[0.0, 1.0], [1.0, -0.5]])
+    array([0, 1])
+    """
+
+    def __init__(self, kernel="rbf", *, gamma=20, n_neighbors=7, max_iter=None, tol=1e-3,
+                 solver_options=None, n_jobs=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.n_neighbors = n_neighbors
+        self.max_iter = max_iter
+        self.tol = tol
+        self.solver_options = solver_options
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    # ------------------------------------------------------------------ parameters
+
+    def _check_params(self):
+        if not isinstance(self.kernel, str) or self.kernel not in KERNELS:
+            raise ValueError(f"kernel must be 'knn' or 'rbf', got {self.kernel!r}.")
+        gamma = check_scalar(self.gamma, "gamma", low=0.0, low_inclusive=False)
+        n_neighbors = check_scalar(self.n_neighbors, "n_neighbors", low=1, integer=True)
+        max_iter = check_scalar(self.max_iter, "max_iter", low=1, integer=True, allow_none=True)
+        tol = check_scalar(self.tol, "tol", low=0.0)
+        options = self.solver_options
+        if options is None:
+            options = {}
+        elif not isinstance(options, dict):
+            raise TypeError(f"solver_options must be a dict of options of bcd.solve or None, "
+                            f"got {type(options).__name__}.")
+        reserved = sorted(set(options) & set(RESERVED_OPTIONS))
+        if reserved:
+            raise ValueError(f"solver_options may not set {', '.join(reserved)}: the "
+                             f"estimator's tol and max_iter parameters set them.")
+        options = dict(options, tol=tol)
+        if max_iter is not None:
+            options["max_iter"] = max_iter
+        return gamma, n_neighbors, options
+
+    # ------------------------------------------------------------------ fit
+
+    def fit(self, X, y):
+        """Build the graph of ``X`` and propagate the labels of ``y``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training inputs.
+        y : array-like of shape (n_samples,)
+            Labels, with -1 marking the unlabelled points.  At least two
+            classes must have a labelled point.
+
+        Returns
+        -------
+        self : LabelPropagation
+            The fitted estimator.
+        """
+        gamma, n_neighbors, options = self._check_params()
+        X, y = _validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"],
+                              dtype=np.float64)
+        check_classification_targets(y)
+        if y.dtype.kind in "US":
+            labelled = np.ones(y.shape[0], dtype=bool)
+        else:
+            labelled = np.asarray(y != -1, dtype=bool)
+        if not labelled.any():
+            raise ValueError("y has no labelled point (every entry is -1); label points of "
+                             "at least two classes.")
+        classes, codes = np.unique(y[labelled], return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(f"The labelled points of y have only one class ({classes[0]!r}); "
+                             f"label points of at least two classes.")
+        if self.kernel == "knn" and n_neighbors >= X.shape[0]:
+            raise ValueError(f"n_neighbors={n_neighbors} must be less than the number of "
+                             f"samples, {X.shape[0]}.")
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+        self._fit_kernel, self._fit_gamma, self._fit_n_neighbors = self.kernel, gamma, n_neighbors
+        W = self._graph(X)
+        self.X_ = X
+        self.classes_ = classes
+        distributions, results = self._propagate(W, labelled, codes.ravel(), options)
+        self.label_distributions_ = distributions
+        self.transduction_ = classes[np.argmax(distributions, axis=1)]
+        self.results_ = results
+        self.n_iter_ = int(sum(r.n_iter for r in results))
+        return self
+
+    def _graph(self, X):
+        """The symmetric weights W (CSR, float64, zero diagonal, largest weight 1)."""
+        if self._fit_kernel == "knn":
+            self._neighbors = NearestNeighbors(n_neighbors=self._fit_n_neighbors,
+                                               n_jobs=self.n_jobs).fit(X)
+            # the search excludes each point itself: G has no diagonal
+            G = self._neighbors.kneighbors_graph(mode="connectivity")
+            W = sp.csr_matrix((G + G.T) * 0.5)
+        else:
+            self._neighbors = None
+            D2 = euclidean_distances(X, squared=True)
+            K = np.exp(-self._fit_gamma * D2, out=D2)
+            K += K.T             # rounding may leave the distances slightly asymmetric
+            K *= 0.5
+            np.fill_diagonal(K, 0.0)
+            W = sp.csr_matrix(K)
+            del K, D2
+        if W.nnz:
+            W.data /= W.data.max()
+        return W
+
+    def _propagate(self, W, labelled, codes, options):
+        """Label distributions of all points and the solves' results."""
+        n, n_classes = W.shape[0], self.classes_.size
+        prior = np.bincount(codes, minlength=n_classes) / codes.size
+        F = np.zeros((n, n_classes))
+        n_comp, comp = connected_components(W, directed=False)
+        has_label = np.zeros(n_comp, dtype=bool)
+        has_label[comp[labelled]] = True
+        active = has_label[comp]
+        F[~active] = prior
+        F[np.flatnonzero(labelled), codes] = 1.0
+        results = []
+        if not np.any(active & ~labelled):
+            return F, results
+        nodes = np.flatnonzero(active)
+        W_active = W if nodes.size == n else W[nodes][:, nodes]
+        mask = labelled[nodes]
+        active_codes = np.full(n, -1)
+        active_codes[labelled] = codes
+        active_codes = active_codes[nodes]
+        # the indicators of the classes sum to 1 on the labelled points, so the
+        # harmonic functions sum to 1 everywhere: the last one is 1 minus the others
+        for k in range(n_classes - 1):
+            problem = HarmonicProblem(W_active, (active_codes == k).astype(np.float64),
+                                      mask=mask)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SolverConvergenceWarning)
+                result = solve(problem, **options)
+            if not result.converged:
+                warnings.warn(f"The harmonic solve of class {self.classes_[k]!r} stopped "
+                              f"before reaching tol={options['tol']:g}: {result.message} "
+                              f"Increase max_iter or tol.", ConvergenceWarning, stacklevel=3)
+            F[nodes[problem.unknown], k] = result.x
+            results.append(result)
+        unknown = nodes[problem.unknown]
+        F[unknown, -1] = 1.0 - F[unknown, :-1].sum(axis=1)
+        np.clip(F, 0.0, None, out=F)
+        _normalize_rows(F, prior)
+        return F, results
+
+    # ------------------------------------------------------------------ prediction
+
+    def predict_proba(self, X):
+        r"""Class probabilities of new points, from the training points'
+        label distributions.
+
+        ``"knn"``: the mean distribution of the ``n_neighbors`` nearest
+        training points; ``"rbf"``: the distributions weighted by
+        :math:`\exp(-\gamma \|x - x_j\|^2)`, normalized (the weights are
+        scaled by that of the nearest training point first, so that they
+        never all underflow).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_queries, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_queries, n_classes)
+            Probabilities of ``classes_``; rows sum to 1.
+        """
+        check_is_fitted(self)
+        X = _validate_data(self, X, accept_sparse=["csr", "csc", "coo"], dtype=np.float64,
+                           reset=False)
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+        F = self.label_distributions_
+        if self._fit_kernel == "knn":
+            k = min(self._fit_n_neighbors, F.shape[0])
+            neighbors = self._neighbors.kneighbors(X, n_neighbors=k, return_distance=False)
+            P = F[neighbors].mean(axis=1)
+        else:
+            P = np.empty((X.shape[0], F.shape[1]))
+            for start in range(0, X.shape[0], _PREDICT_BATCH):
+                D2 = euclidean_distances(X[start:start + _PREDICT_BATCH], self.X_,
+                                         squared=True)
+                D2 -= D2.min(axis=1, keepdims=True)
+                P[start:start + _PREDICT_BATCH] = np.exp(-self._fit_gamma * D2, out=D2) @ F
+        _normalize_rows(P, None)
+        return P
+
+    def predict(self, X):
+        """Labels of new points: the class of largest :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_queries, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_queries,)
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+
+def _normalize_rows(P, prior):
+    """Scale the rows of P in place to sum 1; rows summing to 0 become ``prior``."""
+    sums = P.sum(axis=1)
+    empty = ~(sums > 0)
+    if np.any(empty):
+        P[empty] = prior if prior is not None else 1.0 / P.shape[1]
+        sums[empty] = P[empty].sum(axis=1)
+    P /= sums[:, None]
