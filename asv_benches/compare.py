@@ -42,6 +42,12 @@ l. L1-logistic regression on 20 Newsgroups text (rec.autos vs
 m. a 100-value Lasso path on the same data against scikit-learn's
    ``lasso_path``, ``celer_path`` and warm-started skglm:
    ``bench_text.compare_lasso_path``.
+n, o. the estimators ``bcd.linear_model.Lasso`` and
+   ``LogisticRegression(penalty="l1")`` against scikit-learn's on the same
+   text data, fit time: ``bench_estimators``.
+p. ``bcd.semi_supervised.LabelPropagation`` on 100000 two moons against
+   scikit-learn's ``LabelSpreading``, fit time:
+   ``bench_semi_supervised.compare_semi_supervised``.
 
 Rows d, e, h and i-m report ``bcd.solve`` with its default (automatic)
 configuration, which the targets apply to, and the best explicit
@@ -74,10 +80,12 @@ import scipy  # noqa: E402
 
 import bcd  # noqa: E402
 
-from .benchmarks import bench_graphs, bench_linear, bench_penalties, bench_text  # noqa: E402
+from .benchmarks import (bench_estimators, bench_graphs, bench_linear,  # noqa: E402
+                         bench_penalties, bench_semi_supervised, bench_text)
 
 #: (progress title, run(repeats) -> Row or list of Rows); the title starts with the row's letter
-STEPS = bench_linear.STEPS + bench_graphs.STEPS + bench_penalties.STEPS + bench_text.STEPS
+STEPS = (bench_linear.STEPS + bench_graphs.STEPS + bench_penalties.STEPS + bench_text.STEPS
+         + bench_estimators.STEPS + bench_semi_supervised.STEPS)
 
 
 def _machine_info():
@@ -120,8 +128,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m asv_benches.compare",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 repeats instead of 7")
-    parser.add_argument("--rows", default="abcdefghijklm",
-                        help="letters of the rows to run (default: abcdefghijklm)")
+    parser.add_argument("--rows", default="abcdefghijklmnop",
+                        help="letters of the rows to run (default: abcdefghijklmnop)")
     args = parser.parse_args(argv)
     repeats = 3 if args.quick else 7
 

@@ -115,3 +115,20 @@ def test_path_needs_an_l1_penalty():
         bcd.path("not a problem")
     with pytest.raises(TypeError, match="screening"):
         bcd.path(bcd.LeastSquares(A, b, penalty=bcd.L1(1.0)), screening="yes")
+
+
+def test_path_with_an_unpenalized_intercept_column():
+    import scipy.sparse as sp
+    A, b = bcd.datasets.make_paper_dataset("A", n_samples=60, n_features=150, random_state=3)
+    A1 = sp.hstack([A, np.ones((60, 1))]).tocsc()
+    weights = np.r_[np.ones(150), 0.0]
+    problem = bcd.LeastSquares(A1, b + 5.0, penalty=bcd.L1(weights))
+    with pytest.raises(ValueError, match="infinite"):
+        bcd.path(problem)
+    lambdas = np.geomspace(1e3, 3e1, 4)
+    out = bcd.path(problem, lambdas, tol=1e-9)
+    assert out.lambda_max == np.inf and out.converged.all()
+    for lam, x in zip(lambdas, out.coefs):
+        single = bcd.solve(bcd.LeastSquares(A1, b + 5.0, penalty=bcd.L1(lam * weights)), tol=1e-9)
+        assert problem.smooth_objective(x) + lam * np.abs(x[:-1]).sum() == pytest.approx(
+            single.objective, rel=1e-8)

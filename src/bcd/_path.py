@@ -34,7 +34,9 @@ class PathResult:
     results : list of Result
         The full result of every solve.
     lambda_max : float
-        The smallest lambda at which 0 is a solution.
+        The smallest lambda at which 0 is a solution (infinite when
+        coordinates without L1 weight must move, as an intercept does;
+        then ``lambdas`` must be given).
     """
 
     def __init__(self, lambdas, results, times, lambda_max):
@@ -114,14 +116,19 @@ def path(problem, lambdas=None, *, screening=True, **solve_options):
         raise TypeError(f"problem must be a bcd problem instance, got {type(problem).__name__}.")
     pen = _check_l1(problem)
     n = problem.n_coordinates
-    lmax = lambda_max(problem)
     if lambdas is None:
+        lmax = lambda_max(problem)
         if lmax <= 0:
             raise ValueError("lambda_max is 0 (x = 0 is optimal for every lambda); give "
                              "lambdas explicitly.")
         grid = np.geomspace(lmax, lmax * EPS, N_LAMBDAS)
     else:
         grid = _check_grid(lambdas)
+        try:
+            lmax = lambda_max(problem)
+        except ValueError:
+            # unpenalized coordinates that must move: 0 is never a solution
+            lmax = np.inf
     weights = _weights(pen, n)
     if not isinstance(screening, (bool, np.bool_)):
         raise TypeError(f"screening must be True or False, got {screening!r}.")

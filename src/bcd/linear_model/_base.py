@@ -1,1 +1,175 @@
-"""placeholder"""
+"""Shared parts of the estimators: input validation, the design matrix with an
+intercept column, the call to :func:`bcd.solve` and linear predictions."""
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from .._result import ConvergenceWarning as SolverConvergenceWarning
+from .._path import path
+from .._solve import solve
+
+try:                                    # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+except ImportError:                     # pragma: no cover - older scikit-learn
+    _sk_validate_data = None
+
+#: the sparse formats accepted by ``fit`` and ``predict``
+SPARSE_FORMATS = ["csr", "csc", "coo"]
+#: the options of bcd.solve that the estimators set themselves
+RESERVED_OPTIONS = ("x0",)
+#: options of bcd.solve that give an explicit configuration instead of the
+#: automatic one
+CONFIGURATION_OPTIONS = ("rule", "blocks", "block_size", "update", "partition", "lipschitz",
+                         "gsd_diagonal", "gsq_method", "mi_candidates", "vertex_order")
+#: the seed of the solves (random rules), unless solver_options give one
+RANDOM_STATE = 0
+
+
+def validate_data(estimator, X, y="no_validation", reset=True, **check_params):
+    """scikit-learn's ``validate_data`` (``estimator._validate_data`` before 1.6)."""
+    if _sk_validate_data is not None:
+        return _sk_validate_data(estimator, X, y, reset=reset, **check_params)
+    return estimator._validate_data(X, y, reset=reset, **check_params)  # pragma: no cover
+
+
+def check_sample_weight(sample_weight, X):
+    """Sample weights as a float64 array (None stays None), checked by
+    scikit-learn: length n_samples, finite, non-negative."""
+    if sample_weight is None:
+        return None
+    sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+    if np.any(sw < 0):
+        raise ValueError("Negative values in data passed to sample_weight.")
+    if not np.any(sw > 0):
+        raise ValueError("sample_weight must have at least one positive entry.")
+    return np.array(sw, dtype=np.float64)      # a copy: the caller's array is never touched
+
+
+def weighted_sum(sample_weight, n_samples):
+    return float(n_samples) if sample_weight is None else float(np.sum(sample_weight))
+
+
+def design_matrix(X, n_intercept_columns=1, fit_intercept=True):
+    """The matrix the problem is built on: ``X`` as float64, with
+    ``n_intercept_columns`` extra columns when ``fit_intercept``: a column of
+    ones, and for two a column of minus ones after it (an intercept written as
+    the difference of two non-negative coordinates).
+
+    Sparse input stays sparse (a CSC matrix: the extra columns are appended
+    as sparse columns, which copies ``X`` but never densifies it); dense input
+    becomes a new Fortran-ordered float64 array.  ``X`` is never modified."""
+    n = X.shape[0]
+    if not fit_intercept:
+        return X if sp.issparse(X) else np.asfortranarray(X, dtype=np.float64)
+    signs = [1.0, -1.0][:n_intercept_columns]
+    if sp.issparse(X):
+        extra = sp.csc_matrix(np.tile(np.asarray(signs), (n, 1)))
+        A = sp.hstack([sp.csc_matrix(X, dtype=np.float64), extra], format="csc")
+        A.sort_indices()
+        return A
+    d = X.shape[1]
+    A = np.empty((n, d + len(signs)), dtype=np.float64, order="F")
+    A[:, :d] = X
+    for k, sign in enumerate(signs):
+        A[:, d + k] = sign
+    return A
+
+
+def solver_kwargs(solver_options):
+    """``solver_options`` checked: a dict of options of :func:`bcd.solve`
+    other than those the estimators set themselves."""
+    options = {} if solver_options is None else dict(solver_options)
+    for name in RESERVED_OPTIONS:
+        if name in options:
+            raise ValueError(f"solver_options may not contain {name!r}: the estimator sets it "
+                             f"(use warm_start=True to start from the previous solution).")
+    return options
+
+
+class SolveRecord:
+    """The solves of one ``fit``: runs :func:`bcd.solve` with the estimator's
+    options, silencing the solver's own convergence warnings, and issues a
+    single scikit-learn ``ConvergenceWarning`` at the end of the fit if a
+    solve stopped before reaching its tolerance."""
+
+    def __init__(self, estimator, solver_options):
+        self.name = type(estimator).__name__
+        self.options = solver_kwargs(solver_options)
+        self.failures = []
+        self.n_iter = 0
+        # the automatic configuration of the problems with a duality gap works on
+        # working sets, which can stop on gap_tol; an explicit one may not
+        explicit = any(self.options.get(k, "auto") != "auto" for k in CONFIGURATION_OPTIONS)
+        working = self.options.get("working_set", "auto")
+        self.working_sets = working is True or (not explicit and working == "auto")
+
+    def _options(self, problem, max_iter, tol, extra):
+        options = dict(max_iter=int(max_iter) * int(problem.n_coordinates), tol=float(tol),
+                       random_state=RANDOM_STATE)
+        options.update(extra)
+        options.update(self.options)
+        return options
+
+    def solve(self, problem, x0, max_iter, tol, **extra):
+        """One call of :func:`bcd.solve`: at most ``max_iter`` passes over the
+        coordinates (``max_iter * n_coordinates`` block updates) and the KKT
+        tolerance ``tol``; ``solver_options`` override both."""
+        options = self._options(problem, max_iter, tol, extra)
+        if x0 is None:
+            x0 = np.zeros(problem.n_coordinates)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SolverConvergenceWarning)
+            result = solve(problem, x0=x0, **options)
+        self.n_iter += result.n_iter
+        if not result.converged and result.status != "callback":
+            self.failures.append(result)
+        return result
+
+    def path(self, problem, lambdas, max_iter, tol, **extra):
+        """:func:`bcd.path` over the decreasing L1 weights ``lambdas`` from 0,
+        each solve with the options of :meth:`solve`; returns the
+        ``bcd.PathResult``."""
+        options = self._options(problem, max_iter, tol, extra)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SolverConvergenceWarning)
+            result = path(problem, lambdas, x0=np.zeros(problem.n_coordinates), **options)
+        for r in result.results:
+            self.n_iter += r.n_iter
+            if not r.converged and r.status != "callback":
+                self.failures.append(r)
+        return result
+
+    def warn(self):
+        """Issue one ``ConvergenceWarning`` if any solve did not converge."""
+        if not self.failures:
+            return
+        result = self.failures[-1]
+        count = len(self.failures)
+        what = "The solver" if count == 1 else f"{count} solves"
+        warnings.warn(f"{self.name}: {what} did not converge ({result.status}: "
+                      f"{result.message}).  Increase max_iter, loosen tol or scale the "
+                      f"data.", ConvergenceWarning, stacklevel=3)
+
+
+class LinearPredictorMixin:
+    """``decision`` = X @ coef_.T + intercept_ for the fitted linear model."""
+
+    def _decision(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=SPARSE_FORMATS, reset=False,
+                          dtype=[np.float64, np.float32])
+        return safe_sparse_dot(X, np.asarray(self.coef_).T, dense_output=True) + self.intercept_
+
+
+class BCDEstimator(BaseEstimator):
+    """Base of the estimators: scikit-learn tags for sparse input."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

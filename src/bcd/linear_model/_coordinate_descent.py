@@ -1,1 +1,567 @@
-"""placeholder"""
+r"""Penalized least squares: :class:`ElasticNet`, :class:`Lasso` and
+:class:`NonNegativeLinearRegression`.
+
+All three minimize, with scikit-learn's scaling,
+
+.. math::
+    \frac{1}{2 n} \sum_i s_i (y_i - x_i^T w - w_0)^2
+    + \alpha \rho \|w\|_1 + \frac{\alpha (1 - \rho)}{2} \|w\|_2^2
+
+(sample weights ``s`` rescaled to sum to ``n``), which is the objective of
+:class:`bcd.LeastSquares` divided by ``n``: the problem solved has the L1
+weight ``n alpha rho`` and the ridge weight ``n alpha (1 - rho)``.
+"""
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import RegressorMixin
+from sklearn.utils._param_validation import Interval
+
+from ..penalties import L1, Box
+from ..problems import LeastSquares
+from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
+                    check_sample_weight, design_matrix, validate_data)
+
+#: at most this many warm-started re-solves, each with a KKT tolerance ten
+#: times smaller, when a solve meets its KKT tolerance before the duality gap
+#: reaches scikit-learn's test
+GAP_REFINEMENTS = 4
+
+
+def least_squares_strengths(alpha, l1_ratio, n_samples):
+    """The L1 and ridge weights of the summed objective for scikit-learn's
+    ``alpha`` and ``l1_ratio`` (per-sample objective)."""
+    return n_samples * alpha * l1_ratio, n_samples * alpha * (1.0 - l1_ratio)
+
+
+class LeastSquaresDesign:
+    """The data of a penalized least-squares fit, prepared once for any
+    number of penalty strengths.
+
+    With an intercept, dense ``X`` is centered (a copy, with the weighted
+    means) so that the intercept drops out of the problem and the duality gap
+    and its screening apply; sparse ``X`` gets a column of ones for the
+    intercept instead, unpenalized (two columns, +1 and -1, whose non-negative
+    coordinates make a free intercept when the coefficients are constrained
+    non-negative by an L1 penalty).  ``X`` is never modified or densified.
+
+    ``sample_weight`` must already sum to ``n_samples`` (or be None).
+    """
+
+    def __init__(self, X, y, sample_weight, fit_intercept, positive):
+        self.n_samples, self.n_features = X.shape
+        self.sample_weight = sample_weight
+        self.positive = bool(positive)
+        self.fit_intercept = bool(fit_intercept)
+        sw = np.ones(self.n_samples) if sample_weight is None else sample_weight
+        y = np.asarray(y, dtype=np.float64)
+        self.y_mean = float(np.average(y, weights=sw)) if fit_intercept else 0.0
+        self.b = y - self.y_mean
+        self.X = X
+        self.centered = fit_intercept and not sp.issparse(X)
+        if self.centered:
+            self.x_mean = np.asarray(np.average(X, axis=0, weights=sw), dtype=np.float64)
+            A = np.array(X, dtype=np.float64, order="F")
+            A -= self.x_mean
+            self.A, self.target = A, self.b
+        elif fit_intercept:
+            self.x_mean = None
+            # built for the number of intercept columns (see matrix)
+            self.A, self.target = None, y
+        else:
+            self.x_mean = None
+            self.A, self.target = design_matrix(X, fit_intercept=False), y
+        self._matrices = {}
+        # ||X_c^T S y_c||_inf, the KKT residual of w = 0 with the best intercept
+        # (X^T S y_c = X_c^T S y_c since y_c has weighted mean 0)
+        corr = np.asarray(X.T @ (sw * self.b), dtype=np.float64).ravel()
+        self.correlations = corr
+        self.scale = float(np.max(np.abs(corr), initial=0.0))
+        self.y_energy = float(np.sum(sw * self.b ** 2))
+        self._sw = sw
+
+    def _extra_columns(self, l1):
+        """Intercept columns of the sparse design: 2 (+1, -1) when the
+        coefficients are constrained non-negative by an L1 penalty, else 1."""
+        if not self.fit_intercept or self.centered:
+            return 0
+        return 2 if (self.positive and l1 > 0) else 1
+
+    def matrix(self, l1):
+        k = self._extra_columns(l1)
+        if self.centered or not self.fit_intercept:
+            return self.A
+        if k not in self._matrices:
+            self._matrices[k] = design_matrix(self.X, k)
+        return self._matrices[k]
+
+    def problem(self, l1, l2):
+        """The :class:`bcd.LeastSquares` problem for the summed weights ``l1``, ``l2``."""
+        d = self.n_features
+        k = self._extra_columns(l1)
+        penalized = np.r_[np.ones(d), np.zeros(k)]
+        if l1 > 0:
+            lam = l1 if k == 0 else l1 * penalized
+            penalty = L1(lam, positive=self.positive)
+        elif self.positive:
+            penalty = Box(np.where(penalized > 0, 0.0, -np.inf), np.inf) if k else Box(0.0)
+        else:
+            penalty = None
+        ridge = float(l2) if (k == 0 or l2 == 0) else l2 * penalized
+        kwargs = {}
+        if self.sample_weight is not None:
+            kwargs["sample_weight"] = self.sample_weight
+        return LeastSquares(self.matrix(l1), self.target, l2=ridge, penalty=penalty, **kwargs)
+
+    def start(self, coef, intercept, l1):
+        """The problem's variable for a model (warm start), made feasible."""
+        coef = np.asarray(coef, dtype=np.float64).ravel()
+        if self.positive:
+            coef = np.maximum(coef, 0.0)
+        k = self._extra_columns(l1)
+        if k == 0:
+            return coef
+        b = float(intercept)
+        return np.r_[coef, b] if k == 1 else np.r_[coef, max(b, 0.0), max(-b, 0.0)]
+
+    def model(self, x, l1):
+        """``(coef, intercept)`` of the problem's solution ``x``."""
+        x = np.asarray(x, dtype=np.float64)
+        d = self.n_features
+        coef = x[:d].copy()
+        k = self._extra_columns(l1)
+        if self.centered:
+            intercept = self.y_mean - float(self.x_mean @ coef)
+        elif k == 0:
+            intercept = 0.0
+        elif k == 1:
+            intercept = float(x[d])
+        else:
+            intercept = float(x[d] - x[d + 1])
+        return coef, intercept
+
+    def residual(self, coef, intercept):
+        """y - X coef - intercept."""
+        y = self.b + self.y_mean
+        return y - np.asarray(self.X @ coef).ravel() - intercept
+
+    def objective(self, coef, intercept, l1, l2):
+        """The summed objective of the model."""
+        r = self.residual(coef, intercept)
+        return (0.5 * float(np.sum(self._sw * r * r)) + l1 * float(np.abs(coef).sum())
+                + 0.5 * l2 * float(coef @ coef))
+
+    def duality_gap(self, coef, intercept, l1, l2):
+        r"""A duality gap of the summed objective at the model, or None when
+        ``l1 = 0``.
+
+        The elastic net is the Lasso of the rows :math:`\sqrt{s_i} x_i`
+        stacked over :math:`\sqrt{l_2} I` with targets :math:`\sqrt{s_i}
+        y_i` and zeros; its dual point is the residual of the intercept-free
+        problem (with an intercept: the weighted-centred residual, which is
+        orthogonal to the intercept column), scaled into the feasible set
+        :math:`\|X^T S \theta - l_2 w\|_\infty \le l_1` (the positive part
+        only for non-negative coefficients).  The primal value is taken at
+        the model itself, so the gap bounds its suboptimality.
+        """
+        if not l1 > 0:
+            return None
+        sw = self._sw
+        r = self.residual(coef, intercept)
+        theta = r - float(np.average(r, weights=sw)) if self.fit_intercept else r
+        corr = np.asarray(self.X.T @ (sw * theta), dtype=np.float64).ravel() - l2 * coef
+        drive = float(np.max(corr if self.positive else np.abs(corr), initial=0.0))
+        kappa = max(1.0, drive / l1)
+        primal = self.objective(coef, intercept, l1, l2)
+        # D = 1/2 ||b~||^2 - 1/2 ||b~ - nu||^2 with nu = (S^1/2 theta, -sqrt(l2) w) / kappa
+        gap_y = self.b - theta / kappa
+        dual = 0.5 * self.y_energy - 0.5 * float(np.sum(sw * gap_y * gap_y)) \
+            - 0.5 * l2 * float(coef @ coef) / kappa ** 2
+        return max(primal - dual, 0.0)      # >= 0 up to rounding
+
+    def has_solver_gap(self, l1, l2):
+        """Whether :func:`bcd.solve` computes a duality gap for the problem
+        (and can stop on ``gap_tol``)."""
+        return l1 > 0 and l2 == 0 and self._extra_columns(l1) == 0
+
+    def fit(self, record, l1, l2, tol, max_iter, x0=None):
+        """Solve at the summed weights ``l1``, ``l2`` and return
+        ``(coef, intercept, gap, problem)``.
+
+        The KKT tolerance is ``tol * ||X_c^T S y_c||_inf`` and, where the
+        duality gap is defined, the fit goes on (warm-started, with a KKT
+        tolerance ten times smaller each time) until the gap is at most
+        ``tol * sum_i s_i (y_i - ybar)^2``: scikit-learn's test."""
+        if self.scale == 0.0:
+            # X_c^T S y_c = 0: w = 0 with the mean as intercept is optimal
+            coef = np.zeros(self.n_features)
+            return coef, self.y_mean, (0.0 if l1 > 0 else None), None
+        problem = self.problem(l1, l2)
+        kkt_tol = tol * self.scale
+        gap_target = tol * self.y_energy
+        extra = {}
+        if self.has_solver_gap(l1, l2) and record.working_sets:
+            extra["gap_tol"] = gap_target
+        result = record.solve(problem, x0, max_iter, kkt_tol, **extra)
+        coef, intercept = self.model(result.x, l1)
+        gap = self.duality_gap(coef, intercept, l1, l2)
+        rounds = 0
+        while (gap is not None and gap > gap_target and result.converged
+               and rounds < GAP_REFINEMENTS):
+            kkt_tol /= 10.0
+            rounds += 1
+            result = record.solve(problem, result.x, max_iter, kkt_tol)
+            coef, intercept = self.model(result.x, l1)
+            gap = self.duality_gap(coef, intercept, l1, l2)
+        return coef, intercept, gap, problem
+
+
+class _PenalizedLeastSquares(RegressorMixin, LinearPredictorMixin, BCDEstimator):
+    """Common fit of the least-squares estimators."""
+
+    _parameter_constraints = {
+        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "warm_start": ["boolean"],
+        "solver_options": [dict, None],
+    }
+
+    def _strengths(self):
+        """``(alpha, l1_ratio, positive)``."""
+        raise NotImplementedError
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model by block coordinate descent.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; sparse input is never densified.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights, rescaled internally to sum to
+            ``n_samples`` as scikit-learn does.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse=SPARSE_FORMATS,
+                             dtype=[np.float64, np.float32], y_numeric=True,
+                             multi_output=False)
+        sw = check_sample_weight(sample_weight, X)
+        n = X.shape[0]
+        if sw is not None:
+            sw = sw * (n / np.sum(sw))
+        alpha, l1_ratio, positive = self._strengths()
+        l1, l2 = least_squares_strengths(alpha, l1_ratio, n)
+        design = LeastSquaresDesign(X, y, sw, self.fit_intercept, positive)
+        x0 = None
+        if self.warm_start and getattr(self, "coef_", None) is not None \
+                and np.shape(self.coef_) == (X.shape[1],):
+            x0 = design.start(self.coef_, self.intercept_, l1)
+        record = SolveRecord(self, self.solver_options)
+        coef, intercept, gap, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
+        record.warn()
+        dtype = X.dtype
+        self.coef_ = coef.astype(dtype)
+        self.intercept_ = dtype.type(intercept) if self.fit_intercept else dtype.type(0.0)
+        self.dual_gap_ = None if gap is None else gap / n
+        self.n_iter_ = max(1, record.n_iter)
+        return self
+
+    def predict(self, X):
+        """Predict with the linear model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            ``X @ coef_ + intercept_``.
+        """
+        return self._decision(X)
+
+
+class ElasticNet(_PenalizedLeastSquares):
+    r"""Linear regression with combined L1 and L2 penalties, fitted by block
+    coordinate descent.
+
+    Minimizes, as scikit-learn's ``ElasticNet`` does,
+
+    .. math::
+        \frac{1}{2 n} \sum_i s_i (y_i - x_i^T w - w_0)^2
+        + \alpha \rho \|w\|_1 + \frac{\alpha (1 - \rho)}{2} \|w\|_2^2
+
+    with ``rho = l1_ratio``, the intercept :math:`w_0` unpenalized and the
+    sample weights ``s`` rescaled to sum to ``n``.  The problem is a
+    :class:`bcd.LeastSquares` with the L1 weight ``n alpha rho`` and the ridge
+    weight ``n alpha (1 - rho)``, solved by :func:`bcd.solve` with its
+    automatic configuration.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Overall penalty strength (>= 0).
+    l1_ratio : float, default=0.5
+        Share of the L1 penalty, in [0, 1].
+    fit_intercept : bool, default=True
+        Fit an unpenalized intercept.  Dense data are centered (a copy);
+        sparse data get an unpenalized column of ones and are never
+        densified.
+    positive : bool, default=False
+        Constrain the coefficients (not the intercept) to be non-negative.
+    max_iter : int, default=1000
+        Maximum number of passes over the coordinates: :func:`bcd.solve` runs
+        at most ``max_iter * n_coordinates`` block updates.
+    tol : float, default=1e-4
+        Tolerance.  The solver stops when the KKT residual of the summed
+        objective is at most ``tol * ||X_c^T S y_c||_inf`` (``X_c``, ``y_c``:
+        centered when fitting an intercept; ``S``: the sample weights), the
+        residual of ``w = 0`` scaled by ``tol``; where ``l1_ratio > 0`` it
+        continues until the duality gap is at most ``tol * sum_i s_i (y_i -
+        ybar)^2``, scikit-learn's test (:attr:`dual_gap_` is the gap divided
+        by ``n``).
+    warm_start : bool, default=False
+        Start from the previous solution when refitting.
+    solver_options : dict, default=None
+        Further keyword arguments of :func:`bcd.solve` (for example ``rule``
+        or ``verbose``); ``tol`` and ``max_iter`` given here replace the values
+        derived from the estimator's.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Coefficients.
+    intercept_ : float
+        Intercept (0 without ``fit_intercept``).
+    dual_gap_ : float or None
+        Duality gap of the per-sample objective at the solution (None when
+        ``l1_ratio = 0``).
+    n_iter_ : int
+        Block updates performed by the solver (at least 1).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` has string column names.
+
+    See Also
+    --------
+    Lasso : The L1 penalty alone.
+    NonNegativeLinearRegression : Least squares with non-negative coefficients.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bcd.linear_model import ElasticNet
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((50, 5))
+    >>> y = X @ np.array([1.0, -2.0, 0.0, 0.0, 3.0]) + 0.5
+    >>> model = ElasticNet(alpha=0.1, l1_ratio=0.7).fit(X, y)
+    >>> model.coef_.round(2)
+    array([ 0.83, -1.85,  0.  ,  0.  ,  2.89])
+    >>> round(float(model.intercept_), 2)
+    0.51
+    """
+
+    _parameter_constraints = {
+        **_PenalizedLeastSquares._parameter_constraints,
+        "l1_ratio": [Interval(numbers.Real, 0, 1, closed="both")],
+        "positive": ["boolean"],
+    }
+
+    def __init__(self, alpha=1.0, *, l1_ratio=0.5, fit_intercept=True, positive=False,
+                 max_iter=1000, tol=1e-4, warm_start=False, solver_options=None):
+        self.alpha = alpha
+        self.l1_ratio = l1_ratio
+        self.fit_intercept = fit_intercept
+        self.positive = positive
+        self.max_iter = max_iter
+        self.tol = tol
+        self.warm_start = warm_start
+        self.solver_options = solver_options
+
+    def _strengths(self):
+        return float(self.alpha), float(self.l1_ratio), bool(self.positive)
+
+
+class Lasso(_PenalizedLeastSquares):
+    r"""Linear regression with an L1 penalty, fitted by block coordinate descent.
+
+    Minimizes, as scikit-learn's ``Lasso`` does,
+
+    .. math::
+        \frac{1}{2 n} \sum_i s_i (y_i - x_i^T w - w_0)^2 + \alpha \|w\|_1
+
+    with the intercept :math:`w_0` unpenalized and the sample weights ``s``
+    rescaled to sum to ``n``: a :class:`bcd.LeastSquares` problem with the
+    penalty ``bcd.L1(n * alpha)``, solved by :func:`bcd.solve` with its
+    automatic configuration (coordinate descent on working sets with gap safe
+    screening and extrapolation).
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Penalty strength (>= 0).
+    fit_intercept : bool, default=True
+        Fit an unpenalized intercept.  Dense data are centered (a copy);
+        sparse data get an unpenalized column of ones and are never
+        densified.
+    positive : bool, default=False
+        Constrain the coefficients (not the intercept) to be non-negative.
+    max_iter : int, default=1000
+        Maximum number of passes over the coordinates: :func:`bcd.solve` runs
+        at most ``max_iter * n_coordinates`` block updates.
+    tol : float, default=1e-4
+        Tolerance, with scikit-learn's test: the fit ends when the duality
+        gap of the summed objective is at most ``tol * sum_i s_i (y_i -
+        ybar)^2`` (``ybar`` = 0 without an intercept).  The solver itself
+        stops at that gap or when the KKT residual is at most ``tol *
+        ||X_c^T S y_c||_inf`` (the residual of ``w = 0``; ``X_c``, ``y_c``
+        centered with an intercept, ``S`` the sample weights); in the latter
+        case the gap is checked and the solve resumed, with a KKT tolerance
+        ten times smaller each time (at most four times), until it passes.
+    warm_start : bool, default=False
+        Start from the previous solution when refitting.
+    solver_options : dict, default=None
+        Further keyword arguments of :func:`bcd.solve`; ``tol`` and
+        ``max_iter`` given here replace the values derived from the
+        estimator's.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Coefficients.
+    intercept_ : float
+        Intercept (0 without ``fit_intercept``).
+    dual_gap_ : float or None
+        Duality gap of the per-sample objective at the solution (None when
+        ``alpha = 0``).
+    n_iter_ : int
+        Block updates performed by the solver (at least 1).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` has string column names.
+
+    See Also
+    --------
+    LassoCV : The Lasso with ``alpha`` chosen by cross-validation.
+    ElasticNet : L1 and L2 penalties.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bcd.linear_model import Lasso
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((50, 5))
+    >>> y = X @ np.array([1.0, -2.0, 0.0, 0.0, 3.0]) + 0.5
+    >>> model = Lasso(alpha=0.1).fit(X, y)
+    >>> model.coef_.round(2)
+    array([ 0.82, -1.88,  0.  ,  0.  ,  2.93])
+    >>> model.predict(X[:2]).round(2)
+    array([-0.72, -5.36])
+    """
+
+    _parameter_constraints = {
+        **_PenalizedLeastSquares._parameter_constraints,
+        "positive": ["boolean"],
+    }
+
+    def __init__(self, alpha=1.0, *, fit_intercept=True, positive=False, max_iter=1000,
+                 tol=1e-4, warm_start=False, solver_options=None):
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.positive = positive
+        self.max_iter = max_iter
+        self.tol = tol
+        self.warm_start = warm_start
+        self.solver_options = solver_options
+
+    def _strengths(self):
+        return float(self.alpha), 1.0, bool(self.positive)
+
+
+class NonNegativeLinearRegression(_PenalizedLeastSquares):
+    r"""Non-negative least squares, optionally with an L1 penalty, fitted by
+    block coordinate descent.
+
+    Minimizes
+
+    .. math::
+        \frac{1}{2 n} \sum_i s_i (y_i - x_i^T w - w_0)^2 + \alpha \|w\|_1
+        \quad \text{subject to } w \ge 0,
+
+    the intercept :math:`w_0` being free and unpenalized.  With ``alpha = 0``
+    (the default) this is plain non-negative least squares (the problem of
+    :func:`scipy.optimize.nnls`, with an intercept), solved as
+    :class:`bcd.LeastSquares` with ``bcd.NonNegative()``; with ``alpha > 0``
+    it is scikit-learn's ``Lasso(positive=True)``.
+
+    Parameters
+    ----------
+    alpha : float, default=0.0
+        L1 penalty strength (>= 0).
+    fit_intercept : bool, default=True
+        Fit a free intercept.  Dense data are centered (a copy); sparse
+        data get a column of ones and are never densified.
+    max_iter : int, default=1000
+        Maximum number of passes over the coordinates: :func:`bcd.solve` runs
+        at most ``max_iter * n_coordinates`` block updates.
+    tol : float, default=1e-4
+        Tolerance: the solver stops when the KKT residual of the summed
+        objective is at most ``tol * ||X_c^T S y_c||_inf`` (centered data,
+        sample weights ``S``); with ``alpha > 0`` it continues until the
+        duality gap is at most ``tol * sum_i s_i (y_i - ybar)^2`` as in
+        :class:`Lasso`.
+    warm_start : bool, default=False
+        Start from the previous solution when refitting.
+    solver_options : dict, default=None
+        Further keyword arguments of :func:`bcd.solve`.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Non-negative coefficients.
+    intercept_ : float
+        Intercept (0 without ``fit_intercept``).
+    dual_gap_ : float or None
+        Duality gap of the per-sample objective (None when ``alpha = 0``).
+    n_iter_ : int
+        Block updates performed by the solver (at least 1).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` has string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bcd.linear_model import NonNegativeLinearRegression
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 1.0]])
+    >>> y = np.array([2.0, -1.0, 1.0, 3.0])
+    >>> model = NonNegativeLinearRegression(fit_intercept=False, tol=1e-8).fit(X, y)
+    >>> model.coef_.round(4)
+    array([1.5, 0. ])
+    """
+
+    def __init__(self, alpha=0.0, *, fit_intercept=True, max_iter=1000, tol=1e-4,
+                 warm_start=False, solver_options=None):
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.warm_start = warm_start
+        self.solver_options = solver_options
+
+    def _strengths(self):
+        return float(self.alpha), 1.0, True

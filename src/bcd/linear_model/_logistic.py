@@ -1,1 +1,390 @@
-"""placeholder"""
+r"""Logistic regression: :class:`LogisticRegression`.
+
+The estimator minimizes scikit-learn's objective
+
+.. math::
+    C \sum_i s_i \ell_i(w, w_0) + r(w)
+
+(``r``: ``||w||^2 / 2``, ``||w||_1``, ``rho ||w||_1 + (1 - rho) ||w||^2 / 2``
+or 0), which divided by ``C`` is the summed objective of
+:class:`bcd.Logistic` (two classes) or :class:`bcd.Multinomial` (more) with
+the L1 weight ``rho / C`` and the ridge weight ``(1 - rho) / C``.
+"""
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit, log_expit, log_softmax, softmax
+from sklearn.base import ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+
+from ..penalties import L1
+from ..problems import Logistic, Multinomial
+from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
+                    check_sample_weight, design_matrix, validate_data, weighted_sum)
+
+PENALTIES = ("l2", "l1", "elasticnet")
+
+
+def logistic_strengths(penalty, C, l1_ratio):
+    """``(l1, l2)`` weights of the objective divided by ``C``."""
+    if penalty is None:
+        return 0.0, 0.0
+    C = float(C)
+    if penalty == "l2":
+        return 0.0, 1.0 / C
+    if penalty == "l1":
+        return 1.0 / C, 0.0
+    if l1_ratio is None:
+        raise ValueError("penalty='elasticnet' needs l1_ratio, a number in [0, 1].")
+    return float(l1_ratio) / C, (1.0 - float(l1_ratio)) / C
+
+
+def encode_classes(y):
+    """``(classes, y_idx)``: the sorted labels and the index of each sample's
+    label; ValueError unless there are two classes or more."""
+    check_classification_targets(y)
+    classes, y_idx = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(f"This solver needs samples of at least 2 classes in the data, but "
+                         f"the data contains only one class: {classes[0]!r}.")
+    return classes, y_idx.ravel()
+
+
+class LogisticDesign:
+    """The data of a logistic fit (the design with its intercept column and
+    the encoded labels), prepared once for any number of penalty strengths.
+
+    Two classes give :class:`bcd.Logistic` (one weight vector), more give
+    :class:`bcd.Multinomial` (one per class).  The intercept is an
+    unpenalized column of ones (sparse ``X`` stays sparse).  Dense columns
+    are centered in the problem's copy of ``X``: with an unpenalized
+    intercept, ``w.(x - m) + c`` is the model ``w.x + b`` with ``b = c -
+    w.m``, so the optimum is the same, and the solver meets columns that are
+    far less correlated with the intercept column."""
+
+    def __init__(self, X, y_idx, n_classes, sample_weight, fit_intercept):
+        self.n_samples, self.n_features = X.shape
+        self.n_classes = int(n_classes)
+        self.multinomial = self.n_classes > 2
+        self.fit_intercept = bool(fit_intercept)
+        self.sample_weight = sample_weight
+        self.weight_sum = weighted_sum(sample_weight, self.n_samples)
+        self.A = design_matrix(X, 1, fit_intercept)
+        self.offset = None
+        if self.fit_intercept and not sp.issparse(X):
+            sw = np.ones(self.n_samples) if sample_weight is None else sample_weight
+            self.offset = np.average(self.A[:, :-1], axis=0, weights=sw)
+            self.A[:, :-1] -= self.offset
+        self.y_idx = np.asarray(y_idx)
+        self.width = self.n_classes if self.multinomial else 1
+        rows = self.n_features + int(self.fit_intercept)
+        # 1 for the coefficients, 0 for the intercept (the last row)
+        mask = np.ones((rows, self.width))
+        if self.fit_intercept:
+            mask[-1] = 0.0
+        self.penalized = mask.ravel()
+        # the gradient of the weighted loss with respect to the coefficients
+        # at w = 0 with the best intercept (without one: at 0): the smallest
+        # L1 weight with the solution w = 0, the scale of the KKT tolerance
+        sw = np.ones(self.n_samples) if sample_weight is None else sample_weight
+        Y = np.zeros((self.n_samples, self.n_classes))
+        Y[np.arange(self.n_samples), self.y_idx] = 1.0
+        if not self.multinomial:
+            Y = Y[:, 1:]
+        if self.fit_intercept:
+            P = np.average(Y, axis=0, weights=sw)
+        else:
+            P = np.full(Y.shape[1], 0.5 if not self.multinomial else 1.0 / self.n_classes)
+        G = np.asarray(X.T @ (sw[:, None] * (P - Y)))
+        self.scale = float(np.max(np.abs(G), initial=0.0))
+
+    def problem(self, l1, l2):
+        """The problem with L1 weight ``l1`` and ridge weight ``l2`` on the coefficients."""
+        intercept = self.fit_intercept
+        penalty = None
+        if l1 > 0:
+            penalty = L1(l1 * self.penalized if intercept else float(l1))
+        ridge = l2 * self.penalized if (intercept and l2 > 0) else float(l2)
+        kwargs = {}
+        if self.sample_weight is not None:
+            kwargs["sample_weight"] = self.sample_weight
+        if self.multinomial:
+            return Multinomial(self.A, self.y_idx, l2=ridge, penalty=penalty, **kwargs)
+        return Logistic(self.A, (self.y_idx == 1).astype(np.float64), l2=ridge,
+                        penalty=penalty, **kwargs)
+
+    def kkt_tol(self, tol):
+        """The KKT tolerance of the summed objective for the estimator's
+        ``tol``: ``tol`` times the scale of the gradient at the zero model
+        (``tol`` times the sum of the weights where that scale is 0)."""
+        return float(tol) * (self.scale if self.scale > 0 else self.weight_sum)
+
+    def model(self, x, centre_coef=False):
+        """``(coef, intercept)`` of shapes (1 or n_classes, n_features) and
+        (1 or n_classes,).  Multinomial intercepts are centered (the
+        probabilities do not change); so are the coefficients of each
+        feature with ``centre_coef`` (for an objective without penalty)."""
+        W = np.asarray(x, dtype=np.float64).reshape(-1, self.width)
+        d = self.n_features
+        coef = W[:d].T.copy()
+        intercept = W[d].copy() if self.fit_intercept else np.zeros(self.width)
+        if self.offset is not None:
+            intercept -= self.offset @ coef.T
+        if self.multinomial:
+            if self.fit_intercept:
+                intercept -= intercept.mean()
+            if centre_coef:
+                coef -= coef.mean(axis=0)
+        return coef, intercept
+
+    def start(self, coef, intercept):
+        """The problem's variable for a model (warm start)."""
+        W = np.asarray(coef, dtype=np.float64).T
+        if self.fit_intercept:
+            b = np.asarray(intercept, dtype=np.float64).reshape(1, -1)
+            if self.offset is not None:
+                b = b + self.offset @ W
+            W = np.vstack([W, b])
+        return np.ascontiguousarray(W).ravel()
+
+    def fit(self, record, l1, l2, tol, max_iter, x0=None):
+        """Solve at the weights ``l1``, ``l2``: ``(coef, intercept, result)``."""
+        problem = self.problem(l1, l2)
+        result = record.solve(problem, x0, max_iter, self.kkt_tol(tol))
+        coef, intercept = self.model(result.x, centre_coef=(l1 == 0 and l2 == 0))
+        return coef, intercept, result
+
+
+class LogisticClassifierMixin(ClassifierMixin, LinearPredictorMixin):
+    """Predictions of a fitted logistic model (``coef_``, ``intercept_``, ``classes_``)."""
+
+    def decision_function(self, X):
+        """Decision scores: ``X @ coef_.T + intercept_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The score of ``classes_[1]`` for two classes, else one column
+            per class.
+        """
+        scores = self._decision(X)
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The most probable class of each sample.
+        """
+        scores = self.decision_function(X)
+        index = (scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)
+        return self.classes_[index]
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Probabilities in the order of ``classes_``: the logistic
+            function of the score for two classes, the softmax otherwise.
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p = expit(scores)
+            return np.column_stack([1.0 - p, p])
+        return softmax(scores, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithms of the class probabilities.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            ``log(predict_proba(X))``, computed without forming the
+            probabilities.
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return np.column_stack([log_expit(-scores), log_expit(scores)])
+        return log_softmax(scores, axis=1)
+
+
+def validate_classification(estimator, X, y, sample_weight, sparse_formats=SPARSE_FORMATS):
+    """``(X, y, classes, y_idx, sample_weight)`` validated for ``fit``."""
+    X, y = validate_data(estimator, X, y, accept_sparse=sparse_formats,
+                         dtype=[np.float64, np.float32], multi_output=False)
+    classes, y_idx = encode_classes(y)
+    sw = check_sample_weight(sample_weight, X)
+    return X, y, classes, y_idx, sw
+
+
+class LogisticRegression(LogisticClassifierMixin, BCDEstimator):
+    r"""Logistic regression (binary or multinomial), fitted by block
+    coordinate descent.
+
+    Minimizes, as scikit-learn's ``LogisticRegression`` does,
+
+    .. math::
+        C \sum_i s_i \ell_i + r(w)
+
+    where :math:`\ell_i` is the log-loss of sample ``i`` (binary for two
+    classes, multinomial for more: then ``w`` holds one weight vector per
+    class), the intercept is unpenalized and ``r`` is :math:`\|w\|_2^2/2`
+    (``"l2"``), :math:`\|w\|_1` (``"l1"``), :math:`\rho \|w\|_1 + (1 -
+    \rho) \|w\|_2^2 / 2` (``"elasticnet"``, ``rho = l1_ratio``) or 0
+    (``None``).  Divided by ``C``, this is :class:`bcd.Logistic` or
+    :class:`bcd.Multinomial` with the L1 weight ``rho / C`` and the ridge
+    weight ``(1 - rho) / C``, solved by :func:`bcd.solve` with its
+    automatic configuration.
+
+    Parameters
+    ----------
+    penalty : {"l2", "l1", "elasticnet"} or None, default="l2"
+        The penalty ``r``.
+    C : float, default=1.0
+        Inverse of the regularization strength (> 0; not used without a
+        penalty).
+    l1_ratio : float, default=None
+        The L1 share ``rho`` in [0, 1], needed by ``"elasticnet"``.
+    fit_intercept : bool, default=True
+        Fit an unpenalized intercept (an extra column of ones; sparse data
+        are never densified).  Multinomial intercepts are reported centered,
+        which leaves the probabilities unchanged.
+    max_iter : int, default=1000
+        Maximum number of passes over the coordinates: :func:`bcd.solve` runs
+        at most ``max_iter * n_coordinates`` block updates.
+    tol : float, default=1e-4
+        Relative tolerance: the solver stops when the KKT residual of the
+        objective divided by ``C`` (the largest partial derivative; with an
+        L1 penalty, the largest distance of a partial derivative to the
+        subdifferential) is at most ``tol`` times the largest partial
+        derivative of the weighted loss with respect to a coefficient at the
+        zero model with the best intercept, :math:`\|X^T S (\bar p -
+        Y)\|_\infty` (``Y``: the one-hot labels, :math:`\bar p`: the weighted
+        class frequencies, or 1/2 and ``1 / n_classes`` without intercept),
+        which is also the smallest ``1 / C`` of the L1 penalty with the
+        solution ``w = 0``.  Like liblinear's, the test is relative to the
+        gradient at the start, so it does not depend on the scale of ``X``.
+    warm_start : bool, default=False
+        Start from the previous solution when refitting.
+    solver_options : dict, default=None
+        Further keyword arguments of :func:`bcd.solve`; ``tol`` and
+        ``max_iter`` given here replace the values derived from the
+        estimator's.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Coefficients (one row for two classes: those of ``classes_[1]``).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Intercepts (zeros without ``fit_intercept``).
+    n_iter_ : ndarray of shape (1,)
+        Block updates performed by the solver (at least 1).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` has string column names.
+
+    See Also
+    --------
+    LogisticRegressionCV : ``C`` chosen by cross-validation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bcd.linear_model import LogisticRegression
+    >>> X = np.array([[0.0, 1.0], [1.0, 0.5], [2.0, 2.0], [3.0, 1.0],
+    ...               [0.5, 3.0], [2.5, 0.0]])
+    >>> y = np.array([0, 0, 1, 1, 0, 1])
+    >>> model = LogisticRegression(C=10.0).fit(X, y)
+    >>> model.predict(X)
+    array([0, 0, 1, 1, 0, 1])
+    >>> model.predict_proba(X[:2]).round(3)
+    array([[0.991, 0.009],
+           [0.853, 0.147]])
+    """
+
+    _parameter_constraints = {
+        "penalty": [StrOptions(set(PENALTIES)), None],
+        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "l1_ratio": [Interval(numbers.Real, 0, 1, closed="both"), None],
+        "fit_intercept": ["boolean"],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "warm_start": ["boolean"],
+        "solver_options": [dict, None],
+    }
+
+    def __init__(self, penalty="l2", *, C=1.0, l1_ratio=None, fit_intercept=True,
+                 max_iter=1000, tol=1e-4, warm_start=False, solver_options=None):
+        self.penalty = penalty
+        self.C = C
+        self.l1_ratio = l1_ratio
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.warm_start = warm_start
+        self.solver_options = solver_options
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model by block coordinate descent.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; sparse input is never densified.
+        y : array-like of shape (n_samples,)
+            Class labels (two classes or more).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the samples' losses.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._validate_params()
+        l1, l2 = logistic_strengths(self.penalty, self.C, self.l1_ratio)
+        X, y, classes, y_idx, sw = validate_classification(self, X, y, sample_weight)
+        design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept)
+        x0 = None
+        previous = getattr(self, "coef_", None)
+        if self.warm_start and previous is not None \
+                and np.shape(previous) == (design.width, X.shape[1]) \
+                and np.array_equal(getattr(self, "classes_", None), classes):
+            x0 = design.start(previous, self.intercept_)
+        record = SolveRecord(self, self.solver_options)
+        coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
+        record.warn()
+        self.classes_ = classes
+        self.coef_ = coef.astype(X.dtype)
+        self.intercept_ = intercept.astype(X.dtype)
+        self.n_iter_ = np.array([max(1, record.n_iter)])
+        return self
