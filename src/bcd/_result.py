@@ -78,7 +78,9 @@ class Result:
         True only when ``optimality <= tol``.
     status : str
         One of ``"converged"``, ``"max_iter"``, ``"max_time"``,
-        ``"callback"``, ``"stalled"``.
+        ``"callback"``, ``"stalled"``, ``"diverged"`` (a non-finite
+        objective or optimality) and ``"interrupted"`` (Ctrl-C or another
+        signal).
     message : str
         Why the solver stopped, in words.
     history : History

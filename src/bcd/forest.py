@@ -118,10 +118,10 @@ def tree_solve(Q, c, nodes=None):
 
     Notes
     -----
-    Each tree is walked depth first from a root, which orders parents
+    Each tree is walked breadth first from a root, which orders parents
     before children; elimination runs from the last node (a leaf) towards
-    the roots and back-substitution from the roots.  Cost: O(|nodes| + the sum of their
-    degrees) time and O(n) memory.
+    the roots and back-substitution from the roots.  Cost:
+    ``O(|nodes| + the sum of their degrees)`` time and O(n) memory.
 
     Examples
     --------
@@ -152,7 +152,7 @@ def is_forest(G, nodes=None):
     """Whether ``nodes`` (default: all) induce a forest of the graph of ``G``.
 
     ``G`` is a symmetric matrix whose off-diagonal non-zeros are the edges.
-    Cost O(|nodes| + the sum of their degrees).
+    Cost ``O(|nodes| + the sum of their degrees)``.
     """
     graph = _checked_graph(G, "G")
     return bool(_forest.structure(graph, _checked_nodes(nodes, graph.n))[0] >= 0)
