@@ -491,3 +491,26 @@ def test_x0_is_not_modified_on_the_working_set_path(read_only):
     np.testing.assert_array_equal(x0, copy)
     assert np.count_nonzero(result.x) < np.count_nonzero(x0)
     assert result.objective == pytest.approx(bcd.solve(problem, tol=1e-9).objective, rel=1e-10)
+
+
+def test_few_coordinates_get_newton_steps_on_all_of_them():
+    # columns scaled over six orders of magnitude: the line-search row stalls here
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((400, 12)) * np.exp(rng.uniform(-7, 7, 12))
+    y = (A @ rng.standard_normal(12) / np.exp(rng.uniform(-7, 7, 12)).mean()
+         + rng.standard_normal(400) > 0).astype(float)
+    problem = bcd.Logistic(A, y, l2=1.0)
+    result = bcd.solve(problem, tol=1e-8)
+    assert result.options["auto"] == "smooth model with few coordinates"
+    assert result.converged and result.n_iter < 50
+    ref = scipy.optimize.minimize(problem.smooth_objective, np.zeros(12), jac=problem.gradient,
+                                  method="trust-exact",
+                                  hess=lambda x: _logistic_hessian(A, y, x, 1.0))
+    assert result.objective == pytest.approx(ref.fun, rel=1e-10)
+    big = bcd.Logistic(rng.standard_normal((50, auto.SMALL + 1)), y[:50], l2=1.0)
+    assert bcd.solve(big, max_iter=1).options["auto"] != "smooth model with few coordinates"
+
+
+def _logistic_hessian(A, y, x, l2):
+    p = 1.0 / (1.0 + np.exp(-(A @ x)))
+    return (A.T * (p * (1 - p))) @ A + l2 * np.eye(A.shape[1])

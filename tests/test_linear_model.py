@@ -114,8 +114,6 @@ TIGHT_TOLERANCE_REASON = (
 def expected_failed_checks(estimator):
     if isinstance(estimator, LassoCV):
         return {"check_sample_weight_equivalence_on_dense_data": TIGHT_TOLERANCE_REASON}
-    if isinstance(estimator, LogisticRegressionCV):
-        return {"check_sample_weight_equivalence_on_sparse_data": TIGHT_TOLERANCE_REASON}
     return {}
 
 
@@ -488,7 +486,8 @@ def test_convergence_warning_is_sklearns_and_issued_once():
     Xc, yc, _ = classification_data(3, seed=11)
     for model, data in [(Lasso(alpha=1e-4, max_iter=1, tol=1e-12), (X, y)),
                         (LassoCV(alphas=5, cv=2, max_iter=1, tol=1e-12), (X, y)),
-                        (LogisticRegression(max_iter=1, tol=1e-12), (Xc, yc))]:
+                        (LogisticRegression(max_iter=1, tol=1e-12, solver_options=dict(
+                            rule="cyclic", block_size=1, update="gradient")), (Xc, yc))]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model.fit(*data)

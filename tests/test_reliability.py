@@ -178,14 +178,16 @@ def test_a_warm_start_at_the_solution_does_not_warn():
 
 
 def test_only_true_from_a_callback_stops_the_solve():
+    CD = dict(rule="cyclic", block_size=1)      # a configuration of many iterations
     rs = np.random.RandomState(0)
     problem = bcd.LeastSquares(rs.randn(40, 15), rs.randn(40))
     with pytest.warns(UserWarning, match="callback returned 'no'"):
-        result = bcd.solve(problem, callback=lambda info: "no", tol=1e-8)
+        result = bcd.solve(problem, callback=lambda info: "no", tol=1e-8, **CD)
     assert result.converged
-    result = bcd.solve(problem, callback=lambda info: info.iteration >= 3, tol=1e-8)
+    result = bcd.solve(problem, callback=lambda info: info.iteration >= 3, tol=1e-8, **CD)
     assert result.status == "callback" and result.n_iter == 3
-    result = bcd.solve(problem, callback=lambda info: np.bool_(info.iteration >= 3), tol=1e-8)
+    result = bcd.solve(problem, callback=lambda info: np.bool_(info.iteration >= 3), tol=1e-8,
+                       **CD)
     assert result.status == "callback"
 
 

@@ -53,7 +53,7 @@ def test_callback_every_and_stop():
 def test_float32_callback_iterate_dtype():
     A, b = dense_problem()
     seen = []
-    bcd.solve(bcd.LeastSquares(A.astype(np.float32), b, l2=1.0), max_iter=3,
+    bcd.solve(bcd.LeastSquares(A.astype(np.float32), b, l2=1.0), rule="gs", max_iter=3,
               callback=lambda info: seen.append(info.x.dtype))
     assert seen and all(d == np.float32 for d in seen)
 
@@ -187,7 +187,7 @@ def test_no_convergence_warning_when_callback_stops():
     A, b = sparse_problem()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        r = bcd.solve(bcd.LeastSquares(A, b), max_iter=1000, tol=1e-12,
-                      callback=lambda info: info.iteration >= 2)
+        r = bcd.solve(bcd.LeastSquares(A, b), rule="cyclic", block_size=1, max_iter=1000,
+                      tol=1e-12, callback=lambda info: info.iteration >= 2)
     assert r.status == "callback" and r.n_iter == 2
     assert not [w for w in caught if issubclass(w.category, bcd.ConvergenceWarning)]
