@@ -135,6 +135,21 @@ def check_sample_weight(sample_weight, n_samples):
     return s
 
 
+def check_solver_options(options, reserved, why):
+    """An estimator's ``solver_options``: None or a dict of options of
+    :func:`bcd.solve`, none of them in ``reserved`` (the estimator sets
+    those; ``why`` says how).  Returns a new dict."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"solver_options must be a dict of options of bcd.solve or None, "
+                        f"got {type(options).__name__}.")
+    taken = sorted(set(options) & set(reserved))
+    if taken:
+        raise ValueError(f"solver_options may not set {', '.join(map(repr, taken))}: {why}.")
+    return dict(options)
+
+
 def check_random_state(seed):
     """Turn None, an int, a RandomState or a Generator into a RandomState-like source."""
     if seed is None:

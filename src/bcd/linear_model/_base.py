@@ -13,10 +13,8 @@ from .._result import ConvergenceWarning as SolverConvergenceWarning
 from .._path import path
 from .._solve import solve
 
-try:                                    # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _sk_validate_data
-except ImportError:                     # pragma: no cover - older scikit-learn
-    _sk_validate_data = None
+from .._sklearn import validate_data  # noqa: F401 (shared with the estimator modules)
+from .._validation import check_solver_options
 
 #: the sparse formats accepted by ``fit`` and ``predict``
 SPARSE_FORMATS = ["csr", "csc", "coo"]
@@ -28,13 +26,6 @@ CONFIGURATION_OPTIONS = ("rule", "blocks", "block_size", "update", "partition", 
                          "gsd_diagonal", "gsq_method", "mi_candidates", "vertex_order")
 #: the seed of the solves (random rules), unless solver_options give one
 RANDOM_STATE = 0
-
-
-def validate_data(estimator, X, y="no_validation", reset=True, **check_params):
-    """scikit-learn's ``validate_data`` (``estimator._validate_data`` before 1.6)."""
-    if _sk_validate_data is not None:
-        return _sk_validate_data(estimator, X, y, reset=reset, **check_params)
-    return estimator._validate_data(X, y, reset=reset, **check_params)  # pragma: no cover
 
 
 def check_sample_weight(sample_weight, X):
@@ -83,12 +74,9 @@ def design_matrix(X, n_intercept_columns=1, fit_intercept=True):
 def solver_kwargs(solver_options):
     """``solver_options`` checked: a dict of options of :func:`bcd.solve`
     other than those the estimators set themselves."""
-    options = {} if solver_options is None else dict(solver_options)
-    for name in RESERVED_OPTIONS:
-        if name in options:
-            raise ValueError(f"solver_options may not contain {name!r}: the estimator sets it "
-                             f"(use warm_start=True to start from the previous solution).")
-    return options
+    return check_solver_options(solver_options, RESERVED_OPTIONS,
+                                "the estimator sets it (use warm_start=True to start from "
+                                "the previous solution)")
 
 
 class SolveRecord:

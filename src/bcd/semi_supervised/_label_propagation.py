@@ -14,13 +14,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._result import ConvergenceWarning as SolverConvergenceWarning
 from .._solve import solve
-from .._validation import check_scalar
+from .._sklearn import validate_data
+from .._validation import check_scalar, check_solver_options
 from ..problems.quadratic import LabelPropagation as HarmonicProblem
 
-try:                                    # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _sk_validate_data
-except ImportError:                     # pragma: no cover - older scikit-learn
-    _sk_validate_data = None
 
 __all__ = ["LabelPropagation"]
 
@@ -29,13 +26,6 @@ KERNELS = ("knn", "rbf")
 RESERVED_OPTIONS = ("tol", "max_iter", "x0")
 #: rows of test points whose Gaussian weights are formed at once in predict_proba
 _PREDICT_BATCH = 1024
-
-
-def _validate_data(estimator, X, y="no_validation", reset=True, **check_params):
-    """scikit-learn's ``validate_data`` (``estimator._validate_data`` before 1.6)."""
-    if _sk_validate_data is not None:
-        return _sk_validate_data(estimator, X, y, reset=reset, **check_params)
-    return estimator._validate_data(X, y, reset=reset, **check_params)  # pragma: no cover
 
 
 class LabelPropagation(ClassifierMixin, BaseEstimator):
@@ -187,17 +177,9 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         n_neighbors = check_scalar(self.n_neighbors, "n_neighbors", low=1, integer=True)
         max_iter = check_scalar(self.max_iter, "max_iter", low=1, integer=True, allow_none=True)
         tol = check_scalar(self.tol, "tol", low=0.0)
-        options = self.solver_options
-        if options is None:
-            options = {}
-        elif not isinstance(options, dict):
-            raise TypeError(f"solver_options must be a dict of options of bcd.solve or None, "
-                            f"got {type(options).__name__}.")
-        reserved = sorted(set(options) & set(RESERVED_OPTIONS))
-        if reserved:
-            raise ValueError(f"solver_options may not set {', '.join(reserved)}: the "
-                             f"estimator's tol and max_iter parameters set them.")
-        options = dict(options, tol=tol)
+        options = check_solver_options(self.solver_options, RESERVED_OPTIONS,
+                                       "the estimator's tol and max_iter parameters set them")
+        options["tol"] = tol
         if max_iter is not None:
             options["max_iter"] = max_iter
         return gamma, n_neighbors, options
@@ -221,7 +203,7 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
             The fitted estimator.
         """
         gamma, n_neighbors, options = self._check_params()
-        X, y = _validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"],
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"],
                               dtype=np.float64)
         check_classification_targets(y)
         if y.dtype.kind in "US":
@@ -334,7 +316,7 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
             Probabilities of ``classes_``; rows sum to 1.
         """
         check_is_fitted(self)
-        X = _validate_data(self, X, accept_sparse=["csr", "csc", "coo"], dtype=np.float64,
+        X = validate_data(self, X, accept_sparse=["csr", "csc", "coo"], dtype=np.float64,
                            reset=False)
         if sp.issparse(X):
             X = sp.csr_matrix(X)
