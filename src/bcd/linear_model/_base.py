@@ -13,7 +13,7 @@ from .._result import ConvergenceWarning as SolverConvergenceWarning
 from .._path import path
 from .._solve import solve
 
-from .._sklearn import validate_data  # noqa: F401 (shared with the estimator modules)
+from .._sklearn import validate_data
 from .._validation import check_solver_options
 
 #: the sparse formats accepted by ``fit`` and ``predict``
