@@ -286,10 +286,10 @@ def exact_solve(space, theta, X, y, tol, x0=None, n_threads=None):
     noise = max(noise, MIN_RELATIVE_NOISE * kernel.diag_value() * (1 + 1e-12))
     problem = GaussianProcess(X, y, kernel, noise, n_threads=n_threads)
     n = X.shape[0]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = solve(problem, rule="gbcd", blocks="variable", block_size=min(500, n),
-                       update="exact", tol=tol, max_iter=100000, x0=x0, random_state=0)
+    # (no warnings.catch_warnings here: it is not thread-safe, and tasks run
+    # on threads)
+    result = solve(problem, rule="gbcd", blocks="variable", block_size=min(500, n),
+                   update="exact", tol=tol, max_iter=100000, x0=x0, random_state=0)
     return result.x
 
 
@@ -452,7 +452,8 @@ class HoldOut:
         self.z_step()
         r = self.dual_step()
         a = self.kz[:self.nv] - self.yV
-        merit = self.scale * (float(a @ a) + 0.5 * self.opts["rho"] * float(r @ r))
+        # the validation error the ADMM tracks (z standing for C_T^-1 y_T)
+        merit = self.scale * float(a @ a)
         self.merit = merit
         if merit < self.best[0]:
             self.best = (merit, self.theta.copy())
@@ -500,8 +501,7 @@ def consensus_step(state, center, mu, rho_c):
 
 def state_theta(state):
     """The theta-sized message a consensus step sends back: theta_k, the
-    fold's Lagrangian and its merit (validation error plus constraint
-    penalty)."""
+    fold's Lagrangian and its validation error."""
     return state.theta, state.history[-1], state.merit
 
 

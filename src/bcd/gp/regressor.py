@@ -581,6 +581,10 @@ class GPRegressor:
         finally:
             executor.close()
         kernel, noise = space.unpack(result["theta"])
+        # GaussianProcess needs noise >= MIN_RELATIVE_NOISE k(x, x); the learned
+        # variance may have reached that limit with the noise at its lower bound
+        from .problem import MIN_RELATIVE_NOISE
+        noise = max(noise, MIN_RELATIVE_NOISE * kernel.diag_value() * (1 + 1e-12))
         result["names"] = space.names
         return kernel, noise, result
 
