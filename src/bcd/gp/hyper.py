@@ -154,11 +154,15 @@ class DaskExecutor:
         try:
             return self.client.gather(list(futures))
         except Exception as exc:
-            from distributed.scheduler import KilledWorker
-            if isinstance(exc, KilledWorker) or "worker" in type(exc).__name__.lower():
-                raise RuntimeError(f"A Dask worker died while running a task of the GP "
-                                   f"hyperparameter fit and the task could not be completed "
-                                   f"on another worker ({type(exc).__name__}: {exc}).") from exc
+            # KilledWorker (a task's worker died too often), FutureCancelledError
+            # (a result and the data to recompute it were lost), closed comms
+            module = type(exc).__module__ or ""
+            if module.startswith("distributed") or isinstance(exc, (OSError, TimeoutError)) \
+                    or "cancel" in type(exc).__name__.lower():
+                raise RuntimeError(f"A Dask worker died or was lost during the GP "
+                                   f"hyperparameter fit and a task could not be completed on "
+                                   f"another worker ({type(exc).__name__}: {exc}); run the "
+                                   f"fit again.") from exc
             raise
 
     def close(self):
