@@ -118,20 +118,20 @@ def _fmt_est(est):
 
 def format_table1(results, draws):
     lines = [f"Table 1 (ours: mean(std) over {draws} draws; paper: means over 50 draws)",
-             f"{'kernel':<6} {'n':>5}  {'GPCV-ADMM estimates':<36} {'ML estimates':<36} "
+             f"{'kernel':<6} {'n':>5}  {'GPCV-ADMM estimates':<40} {'ML estimates':<40} "
              f"{'test MSE CV':>12} {'test MSE ML':>12} {'sec CV':>7} {'sec ML':>7} "
              f"{'it CV':>5} {'it ML':>5}"]
     for (name, n), res in results.items():
         cv, ml = res["cv"], res["ml"]
         sd = (lambda a: a.std(ddof=1)) if draws > 1 else (lambda a: 0.0)
-        lines.append(f"{name:<6} {n:>5}  {_fmt_est(cv[0]):<36} {_fmt_est(ml[0]):<36} "
+        lines.append(f"{name:<6} {n:>5}  {_fmt_est(cv[0]):<40} {_fmt_est(ml[0]):<40} "
                      f"{cv[1].mean():>5.3f}({sd(cv[1]):.3f}) {ml[1].mean():>5.3f}"
                      f"({sd(ml[1]):.3f}) {cv[2].mean():>7.2f} {ml[2].mean():>7.2f} "
                      f"{cv[3].mean():>5.1f} {ml[3].mean():>5.1f}")
         paper = PAPER.get((name, n))
         if paper:
-            lines.append(f"{'':<6} {'paper':>5}  [{paper[0]}]{'':<{34 - len(paper[0])}} "
-                         f"[{paper[1]}]{'':<{34 - len(paper[1])}} {paper[2]:>12.2f} "
+            lines.append(f"{'':<6} {'paper':>5}  [{paper[0]}]{'':<{38 - len(paper[0])}} "
+                         f"[{paper[1]}]{'':<{38 - len(paper[1])}} {paper[2]:>12.2f} "
                          f"{paper[3]:>12.2f}")
     truth = {"SE": "l = 0.5", "LP": "l = 0.5, p = 1", "SE+LP": "l1 = 3, l2 = 1, p = 2"}
     lines.append("True values: " + "; ".join(f"{k}: {v}" for k, v in truth.items())
@@ -223,8 +223,12 @@ def plot(co2, filename, results=None):
             sd = np.sqrt(sd ** 2 + gp.noise_) * co2["std"]
             ax.plot(grid[:, 0], mean, color=colors[method], lw=1.1,
                     label=f"{method} (test SMSE {fit['smse']:.3f})")
-            ax.fill_between(grid[:, 0], mean - 2 * sd, mean + 2 * sd, color=colors[method],
-                            alpha=0.12, lw=0)
+            if zoom:
+                # +- 2 predictive standard deviations (noise included) as lines:
+                # shaded bands of two fits hide each other and the data
+                for sign in (-2, 2):
+                    ax.plot(grid[:, 0], mean + sign * sd, color=colors[method], lw=0.6,
+                            ls="--", alpha=0.8)
         ax.axvline(t[~split][0], color="k", ls=":", lw=1)
         ax.set_xlabel("year")
         ax.set_ylabel("CO2 (ppm)")
@@ -233,9 +237,9 @@ def plot(co2, filename, results=None):
             ax.set_xlim(lo, t[-1] + 0.5)
             sel = t >= lo
             ax.set_ylim(ppm[sel].min() - 3, ppm[sel].max() + 3)
-            ax.set_title("test period (right of the dotted line), mean +- 2 sd")
+            ax.set_title("last years: predictive mean, dashed +- 2 sd")
         else:
-            ax.set_title("Mauna Loa CO2: SE + SE x periodic, ML vs GPCV-ADMM")
+            ax.set_title("Mauna Loa CO2 (dotted line: start of the 7 predicted years)")
             ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     fig.savefig(filename, dpi=120)
