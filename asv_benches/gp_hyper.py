@@ -125,6 +125,7 @@ def one(case, n, options):
         out["cv_mse"] = getattr(gp, "cv_mse_", None)
         out["iterations"] = int(len(gp.history_))
         out["final_solve_iterations"] = int(gp.n_iter_)
+        out["evaluations"] = gp.hyper_.get("n_evaluations")
         if client is not None:
             client.close()
             cluster.close()
@@ -151,7 +152,7 @@ def _load():
 def _show(r):
     print(f"  {r['case']:<8} n={r['n']:<6} {r['seconds']:9.2f}s  RMSE {r['rmse']:.4f}  "
           f"lml {r.get('lml')}  peak {r['rss_peak_mb']:.0f} MB (extra {r['extra_mb']:.0f})  "
-          f"{'evals ' + str(r['evaluations']) if 'evaluations' in r else ''}"
+          f"{'evals ' + str(r['evaluations']) + ' ' if r.get('evaluations') else ''}"
           f"{'iterations ' + str(r.get('iterations')) if 'iterations' in r else ''}",
           flush=True)
 

@@ -117,6 +117,17 @@ class LocalExecutor:
     def __init__(self, n_workers):
         self.n_workers = max(1, int(n_workers))
         self._pool = ThreadPoolExecutor(self.n_workers)
+        # BLAS threads of concurrent tasks would oversubscribe the cores (and
+        # spin-wait for each other): share them out while the pool lives
+        self._limits = None
+        if self.n_workers > 1:
+            try:
+                from threadpoolctl import threadpool_limits
+            except ImportError:
+                pass
+            else:
+                self._limits = threadpool_limits(
+                    limits=max(1, (os.cpu_count() or 1) // self.n_workers), user_api="blas")
 
     def scatter(self, data):
         return data
@@ -131,6 +142,9 @@ class LocalExecutor:
 
     def close(self):
         self._pool.shutdown(wait=True)
+        if self._limits is not None:
+            self._limits.restore_original_limits()
+            self._limits = None
 
 
 class DaskExecutor:
@@ -237,7 +251,8 @@ def log_marginal_likelihood(space, theta, X, y, eval_gradient=True, n_threads=No
 
 
 def ml_task(X, y, space, theta0, n_threads=None, maxiter=15000):
-    """One L-BFGS-B run from theta0: (theta, -lml, history, converged, message)."""
+    """One L-BFGS-B run from theta0: (theta, -lml, history, converged, message,
+    iterations, evaluations)."""
     history = []
     last = {}
 
@@ -254,7 +269,8 @@ def ml_task(X, y, space, theta0, n_threads=None, maxiter=15000):
     res = scipy.optimize.minimize(fun, np.asarray(theta0, dtype=np.float64), jac=True,
                                   method="L-BFGS-B", bounds=space.bounds, callback=callback,
                                   options=dict(maxiter=maxiter))
-    return res.x, float(res.fun), history, bool(res.success), str(res.message), int(res.nit)
+    return (res.x, float(res.fun), history, bool(res.success), str(res.message), int(res.nit),
+            int(res.nfev))
 
 
 def fit_ml(space, X, y, n_restarts, rng, executor, progress=None, maxiter=15000):
@@ -266,7 +282,7 @@ def fit_ml(space, X, y, n_restarts, rng, executor, progress=None, maxiter=15000)
     futures = [executor.submit(ml_task, Xf, yf, space, t0, nt, maxiter) for t0 in starts]
     runs = executor.gather(futures)
     best = min(range(len(runs)), key=lambda i: runs[i][1])
-    theta, obj, history, ok, message, nit = runs[best]
+    theta, obj, history, ok, message, nit, nfev = runs[best]
     if progress is not None:
         progress.end(f"ml: log marginal likelihood {-obj:.8g} after {nit} iterations "
                      f"(best of {len(runs)} starts)  time {progress.elapsed():.1f}s")
@@ -275,7 +291,7 @@ def fit_ml(space, X, y, n_restarts, rng, executor, progress=None, maxiter=15000)
                       f"({message}); the best hyperparameters found are kept.",
                       convergence_warning(), stacklevel=4)
     return dict(theta=theta, lml=-obj, history=np.asarray(history), runs=runs,
-                n_iter=nit)
+                n_iter=nit, n_evaluations=nfev)
 
 
 # ------------------------------------------------------------------ CV-ADMM
