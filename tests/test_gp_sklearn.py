@@ -56,7 +56,11 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", message=".*does not inherit from", category=UserWarning)
     _checks = parametrize_with_checks(
         [GPRegressor(SquaredExponential(3.0), noise=0.5, tol=1e-6, random_state=0,
-                     n_threads=1)],
+                     n_threads=1),
+         GPRegressor(SquaredExponential(3.0), noise=0.5, tol=1e-6, random_state=0,
+                     n_threads=1, optimizer="ml"),
+         GPRegressor(SquaredExponential(3.0), noise=0.5, tol=1e-6, random_state=0,
+                     n_threads=1, optimizer="cv_admm", cv=2)],
         expected_failed_checks=_expected_failures)
 
 
@@ -91,7 +95,9 @@ def test_get_params_returns_the_arguments():
     assert params == dict(kernel=kernel, noise=0.1, rule="gs", block_size=7, tol=1e-4,
                           max_iter=100000, random_state=None, cache_size=0, variance="auto",
                           max_dense_bytes=2**28, n_threads=None, solver_options=options,
-                          verbose=False)
+                          verbose=False, optimizer=None, noise_bounds=(1e-5, 1e5),
+                          n_restarts=0, cv=5, cv_scheme="naive", client=None,
+                          admm_options=None)
     deep = gp.get_params()
     assert params.items() <= deep.items()
     assert deep["kernel__k1"] is kernel.k1 and deep["kernel__k2__period"] == 1.0

@@ -325,3 +325,253 @@ cdef class CyKernelEvaluator:
             free(sq)
             free(kv)
         return out
+
+
+# ------------------------------------------------------------------ gradients
+cdef enum:
+    # factors of one term a gradient contraction handles (products of more
+    # base kernels are rejected when the contraction is built)
+    MAX_FACTORS = 16
+
+
+cdef inline double _ls_weight(int code, double s, double fval) noexcept nogil:
+    """g(s) with d factor / d log lengthscale_d = g(s) u_d, where u_d is the
+    length-scaled squared difference in dimension d (kinds 0-2)."""
+    cdef double t
+    if code == 0:
+        return fval
+    t = sqrt(s)
+    if code == 1:
+        return 3.0 * bcd_exp(-SQRT3 * t)
+    return (5.0 / 3.0) * (1.0 + SQRT5 * t) * bcd_exp(-SQRT5 * t)
+
+
+@cython.final
+cdef class CyKernelGradient:
+    """Contractions of the kernel's derivatives with respect to its
+    log-parameters: ``g[p] = sum_ij W_ij dK_ij / dtheta_p`` for every p at
+    once, the entries and their derivatives evaluated on the fly.
+
+    W is dense (:meth:`dense`) or of low rank, ``U V^T`` (:meth:`low_rank`).
+    Work is O(n1 n2 (d + p)); rows are taken in tiles, each tile adds into
+    its own row of p partial sums, and the partial sums are added in a fixed
+    order, so the result does not depend on the number of threads.
+
+    Parameters (per factor of the evaluator's flattened kernel, in order):
+    index in theta of the factor's variance, of its (first) length-scale and
+    of its period, -1 where the parameter is fixed or absent; ``ls_ard`` is 1
+    where the factor has one length-scale per input dimension.
+    """
+    cdef CyKernelEvaluator ev
+    cdef readonly Py_ssize_t n_params
+    cdef const int[::1] g_var
+    cdef const int[::1] g_ls
+    cdef const int[::1] g_ard
+    cdef const int[::1] g_per
+
+    def __init__(self, CyKernelEvaluator ev, var_idx, ls_idx, ls_ard, per_idx, n_params):
+        cdef Py_ssize_t nf = ev.f_code.shape[0], t
+        self.ev = ev
+        self.n_params = int(n_params)
+        arrays = [np.ascontiguousarray(a, dtype=np.int32).ravel()
+                  for a in (var_idx, ls_idx, ls_ard, per_idx)]
+        for arr in arrays:
+            if arr.shape[0] != nf or (arr.size and arr.max() >= max(self.n_params, 1)
+                                      and arr is not arrays[2]):
+                raise ValueError("one parameter index (below n_params) per kernel factor "
+                                 "is needed.")
+        self.g_var, self.g_ls, self.g_ard, self.g_per = arrays
+        for t in range(nf):
+            if ev.f_code[t] < 0 or ev.f_code[t] > LOCALLY_PERIODIC:
+                raise NotImplementedError("gradients are implemented for the squared "
+                                          "exponential, Matern, periodic and locally periodic "
+                                          "factors only.")
+        for t in range(ev.term_ptr.shape[0] - 1):
+            if ev.term_ptr[t + 1] - ev.term_ptr[t] > MAX_FACTORS:
+                raise NotImplementedError(f"a product of more than {MAX_FACTORS} kernels.")
+
+    cdef void tile_grad(self, Py_ssize_t j, Py_ssize_t i0, Py_ssize_t i1, const double* w,
+                        double* buf, double* acc) noexcept nogil:
+        """acc[p] += sum_{i0 <= i < i1} w[i - i0] dk(x1_i, x2_j)/dtheta_p.
+
+        ``buf`` holds (n_metrics + MAX_FACTORS + 3) * TILE doubles."""
+        cdef Py_ssize_t W = i1 - i0, m, i, t, f, f0, nf, k, k2, d
+        cdef double* sq = buf
+        cdef double* fv = sq + self.ev.n_metrics * TILE
+        cdef double* tw = fv + MAX_FACTORS * TILE
+        cdef double* oth = tw + TILE
+        cdef double* gl = oth + TILE
+        cdef double p, a, b, s, r, sn, xd, diff, fval, inv_l2, freq
+        cdef const double* row
+        cdef int code
+        for m in range(self.ev.n_metrics):
+            bcd_sqdist(&self.ev.X1[m, 0, i0], self.ev.n1, &self.ev.R2[m, j, 0], self.ev.dim, sq + m * W, W)
+        if self.ev.term_ptr.shape[0] == 2 and self.ev.term_ptr[1] == 1 and self.ev.f_code[0] == 0:
+            # a single squared exponential (the common SE-ARD case): vectorized
+            # loops; d k / d log l_d = w k u_d and d k / d log variance = w k
+            m = self.ev.f_metric[0]
+            bcd_scaled_exp(sq + m * W, -0.5, self.ev.term_coef[0], tw, W)
+            for i in range(W):
+                tw[i] = tw[i] * w[i]
+            if self.g_var[0] >= 0:
+                a = 0.0
+                for i in range(W):
+                    a += tw[i]
+                acc[self.g_var[0]] += a
+            if self.g_ls[0] >= 0:
+                if self.g_ard[0]:
+                    for d in range(self.ev.dim):
+                        xd = self.ev.R2[m, j, d]
+                        row = &self.ev.X1[m, d, i0]
+                        a = 0.0
+                        for i in range(W):
+                            diff = row[i] - xd
+                            a += tw[i] * diff * diff
+                        acc[self.g_ls[0] + d] += a
+                else:
+                    a = 0.0
+                    for i in range(W):
+                        a += tw[i] * sq[m * W + i]
+                    acc[self.g_ls[0]] += a
+            return
+        for t in range(self.ev.term_ptr.shape[0] - 1):
+            f0 = self.ev.term_ptr[t]
+            nf = self.ev.term_ptr[t + 1] - f0
+            for k in range(nf):
+                f = f0 + k
+                for i in range(W):
+                    fv[k * W + i] = _factor(self.ev.f_code[f], sq[self.ev.f_metric[f] * W + i],
+                                            self.ev.f_inv_l2[f], self.ev.f_freq[f])
+            for i in range(W):
+                p = w[i] * self.ev.term_coef[t]
+                for k in range(nf):
+                    p *= fv[k * W + i]
+                tw[i] = p
+            for k in range(nf):
+                f = f0 + k
+                if self.g_var[f] >= 0:
+                    a = 0.0
+                    for i in range(W):
+                        a += tw[i]
+                    acc[self.g_var[f]] += a
+                if self.g_ls[f] < 0 and self.g_per[f] < 0:
+                    continue
+                # the weighted product of the term's other factors
+                for i in range(W):
+                    p = w[i] * self.ev.term_coef[t]
+                    for k2 in range(nf):
+                        if k2 != k:
+                            p *= fv[k2 * W + i]
+                    oth[i] = p
+                code = self.ev.f_code[f]
+                m = self.ev.f_metric[f]
+                if code <= 2:      # length-scaled kinds
+                    for i in range(W):
+                        gl[i] = oth[i] * _ls_weight(code, sq[m * W + i], fv[k * W + i])
+                    if self.g_ard[f]:
+                        for d in range(self.ev.dim):
+                            xd = self.ev.R2[m, j, d]
+                            row = &self.ev.X1[m, d, i0]
+                            a = 0.0
+                            for i in range(W):
+                                diff = row[i] - xd
+                                a += gl[i] * diff * diff
+                            acc[self.g_ls[f] + d] += a
+                    else:
+                        a = 0.0
+                        for i in range(W):
+                            a += gl[i] * sq[m * W + i]
+                        acc[self.g_ls[f]] += a
+                else:
+                    inv_l2 = self.ev.f_inv_l2[f]
+                    freq = self.ev.f_freq[f]
+                    a = 0.0
+                    b = 0.0
+                    for i in range(W):
+                        s = sq[m * W + i]
+                        r = sqrt(s)
+                        sn = sin(freq * r)
+                        fval = oth[i] * fv[k * W + i] * inv_l2
+                        if code == 3:  # periodic
+                            a += fval * 4.0 * sn * sn
+                        else:
+                            a += fval * (s + 4.0 * sn * sn)
+                        b += fval * 2.0 * freq * r * sin(2.0 * freq * r)
+                    if self.g_ls[f] >= 0:
+                        acc[self.g_ls[f]] += a
+                    if self.g_per[f] >= 0:
+                        acc[self.g_per[f]] += b
+
+    cdef object _run(self, const double[:, ::1] Wt, const double[:, ::1] Ut,
+                     const double[:, ::1] V, bint symmetric):
+        """The contraction with W given as Wt = W^T (dense) or as U V^T
+        (``Ut`` = U^T); ``symmetric``: W and K symmetric, use j >= i only."""
+        cdef CyKernelEvaluator ev = self.ev
+        cdef Py_ssize_t n_tiles = (ev.n1 + TILE - 1) // TILE
+        cdef Py_ssize_t npar = self.n_params
+        partial = np.zeros((max(n_tiles, 1), max(npar, 1)))
+        cdef double[:, ::1] part = partial
+        cdef Py_ssize_t t, j, i, c, i0, i1, j0, rank = 0
+        cdef double* buf
+        cdef double* wv
+        cdef bint dense = Ut is None
+        if not dense:
+            rank = Ut.shape[0]
+        cdef int nt = ev.threads_for(ev.n1 * ev.n2)
+        if ev.n1 == 0 or ev.n2 == 0 or npar == 0:
+            return np.zeros(npar)
+        with nogil, parallel(num_threads=nt):
+            buf = <double*>malloc((ev.n_metrics + MAX_FACTORS + 3) * TILE * sizeof(double))
+            wv = <double*>malloc(TILE * sizeof(double))
+            for t in prange(n_tiles, schedule="dynamic"):
+                i0 = t * TILE
+                i1 = min(i0 + TILE, ev.n1)
+                j0 = i0 if symmetric else 0
+                for j in range(j0, ev.n2):
+                    if dense:
+                        for i in range(i1 - i0):
+                            wv[i] = Wt[j, i0 + i]
+                        if symmetric:
+                            for i in range(i1 - i0):
+                                if i0 + i > j:
+                                    wv[i] = 0.0
+                                elif i0 + i < j:
+                                    wv[i] = 2.0 * wv[i]
+                    else:
+                        for i in range(i1 - i0):
+                            wv[i] = 0.0
+                        for c in range(rank):
+                            for i in range(i1 - i0):
+                                wv[i] += Ut[c, i0 + i] * V[j, c]
+                    self.tile_grad(j, i0, i1, wv, buf, &part[t, 0])
+            free(buf)
+            free(wv)
+        return partial[:, :npar].sum(axis=0)
+
+    def dense(self, W, symmetric=False):
+        """``g[p] = sum_ij W[i, j] dK[i, j]/dtheta_p`` for a dense (n1, n2) W.
+
+        ``symmetric=True`` (W symmetric and the evaluator built on one set
+        of inputs) evaluates each pair once."""
+        W = np.asarray(W, dtype=np.float64)
+        if W.shape != (self.ev.n1, self.ev.n2):
+            raise ValueError(f"W must have shape ({self.ev.n1}, {self.ev.n2}).")
+        if symmetric and self.ev.n1 != self.ev.n2:
+            raise ValueError("symmetric contractions need a square W.")
+        Wt = np.ascontiguousarray(W) if symmetric else np.ascontiguousarray(W.T)
+        return self._run(Wt, None, None, bool(symmetric))
+
+    def low_rank(self, U, V):
+        """``g[p] = sum_ij (U V^T)[i, j] dK[i, j]/dtheta_p`` for U (n1, r) and
+        V (n2, r) (1-D arrays are one column), without forming U V^T."""
+        U = np.asarray(U, dtype=np.float64)
+        V = np.asarray(V, dtype=np.float64)
+        if U.ndim == 1:
+            U = U[:, None]
+        if V.ndim == 1:
+            V = V[:, None]
+        if U.shape[0] != self.ev.n1 or V.shape[0] != self.ev.n2 or U.shape[1] != V.shape[1]:
+            raise ValueError(f"U must have shape ({self.ev.n1}, r) and V ({self.ev.n2}, r).")
+        Ut = np.ascontiguousarray(U.T)
+        Vc = np.ascontiguousarray(V)
+        return self._run(None, Ut, Vc, False)

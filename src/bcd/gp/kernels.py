@@ -29,11 +29,14 @@ import numbers
 import numpy as np
 
 from .._validation import _reject_masked
-from ._kernel import (CyKernelEvaluator, LOCALLY_PERIODIC, MATERN32, MATERN52, PERIODIC,
-                      SQUARED_EXPONENTIAL)
+from ._kernel import (CyKernelEvaluator, CyKernelGradient, LOCALLY_PERIODIC, MATERN32,
+                      MATERN52, PERIODIC, SQUARED_EXPONENTIAL)
 
 __all__ = ["Kernel", "SquaredExponential", "Matern", "Periodic", "LocallyPeriodic",
-           "Sum", "Product"]
+           "Sum", "Product", "Hyperparameter"]
+
+#: default bounds of every learnable parameter (scikit-learn's)
+DEFAULT_BOUNDS = (1e-5, 1e5)
 
 
 def _positive(value, name, owner):
@@ -247,9 +250,14 @@ class SquaredExponential(_Base):
     """
     _code = SQUARED_EXPONENTIAL
 
-    def __init__(self, lengthscale, variance=1.0):
+    def __init__(self, lengthscale, variance=1.0, lengthscale_bounds=DEFAULT_BOUNDS,
+                 variance_bounds=DEFAULT_BOUNDS):
         self.lengthscale = _lengthscales(lengthscale, "SquaredExponential")
         self.variance = _positive(variance, "variance", "SquaredExponential")
+        self.lengthscale_bounds = check_bounds(lengthscale_bounds, "lengthscale_bounds",
+                                               "SquaredExponential")
+        self.variance_bounds = check_bounds(variance_bounds, "variance_bounds",
+                                            "SquaredExponential")
 
     def __repr__(self):
         return f"SquaredExponential(lengthscale={_fmt(self.lengthscale)}, variance={self.variance:g})"
@@ -269,13 +277,16 @@ class Matern(_Base):
     variance : float, default=1.0
     """
 
-    def __init__(self, nu, lengthscale, variance=1.0):
+    def __init__(self, nu, lengthscale, variance=1.0, lengthscale_bounds=DEFAULT_BOUNDS,
+                 variance_bounds=DEFAULT_BOUNDS):
         if nu not in (1.5, 2.5) or isinstance(nu, bool):
             raise ValueError(f"Matern: nu must be 1.5 or 2.5, got {nu!r}.")
         self.nu = float(nu)
         self._code = MATERN32 if self.nu == 1.5 else MATERN52
         self.lengthscale = _lengthscales(lengthscale, "Matern")
         self.variance = _positive(variance, "variance", "Matern")
+        self.lengthscale_bounds = check_bounds(lengthscale_bounds, "lengthscale_bounds", "Matern")
+        self.variance_bounds = check_bounds(variance_bounds, "variance_bounds", "Matern")
 
     def __repr__(self):
         return (f"Matern(nu={self.nu:g}, lengthscale={_fmt(self.lengthscale)}, "
@@ -297,11 +308,15 @@ class Periodic(_Base):
     """
     _code = PERIODIC
 
-    def __init__(self, period, lengthscale, variance=1.0):
+    def __init__(self, period, lengthscale, variance=1.0, period_bounds=DEFAULT_BOUNDS,
+                 lengthscale_bounds=DEFAULT_BOUNDS, variance_bounds=DEFAULT_BOUNDS):
         name = type(self).__name__
         self.period = _positive(period, "period", name)
         self.lengthscale = _positive(lengthscale, "lengthscale", name)
         self.variance = _positive(variance, "variance", name)
+        self.period_bounds = check_bounds(period_bounds, "period_bounds", name)
+        self.lengthscale_bounds = check_bounds(lengthscale_bounds, "lengthscale_bounds", name)
+        self.variance_bounds = check_bounds(variance_bounds, "variance_bounds", name)
 
     def _scale(self):
         return 1.0
@@ -362,3 +377,171 @@ def _check_parts(k1, k2, owner):
 
 def _fmt(arr):
     return f"{float(arr):g}" if arr.ndim == 0 else "[" + ", ".join(f"{v:g}" for v in arr) + "]"
+
+
+# ------------------------------------------------------------ hyperparameters
+
+class Hyperparameter:
+    """A learnable parameter of a kernel: its name as in ``get_params``
+    (``k1__lengthscale``), its current value (an array of one or more
+    elements), its bounds (lower, upper) and whether it is fixed."""
+
+    __slots__ = ("name", "value", "bounds", "fixed")
+
+    def __init__(self, name, value, bounds, fixed):
+        self.name = name
+        self.value = value
+        self.bounds = bounds
+        self.fixed = fixed
+
+    @property
+    def n_elements(self):
+        return int(np.size(self.value))
+
+    def __repr__(self):
+        return (f"Hyperparameter(name={self.name!r}, value={self.value!r}, "
+                f"bounds={self.bounds!r}, fixed={self.fixed})")
+
+
+def check_bounds(bounds, name, owner):
+    """Validate ``bounds``: "fixed" or a pair (lower, upper) with
+    0 < lower < upper < inf.  Returns ``bounds`` unchanged (scikit-learn's
+    ``clone`` requires the stored object to be the one given)."""
+    if isinstance(bounds, str):
+        if bounds != "fixed":
+            raise ValueError(f"{owner}: {name} must be a pair (lower, upper) or 'fixed', got "
+                             f"{bounds!r}.")
+        return bounds
+    try:
+        arr = np.asarray(bounds, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{owner}: {name} must be a pair (lower, upper) of positive numbers or "
+                        f"'fixed', got {bounds!r}.") from None
+    if arr.shape != (2,):
+        raise ValueError(f"{owner}: {name} must be a pair (lower, upper), got {bounds!r}.")
+    lo, hi = arr
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0 or hi <= 0:
+        raise ValueError(f"{owner}: {name} must be positive and finite (the parameters are "
+                         f"learned on a log scale), got {bounds!r}.")
+    if lo >= hi:
+        raise ValueError(f"{owner}: {name} needs lower < upper, got {bounds!r}.")
+    return bounds
+
+
+def _base_hyper_names(kernel):
+    """Learnable parameters of a base kernel, in the order of theta
+    (variance first, like scikit-learn's ``ConstantKernel * RBF``)."""
+    names = ["variance", "lengthscale"]
+    if isinstance(kernel, Periodic):
+        names.append("period")
+    return names
+
+
+def _leaves(kernel, prefix=""):
+    """(prefix, base kernel) for every base kernel, left to right."""
+    if isinstance(kernel, (Sum, Product)):
+        return _leaves(kernel.k1, prefix + "k1__") + _leaves(kernel.k2, prefix + "k2__")
+    if not isinstance(kernel, _Base):
+        raise NotImplementedError(f"{type(kernel).__name__} does not declare learnable "
+                                  f"hyperparameters.")
+    return [(prefix, kernel)]
+
+
+def _hyper_terms(kernel, prefix=""):
+    """Mirror of ``Kernel._terms``: (prefix, base kernel) per factor."""
+    if isinstance(kernel, Sum):
+        return _hyper_terms(kernel.k1, prefix + "k1__") + _hyper_terms(kernel.k2, prefix + "k2__")
+    if isinstance(kernel, Product):
+        return [a + b for a in _hyper_terms(kernel.k1, prefix + "k1__")
+                for b in _hyper_terms(kernel.k2, prefix + "k2__")]
+    return [[(prefix, kernel)]]
+
+
+def _hyperparameters(self):
+    """The learnable parameters (fixed ones included, flagged), in the order
+    of :attr:`theta`."""
+    out = []
+    for prefix, leaf in _leaves(self):
+        for name in _base_hyper_names(leaf):
+            bounds = getattr(leaf, name + "_bounds")
+            value = np.atleast_1d(np.asarray(getattr(leaf, name), dtype=np.float64)).copy()
+            out.append(Hyperparameter(prefix + name, value, bounds,
+                                      isinstance(bounds, str)))
+    return out
+
+
+def _theta_get(self):
+    """Logarithms of the free parameters, concatenated (a copy)."""
+    parts = [np.log(h.value) for h in self.hyperparameters if not h.fixed]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _theta_set(self, theta):
+    theta = np.asarray(theta, dtype=np.float64).ravel()
+    k = 0
+    for prefix, leaf in _leaves(self):
+        for name in _base_hyper_names(leaf):
+            if isinstance(getattr(leaf, name + "_bounds"), str):
+                continue
+            old = getattr(leaf, name)
+            size = int(np.size(old))
+            if k + size > theta.shape[0]:
+                raise ValueError(f"theta has {theta.shape[0]} entries, the kernel has more "
+                                 f"free parameters.")
+            value = np.exp(theta[k:k + size])
+            if not np.all(np.isfinite(value)) or not np.all(value > 0):
+                raise ValueError(f"theta gives {prefix + name} = {value}, not positive and "
+                                 f"finite.")
+            if isinstance(old, np.ndarray):
+                setattr(leaf, name, value.reshape(old.shape))
+            else:
+                setattr(leaf, name, float(value[0]))
+            k += size
+    if k != theta.shape[0]:
+        raise ValueError(f"theta has {theta.shape[0]} entries, the kernel {k} free parameters.")
+
+
+def _bounds_get(self):
+    """Log-bounds of the free parameters, shape (len(theta), 2)."""
+    rows = []
+    for h in self.hyperparameters:
+        if not h.fixed:
+            lo, hi = np.log(np.asarray(h.bounds, dtype=np.float64))
+            rows.extend([(lo, hi)] * h.n_elements)
+    return np.array(rows, dtype=np.float64).reshape(-1, 2)
+
+
+def _gradient_spec(self, dim):
+    """Per factor of ``_spec(dim)``: indices in theta of its variance, first
+    length-scale and period (-1: fixed or absent), and whether its
+    length-scale has one value per dimension."""
+    index, k = {}, 0
+    for h in self.hyperparameters:
+        if not h.fixed:
+            index[h.name] = k
+            k += h.n_elements
+    var, ls, ard, per = [], [], [], []
+    for term in _hyper_terms(self):
+        for prefix, leaf in term:
+            var.append(index.get(prefix + "variance", -1))
+            ls.append(index.get(prefix + "lengthscale", -1))
+            ard.append(int(np.size(leaf.lengthscale) > 1))
+            per.append(index.get(prefix + "period", -1) if isinstance(leaf, Periodic) else -1)
+    return var, ls, ard, per, k
+
+
+def _gradient(self, X1, X2=None, n_threads=None):
+    """Compiled contractions with the derivatives of the kernel matrix
+    ``k(X1, X2)`` with respect to :attr:`theta`
+    (:class:`bcd.gp._kernel.CyKernelGradient`): ``.dense(W)`` and
+    ``.low_rank(U, V)`` return ``sum_ij W_ij dK_ij/dtheta_p`` for every p."""
+    ev = self.evaluator(X1, X2, n_threads)
+    var, ls, ard, per, n_params = self._gradient_spec(ev.dim)
+    return CyKernelGradient(ev, var, ls, ard, per, n_params)
+
+
+Kernel.hyperparameters = property(_hyperparameters)
+Kernel.theta = property(_theta_get, _theta_set)
+Kernel.bounds = property(_bounds_get)
+Kernel._gradient_spec = _gradient_spec
+Kernel.gradient = _gradient

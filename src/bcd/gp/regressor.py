@@ -187,9 +187,44 @@ class GPRegressor:
         ``block_size``, ``update``, ``tol``, ``max_iter``, ``random_state``,
         ``verbose``) may not appear.
     verbose : bool or int, default=False
-        Progress of the training solve (see :func:`bcd.solve`): ``True``
-        prints a line at most about once a second, ``2`` rewrites one line
-        on a terminal.
+        Progress of the training solve (see :func:`bcd.solve`) and of the
+        hyperparameter fit: ``True`` prints a line at most about once a
+        second, ``2`` rewrites one line on a terminal.
+    optimizer : {None, "ml", "cv_admm"}, default=None
+        How the hyperparameters (the kernel's parameters whose bounds are
+        not ``"fixed"``, and the noise unless ``noise_bounds="fixed"``) are
+        learned; ``kernel`` and ``noise`` are the starting point.  ``None``
+        uses them as given.  ``"ml"`` maximizes the log marginal likelihood
+        by L-BFGS-B on the log-parameters with analytic gradients, exactly
+        (dense Cholesky: O(n^3) time, O(n^2) memory; n up to about 10,000).
+        ``"cv_admm"`` minimizes the cross-validation error by the ADMM of
+        Xu et al. (2019) with kernel products computed on the fly (O(n^2)
+        time per iteration, O(n) memory); see ``cv``, ``cv_scheme`` and
+        ``admm_options``.
+    noise_bounds : pair of float or "fixed", default=(1e-5, 1e5)
+        Bounds of the noise variance when it is learned.
+    n_restarts : int, default=0
+        Further starts of the optimizer, drawn log-uniformly within the
+        bounds; the best run is kept (largest marginal likelihood, or
+        lowest cross-validation error).
+    cv : float or int, default=5
+        For ``"cv_admm"``: a fraction in (0, 1) held out (hold-out CV), or a
+        number of folds K (2 <= K <= n_samples).
+    cv_scheme : {"naive", "consensus"}, default="naive"
+        K-fold CV-ADMM: ``"naive"`` runs each fold's ADMM on its own and
+        averages the log-parameters; ``"consensus"`` ties the folds'
+        parameters together by consensus ADMM (one step per fold and
+        iteration, only parameter vectors exchanged).
+    client : dask.distributed.Client, optional
+        Run the folds, restarts and candidates as tasks on this Dask cluster
+        (the data are scattered once).  Without a client they run on a
+        local thread pool.  Not pickled with the estimator.
+    admm_options : dict, optional
+        Constants of ``"cv_admm"`` (defaults, from the paper, in
+        :data:`bcd.gp.hyper.ADMM_DEFAULTS`): ``rho`` (5), ``lambda0`` (1),
+        ``epsilon`` (1e-2, on ||delta theta||_2), ``max_iter`` (100),
+        ``theta_steps``, ``z_steps``, ``perturbation``, ``solve_tol``,
+        ``armijo``.
 
     Attributes
     ----------
@@ -208,6 +243,19 @@ class GPRegressor:
         Block updates of the training run.
     n_features_in_ : int
         Number of features seen by ``fit``.
+    noise_ : float
+        The noise variance of the fitted model (learned or as given).
+    log_marginal_likelihood_value_ : float
+        With ``optimizer="ml"``: the log marginal likelihood at the learned
+        hyperparameters.
+    cv_mse_ : float
+        With ``optimizer="cv_admm"``: the cross-validation mean squared
+        error at the learned hyperparameters (each fold's system solved by
+        GBCD, warm-started from the ADMM's auxiliary variable).
+    history_ : ndarray
+        The objective per outer iteration of the hyperparameter fit (best
+        start): minus the log marginal likelihood per L-BFGS-B iteration, or
+        the (fold-summed) augmented Lagrangian per ADMM iteration.
     feature_names_in_ : ndarray of shape (n_features,)
         Names of the features seen by ``fit``, when ``X`` was a data frame
         whose column names are all strings.
@@ -240,7 +288,9 @@ class GPRegressor:
 
     def __init__(self, kernel, noise, rule="gbcd", block_size=None, tol=1e-4,
                  max_iter=100000, random_state=None, cache_size=0, variance="auto",
-                 max_dense_bytes=2**28, n_threads=None, solver_options=None, verbose=False):
+                 max_dense_bytes=2**28, n_threads=None, solver_options=None, verbose=False,
+                 optimizer=None, noise_bounds=(1e-5, 1e5), n_restarts=0, cv=5,
+                 cv_scheme="naive", client=None, admm_options=None):
         self.kernel = kernel
         self.noise = noise
         self.rule = rule
@@ -254,6 +304,19 @@ class GPRegressor:
         self.n_threads = n_threads
         self.solver_options = solver_options
         self.verbose = verbose
+        self.optimizer = optimizer
+        self.noise_bounds = noise_bounds
+        self.n_restarts = n_restarts
+        self.cv = cv
+        self.cv_scheme = cv_scheme
+        self.client = client
+        self.admm_options = admm_options
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        if state.get("client") is not None:
+            state["client"] = None       # a connection does not pickle
+        return state
 
     # ------------------------------------------------------------ estimator interface
 
@@ -395,24 +458,135 @@ class GPRegressor:
         X = _check_array(X, "X", allow_1d=True)
         y = _check_target(y, X.shape[0])
         kernel = copy.deepcopy(self.kernel)
-        problem = GaussianProcess(X, y, kernel, self.noise, cache_size=self.cache_size,
+        noise = self.noise
+        hyper = None
+        if self.optimizer is not None:
+            kernel, noise, hyper = self._learn(kernel, X, y, tol)
+        problem = GaussianProcess(X, y, kernel, noise, cache_size=self.cache_size,
                                   n_threads=self.n_threads)
-        result = solve(problem, rule=self.rule, blocks="variable", block_size=self.block_size,
-                       update="exact", tol=tol, max_iter=self.max_iter,
-                       random_state=self.random_state, verbose=self.verbose, **options)
+        chol = None
+        if self.optimizer == "ml":
+            # the marginal likelihood was computed by Cholesky: alpha from the
+            # same (exact) factorization, no iterative solve
+            chol = scipy.linalg.cho_factor(problem._eval.matrix() + noise * np.eye(X.shape[0]),
+                                           lower=False, overwrite_a=True)
+            result = None
+            alpha = scipy.linalg.cho_solve(chol, problem.y)
+            n_iter = hyper["n_iter"]
+            if 8.0 * X.shape[0] ** 2 > self.max_dense_bytes:
+                chol = None
+        else:
+            result = solve(problem, rule=self.rule, blocks="variable",
+                           block_size=self.block_size, update="exact", tol=tol,
+                           max_iter=self.max_iter, random_state=self.random_state,
+                           verbose=self.verbose, **options)
+            alpha, n_iter = result.x, result.n_iter
         self.kernel_ = kernel
+        self.noise_ = problem.noise
+        for name in ("log_marginal_likelihood_value_", "cv_mse_", "history_", "hyper_"):
+            self.__dict__.pop(name, None)
+        if hyper is not None:
+            self.hyper_ = hyper
+            self.history_ = hyper["history"]
+            if "lml" in hyper:
+                self.log_marginal_likelihood_value_ = hyper["lml"]
+            else:
+                self.cv_mse_ = hyper["cv_mse"]
         self.problem_ = problem
         self.result_ = result
-        self.alpha_ = result.x
+        self.alpha_ = alpha
         self.X_train_ = problem.X
-        self.n_iter_ = result.n_iter
+        self.n_iter_ = n_iter
         self.n_features_in_ = X.shape[1]
         if names is not None:
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self._chol = None
+        self._chol = chol
         return self
+
+    def _check_hyper_params(self, n_samples):
+        from . import hyper
+
+        if self.optimizer not in hyper.OPTIMIZERS or isinstance(self.optimizer, bool):
+            raise ValueError(f"optimizer must be None, 'ml' or 'cv_admm', got "
+                             f"{self.optimizer!r}.")
+        if not isinstance(self.cv_scheme, str) or self.cv_scheme not in hyper.CV_SCHEMES:
+            raise ValueError(f"cv_scheme must be 'naive' or 'consensus', got "
+                             f"{self.cv_scheme!r}.")
+        cv = self.cv
+        if isinstance(cv, bool) or not isinstance(cv, (int, np.integer, float, np.floating)):
+            raise TypeError(f"cv must be a fraction in (0, 1) or a number of folds, got {cv!r}.")
+        if isinstance(cv, (float, np.floating)):
+            if not 0.0 < cv < 1.0:
+                raise ValueError(f"cv as a fraction held out must lie in (0, 1), got {cv!r}.")
+            cv = float(cv)
+            if self.optimizer == "cv_admm" and min(round(cv * n_samples),
+                                                   n_samples - round(cv * n_samples)) < 1:
+                raise ValueError(f"cv={cv!r} leaves an empty training or validation set with "
+                                 f"{n_samples} samples.")
+        else:
+            cv = int(cv)
+            if cv < 2:
+                raise ValueError(f"cv as a number of folds must be at least 2, got {cv}.")
+            if self.optimizer == "cv_admm" and cv > n_samples:
+                raise ValueError(f"cv={cv} folds is more than the {n_samples} samples.")
+        n_restarts = self.n_restarts
+        if isinstance(n_restarts, bool) or not isinstance(n_restarts, (int, np.integer)) \
+                or n_restarts < 0:
+            raise ValueError(f"n_restarts must be a non-negative integer, got {n_restarts!r}.")
+        hyper.check_client(self.client)
+        options = self.admm_options
+        if options is None:
+            options = {}
+        elif not isinstance(options, dict):
+            raise TypeError(f"admm_options must be a dict or None, got "
+                            f"{type(options).__name__}.")
+        unknown = sorted(set(options) - set(hyper.ADMM_DEFAULTS))
+        if unknown:
+            raise ValueError(f"admm_options: unknown {', '.join(map(repr, unknown))}; valid "
+                             f"keys are {', '.join(hyper.ADMM_DEFAULTS)}.")
+        return cv, int(n_restarts), dict(options)
+
+    def _learn(self, kernel, X, y, tol):
+        """Learn the hyperparameters: (kernel, noise, summary)."""
+        from .._progress import make_progress
+        from . import hyper
+
+        cv, n_restarts, options = self._check_hyper_params(X.shape[0])
+        noise = check_scalar(self.noise, "noise", low=0.0, low_inclusive=False)
+        try:
+            space = hyper.Space(kernel, noise, self.noise_bounds)
+        except NotImplementedError as exc:
+            raise ValueError(f"optimizer={self.optimizer!r} needs a kernel with declared "
+                             f"hyperparameters: {exc}") from None
+        rs = self.random_state
+        rng = rs if isinstance(rs, np.random.Generator) else np.random.default_rng(rs)
+        X64 = np.ascontiguousarray(X, dtype=np.float64)
+        y64 = np.ascontiguousarray(y, dtype=np.float64)
+        progress = make_progress(self.verbose)
+        if self.optimizer == "ml":
+            n_tasks = n_restarts + 1
+        else:
+            n_tasks = (n_restarts + 1) * (1 if isinstance(cv, float) else cv)
+        executor = hyper.make_executor(self.client, n_tasks)
+        try:
+            if self.optimizer == "ml":
+                result = hyper.fit_ml(space, X64, y64, n_restarts, rng, executor, progress)
+            else:
+                scale = max(1e-300, float(np.max(np.abs(y64))))
+                result = hyper.fit_cv_admm(space, X64, y64, cv, self.cv_scheme, n_restarts,
+                                           rng, executor, options, min(tol, 1e-3 * scale),
+                                           progress)
+        finally:
+            executor.close()
+        kernel, noise = space.unpack(result["theta"])
+        # GaussianProcess needs noise >= MIN_RELATIVE_NOISE k(x, x); the learned
+        # variance may have reached that limit with the noise at its lower bound
+        from .problem import MIN_RELATIVE_NOISE
+        noise = max(noise, MIN_RELATIVE_NOISE * kernel.diag_value() * (1 + 1e-12))
+        result["names"] = space.names
+        return kernel, noise, result
 
     # ------------------------------------------------------------ predict
 

@@ -1,0 +1,647 @@
+"""Hyperparameter learning for Gaussian process regression.
+
+Two optimizers, used by :class:`bcd.gp.GPRegressor`:
+
+* ``"ml"``: the log marginal likelihood maximised by L-BFGS-B on the
+  log-parameters, with its analytic gradient; exact, by a dense Cholesky
+  factorization (O(n^3) time, O(n^2) memory: the reference, for n up to about
+  10,000).
+* ``"cv_admm"``: cross-validation by the non-linearly constrained ADMM of
+  Xu, Yin, Zhang, Luo and Cui (hold-out, and K-fold in the naive and the
+  consensus form).  Every step uses kernel products evaluated on the fly and
+  gradient contractions (:meth:`bcd.gp.kernels.Kernel.gradient`): O(n n_t)
+  time per iteration and O(n) memory per fold.
+
+The folds, the restarts and the candidates run as tasks on an executor: a
+local thread pool (the compiled kernels release the GIL) or a
+``dask.distributed.Client``.  Everything sent to a task pickles.
+"""
+import copy
+import math
+import os
+import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+
+from .._progress import make_progress
+from ._kernel import max_threads
+from .kernels import check_bounds
+
+OPTIMIZERS = (None, "ml", "cv_admm")
+CV_SCHEMES = ("naive", "consensus")
+
+#: the paper's constants: augmented Lagrangian parameter, initial multipliers,
+#: tolerance on ||theta_{k+1} - theta_k||_2, iteration limit
+ADMM_DEFAULTS = dict(rho=5.0, lambda0=1.0, epsilon=1e-2, max_iter=100,
+                     # gradient steps (Armijo backtracking) per theta-step,
+                     # conjugate-gradient steps per z-step
+                     theta_steps=1, z_steps=10,
+                     # standard deviation of the perturbation of log theta0
+                     # from which z0 = C(theta0 + e)^-1 y_T is computed
+                     perturbation=0.1,
+                     # tolerance of the exact solves (z0, the final CV error),
+                     # relative to max |y|
+                     solve_tol=1e-3,
+                     # Armijo's sufficient-decrease constant
+                     armijo=1e-4)
+
+
+def convergence_warning():
+    """scikit-learn's ConvergenceWarning when installed, else bcd's."""
+    try:
+        from sklearn.exceptions import ConvergenceWarning
+    except ImportError:          # pragma: no cover - scikit-learn is optional
+        from .._result import ConvergenceWarning
+    return ConvergenceWarning
+
+
+# ------------------------------------------------------------------ parameters
+
+class Space:
+    """The learnable parameters of a kernel and a noise variance, as one
+    vector theta of logarithms: the kernel's :attr:`~Kernel.theta`, then
+    log(noise) unless the noise is fixed."""
+
+    def __init__(self, kernel, noise, noise_bounds):
+        self.kernel = copy.deepcopy(kernel)
+        self.noise = float(noise)
+        self.noise_bounds = check_bounds(noise_bounds, "noise_bounds", "GPRegressor")
+        self.learn_noise = not isinstance(noise_bounds, str)
+        self.n_kernel = self.kernel.theta.shape[0]
+        bounds = [self.kernel.bounds]
+        if self.learn_noise:
+            bounds.append(np.log(np.asarray(noise_bounds, dtype=np.float64))[None, :])
+        self.bounds = np.vstack(bounds) if bounds else np.zeros((0, 2))
+        self.names = []
+        for h in self.kernel.hyperparameters:
+            if not h.fixed:
+                self.names += ([h.name] if h.n_elements == 1 else
+                               [f"{h.name}[{i}]" for i in range(h.n_elements)])
+        if self.learn_noise:
+            self.names.append("noise")
+
+    @property
+    def size(self):
+        return self.bounds.shape[0]
+
+    def theta0(self):
+        theta = self.kernel.theta
+        if self.learn_noise:
+            theta = np.append(theta, math.log(self.noise))
+        return theta
+
+    def clip(self, theta):
+        return np.clip(theta, self.bounds[:, 0], self.bounds[:, 1])
+
+    def unpack(self, theta):
+        """(kernel, noise) at theta (the kernel is a copy)."""
+        kernel = copy.deepcopy(self.kernel)
+        kernel.theta = theta[:self.n_kernel]
+        noise = math.exp(theta[self.n_kernel]) if self.learn_noise else self.noise
+        return kernel, noise
+
+    def random(self, rng, n):
+        """``n`` draws, log-uniform within the bounds."""
+        return rng.uniform(self.bounds[:, 0], self.bounds[:, 1], size=(n, self.size))
+
+
+# ------------------------------------------------------------------ executors
+
+class LocalExecutor:
+    """Tasks on a pool of threads of this process (the compiled kernel code
+    releases the GIL).  Futures passed as arguments are waited for."""
+
+    def __init__(self, n_workers):
+        self.n_workers = max(1, int(n_workers))
+        self._pool = ThreadPoolExecutor(self.n_workers)
+        # BLAS threads of concurrent tasks would oversubscribe the cores (and
+        # spin-wait for each other): share them out while the pool lives
+        self._limits = None
+        if self.n_workers > 1:
+            try:
+                from threadpoolctl import threadpool_limits
+            except ImportError:
+                pass
+            else:
+                self._limits = threadpool_limits(
+                    limits=max(1, (os.cpu_count() or 1) // self.n_workers), user_api="blas")
+
+    def scatter(self, data):
+        return data
+
+    def submit(self, fn, *args):
+        def run():
+            return fn(*[a.result() if isinstance(a, Future) else a for a in args])
+        return self._pool.submit(run)
+
+    def gather(self, futures):
+        return [f.result() for f in futures]
+
+    def close(self):
+        self._pool.shutdown(wait=True)
+        if self._limits is not None:
+            self._limits.restore_original_limits()
+            self._limits = None
+
+
+class DaskExecutor:
+    """Tasks on a Dask cluster: the data are scattered once (a copy on every
+    worker, so that losing a worker loses no data), tasks are retried
+    ``retries`` times when their worker dies, and a lost task raises a
+    RuntimeError that says so."""
+
+    def __init__(self, client, retries=3):
+        self.client = client
+        self.retries = retries
+        self.n_workers = max(1, len(client.scheduler_info().get("workers", {})) or 1)
+
+    def scatter(self, data):
+        return self.client.scatter(data, broadcast=True, hash=False)
+
+    def submit(self, fn, *args):
+        return self.client.submit(fn, *args, pure=False, retries=self.retries)
+
+    def gather(self, futures):
+        try:
+            return self.client.gather(list(futures))
+        except Exception as exc:
+            # KilledWorker (a task's worker died too often), FutureCancelledError
+            # (a result and the data to recompute it were lost), closed comms
+            module = type(exc).__module__ or ""
+            if module.startswith("distributed") or isinstance(exc, (OSError, TimeoutError)) \
+                    or "cancel" in type(exc).__name__.lower():
+                raise RuntimeError(f"A Dask worker died or was lost during the GP "
+                                   f"hyperparameter fit and a task could not be completed on "
+                                   f"another worker ({type(exc).__name__}: {exc}); run the "
+                                   f"fit again.") from exc
+            raise
+
+    def close(self):
+        pass
+
+
+def check_client(client):
+    """``client`` must be None or a ``dask.distributed.Client``."""
+    if client is None:
+        return None
+    cls = None
+    try:
+        from distributed import Client as cls
+    except ImportError:
+        pass
+    if cls is None or not isinstance(client, cls):
+        raise TypeError(f"client must be a dask.distributed.Client or None, got "
+                        f"{type(client).__name__}.")
+    return client
+
+
+def make_executor(client, n_tasks):
+    if client is not None:
+        return DaskExecutor(client)
+    return LocalExecutor(min(max(1, n_tasks), os.cpu_count() or 1))
+
+
+def _threads_per_task(executor):
+    """Kernel threads of a task: the machine's cores shared by the pool."""
+    if isinstance(executor, LocalExecutor):
+        return max(1, max_threads() // executor.n_workers)
+    return None          # a Dask worker decides (OMP_NUM_THREADS of its process)
+
+
+# ------------------------------------------------------------------ marginal likelihood
+
+def log_marginal_likelihood(space, theta, X, y, eval_gradient=True, n_threads=None):
+    """log p(y | X, theta) and its gradient with respect to theta, by a dense
+    Cholesky factorization of C = K + noise I.
+
+    The gradient is ``0.5 tr((alpha alpha^T - C^-1) dC/dtheta_p)``: the
+    compiled contraction of W = 0.5 (alpha alpha^T - C^-1) with the kernel's
+    derivatives (each pair once), and ``0.5 noise (alpha^T alpha - tr C^-1)``
+    for the noise.  Returns (-inf, zeros) when C is not positive definite."""
+    kernel, noise = space.unpack(theta)
+    n = X.shape[0]
+    # evaluator.matrix() is Fortran-ordered: LAPACK works on it in place
+    C = kernel.evaluator(X, n_threads=n_threads).matrix()
+    C[np.diag_indices(n)] += noise
+    lapack = scipy.linalg.lapack
+    U, info = lapack.dpotrf(C, lower=0, overwrite_a=1, clean=0)
+    if info != 0:
+        return -np.inf, np.zeros(space.size)
+    alpha, info = lapack.dpotrs(U, y, lower=0)
+    logdet = 2.0 * np.sum(np.log(np.diag(U)))
+    lml = -0.5 * float(y @ alpha) - 0.5 * logdet - 0.5 * n * math.log(2 * math.pi)
+    if not eval_gradient:
+        return lml, None
+    Cinv, info = lapack.dpotri(U, lower=0, overwrite_c=1)
+    if info != 0:
+        return -np.inf, np.zeros(space.size)
+    trace = float(np.trace(Cinv))
+    # W = 0.5 alpha alpha^T - 0.5 C^-1; upper triangle (Fortran) = lower (C order)
+    Cinv *= -0.5
+    W = scipy.linalg.blas.dger(0.5, alpha, alpha, a=Cinv, overwrite_a=1)
+    grad = np.empty(space.size)
+    if space.n_kernel:
+        grad[:space.n_kernel] = kernel.gradient(X, n_threads=n_threads).dense(W.T, symmetric=True)
+    if space.learn_noise:
+        grad[-1] = 0.5 * noise * (float(alpha @ alpha) - trace)
+    return lml, grad
+
+
+def ml_task(X, y, space, theta0, n_threads=None, maxiter=15000):
+    """One L-BFGS-B run from theta0: (theta, -lml, history, converged, message,
+    iterations, evaluations)."""
+    history = []
+    last = {}
+
+    def fun(theta):
+        lml, grad = log_marginal_likelihood(space, theta, X, y, n_threads=n_threads)
+        if not np.isfinite(lml):
+            return 1e25, np.zeros_like(theta)
+        last[theta.tobytes()] = -lml
+        return -lml, -grad
+
+    def callback(xk):
+        history.append(last.get(np.asarray(xk).tobytes(), np.nan))
+
+    res = scipy.optimize.minimize(fun, np.asarray(theta0, dtype=np.float64), jac=True,
+                                  method="L-BFGS-B", bounds=space.bounds, callback=callback,
+                                  options=dict(maxiter=maxiter))
+    return (res.x, float(res.fun), history, bool(res.success), str(res.message), int(res.nit),
+            int(res.nfev))
+
+
+def fit_ml(space, X, y, n_restarts, rng, executor, progress=None, maxiter=15000):
+    """L-BFGS-B from the kernel's theta and ``n_restarts`` log-uniform draws
+    (one task each); the best run by the marginal likelihood."""
+    starts = [space.theta0()] + list(space.random(rng, n_restarts))
+    Xf, yf = executor.scatter(X), executor.scatter(y)
+    nt = _threads_per_task(executor)
+    futures = [executor.submit(ml_task, Xf, yf, space, t0, nt, maxiter) for t0 in starts]
+    runs = executor.gather(futures)
+    best = min(range(len(runs)), key=lambda i: runs[i][1])
+    theta, obj, history, ok, message, nit, nfev = runs[best]
+    if progress is not None:
+        progress.end(f"ml: log marginal likelihood {-obj:.8g} after {nit} iterations "
+                     f"(best of {len(runs)} starts)  time {progress.elapsed():.1f}s")
+    if not ok:
+        warnings.warn(f"The L-BFGS-B fit of the hyperparameters stopped before converging "
+                      f"({message}); the best hyperparameters found are kept.",
+                      convergence_warning(), stacklevel=4)
+    return dict(theta=theta, lml=-obj, history=np.asarray(history), runs=runs,
+                n_iter=nit, n_evaluations=nfev)
+
+
+# ------------------------------------------------------------------ CV-ADMM
+
+def exact_solve(space, theta, X, y, tol, x0=None, n_threads=None):
+    """(K + noise I)^-1 y by bcd.solve (GBCD, exact block updates),
+    warm-started from x0."""
+    from .._solve import solve
+    from .problem import MIN_RELATIVE_NOISE, GaussianProcess
+
+    kernel, noise = space.unpack(theta)
+    noise = max(noise, MIN_RELATIVE_NOISE * kernel.diag_value() * (1 + 1e-12))
+    problem = GaussianProcess(X, y, kernel, noise, n_threads=n_threads)
+    n = X.shape[0]
+    # (no warnings.catch_warnings here: it is not thread-safe, and tasks run
+    # on threads)
+    result = solve(problem, rule="gbcd", blocks="variable", block_size=min(500, n),
+                   update="exact", tol=tol, max_iter=100000, x0=x0, random_state=0)
+    return result.x
+
+
+class HoldOut:
+    """One hold-out split and the state of its ADMM (Algorithm 1 of the
+    paper): theta, z (the auxiliary variable standing for C_T^-1 y_T) and the
+    multipliers lambda of the constraint C(theta) z = y_T.
+
+    The inputs are stored validation rows first: XA = [X_V; X_T].  One
+    kernel evaluator k(XA, X_T) gives K_VT z and K_TT z in one pass, one
+    k(X_T, XA) the transposed products.  The Lagrangian is divided by n_v
+    (a mean squared error), which changes none of its minimizers.
+    """
+
+    def __init__(self, X, y, val, train, space, theta0, options, seed, n_threads=None):
+        self.space = space
+        self.opts = dict(options)
+        self.n_threads = n_threads
+        self.val, self.train = np.asarray(val), np.asarray(train)
+        self.XA = np.ascontiguousarray(np.vstack([X[self.val], X[self.train]]))
+        self.XT = self.XA[len(self.val):]
+        self.yV = np.ascontiguousarray(y[self.val])
+        self.yT = np.ascontiguousarray(y[self.train])
+        self.nv, self.nt = len(self.val), len(self.train)
+        self.scale = 1.0 / self.nv
+        self.theta = space.clip(np.asarray(theta0, dtype=np.float64))
+        self.lam = np.full(self.nt, float(self.opts["lambda0"]))
+        rng = np.random.default_rng(seed)
+        perturbed = space.clip(self.theta + self.opts["perturbation"]
+                               * rng.standard_normal(space.size))
+        tol = self.opts["solve_tol"] * max(1e-300, float(np.max(np.abs(self.yT))))
+        self.z = exact_solve(space, perturbed, self.XT, self.yT, tol, n_threads=n_threads)
+        self.kz, self.noise = self._products(self.theta, self.z)
+        self.step = None
+        self.history = []
+        self.n_iter = 0
+        self.converged = False
+        self.best = (np.inf, self.theta.copy())
+
+    def copy(self):
+        new = copy.copy(self)
+        new.theta, new.z, new.lam, new.kz = (self.theta.copy(), self.z.copy(),
+                                             self.lam.copy(), self.kz.copy())
+        new.history = list(self.history)
+        return new
+
+    # -- products
+    def _products(self, theta, z):
+        """(k(XA, X_T) z, noise) at theta."""
+        kernel, noise = self.space.unpack(theta)
+        return kernel.evaluator(self.XA, self.XT, self.n_threads).matvec(z), noise
+
+    def _parts(self, kz, noise, z):
+        a = kz[:self.nv] - self.yV
+        r = kz[self.nv:] + noise * z - self.yT
+        return a, r
+
+    def lagrangian(self, kz, noise, z=None, lam=None):
+        z = self.z if z is None else z
+        lam = self.lam if lam is None else lam
+        a, r = self._parts(kz, noise, z)
+        rho = self.opts["rho"]
+        return self.scale * (float(a @ a) + float(lam @ r) + 0.5 * rho * float(r @ r))
+
+    def _gradient(self, theta, kz, noise):
+        """d lagrangian / d theta at (theta, z, lambda), one contraction pass."""
+        a, r = self._parts(kz, noise, self.z)
+        w = self.lam + self.opts["rho"] * r
+        kernel, _ = self.space.unpack(theta)
+        g = np.empty(self.space.size)
+        if self.space.n_kernel:
+            g[:self.space.n_kernel] = kernel.gradient(self.XA, self.XT, self.n_threads) \
+                .low_rank(np.concatenate([2.0 * a, w]), self.z)
+        if self.space.learn_noise:
+            g[-1] = noise * float(w @ self.z)
+        return self.scale * g
+
+    # -- the three steps
+    def theta_step(self, center=None, mu=None, rho_c=0.0):
+        """Gradient steps with Armijo backtracking on
+        L(theta) + mu^T (theta - center) + rho_c / 2 ||theta - center||^2."""
+        space = self.space
+
+        def extra(theta):
+            if center is None:
+                return 0.0, 0.0
+            d = theta - center
+            return float(mu @ d) + 0.5 * rho_c * float(d @ d), mu + rho_c * d
+
+        theta, kz, noise = self.theta, self.kz, self.noise
+        f = self.lagrangian(kz, noise) + extra(theta)[0]
+        sigma = self.opts["armijo"]
+        for _ in range(int(self.opts["theta_steps"])):
+            g = self._gradient(theta, kz, noise) + extra(theta)[1]
+            gmax = float(np.max(np.abs(g))) if g.size else 0.0
+            if gmax == 0.0:
+                break
+            # first trial: twice the last accepted step, moving no log-parameter by more than 1
+            t = 1.0 / gmax if self.step is None else min(2.0 * self.step, 1.0 / gmax)
+            for _ in range(60):
+                trial = space.clip(theta - t * g)
+                d = trial - theta
+                if not np.any(d):
+                    t = 0.0
+                    break
+                kz_t, noise_t = self._products(trial, self.z)
+                f_t = self.lagrangian(kz_t, noise_t) + extra(trial)[0]
+                if np.isfinite(f_t) and f_t <= f + sigma * float(g @ d):
+                    break
+                t *= 0.5
+            else:
+                t = 0.0
+            if t == 0.0:
+                break
+            self.step = t
+            theta, kz, noise, f = trial, kz_t, noise_t, f_t
+        self.theta, self.kz, self.noise = theta, kz, noise
+        return f
+
+    def z_step(self):
+        """Conjugate-gradient steps on the quadratic in z, warm-started at z:
+        (2 K_TV K_VT + rho C^2) z = 2 K_TV y_V - C lambda + rho C y_T."""
+        kernel, noise = self.space.unpack(self.theta)
+        ev = kernel.evaluator(self.XA, self.XT, self.n_threads)       # k(XA, X_T)
+        evt = kernel.evaluator(self.XT, self.XA, self.n_threads)      # its transpose
+        rho = self.opts["rho"]
+        z, kz = self.z, self.kz
+        a, r = self._parts(kz, noise, z)
+        w = self.lam + rho * r
+        g = evt.matvec(np.concatenate([2.0 * a, w])) + noise * w
+        d = -g
+        gg = float(g @ g)
+        for _ in range(int(self.opts["z_steps"])):
+            if gg == 0.0:
+                break
+            kd = ev.matvec(d)
+            cd = kd[self.nv:] + noise * d
+            hd = evt.matvec(np.concatenate([2.0 * kd[:self.nv], rho * cd])) + noise * rho * cd
+            dhd = float(d @ hd)
+            if not dhd > 0:
+                break
+            step = gg / dhd
+            z = z + step * d
+            kz = kz + step * kd
+            g = g + step * hd
+            gg_new = float(g @ g)
+            d = -g + (gg_new / gg) * d
+            gg = gg_new
+        self.z, self.kz, self.noise = z, kz, noise
+
+    def dual_step(self):
+        _, r = self._parts(self.kz, self.noise, self.z)
+        self.lam = self.lam + self.opts["rho"] * r
+        return r
+
+    def iterate(self, center=None, mu=None, rho_c=0.0):
+        """One ADMM iteration; returns ||theta_new - theta_old||_2."""
+        old = self.theta.copy()
+        value = self.theta_step(center, mu, rho_c)
+        self.z_step()
+        r = self.dual_step()
+        a = self.kz[:self.nv] - self.yV
+        # the validation error the ADMM tracks (z standing for C_T^-1 y_T)
+        merit = self.scale * float(a @ a)
+        self.merit = merit
+        if merit < self.best[0]:
+            self.best = (merit, self.theta.copy())
+        self.history.append(value)
+        self.n_iter += 1
+        return float(np.linalg.norm(self.theta - old))
+
+    def run(self):
+        """Algorithm 1: iterate until ||delta theta|| < epsilon or the limit."""
+        for _ in range(int(self.opts["max_iter"])):
+            if self.iterate() < self.opts["epsilon"]:
+                self.converged = True
+                break
+        if not self.converged:
+            self.theta = self.best[1]
+        return self
+
+    def validation_mse(self, theta, tol):
+        """Mean squared validation error at theta with z = C_T^-1 y_T solved by
+        bcd.solve, warm-started at the ADMM's z."""
+        z = exact_solve(self.space, theta, self.XT, self.yT, tol, x0=self.z,
+                        n_threads=self.n_threads)
+        kernel, _ = self.space.unpack(theta)
+        pred = kernel.evaluator(self.XA[:self.nv], self.XT, self.n_threads).matvec(z)
+        return float(np.mean((self.yV - pred) ** 2))
+
+
+# Task functions (module level so that they pickle by reference)
+
+def holdout_run(X, y, val, train, space, theta0, options, seed, n_threads):
+    """A whole hold-out ADMM run: the fold's final state."""
+    return HoldOut(X, y, val, train, space, theta0, options, seed, n_threads).run()
+
+
+def holdout_init(X, y, val, train, space, theta0, options, seed, n_threads):
+    return HoldOut(X, y, val, train, space, theta0, options, seed, n_threads)
+
+
+def consensus_step(state, center, mu, rho_c):
+    """One ADMM iteration of a fold with the consensus terms (a new state)."""
+    new = state.copy()
+    new.iterate(center, mu, rho_c)
+    return new
+
+
+def state_theta(state):
+    """The theta-sized message a consensus step sends back: theta_k, the
+    fold's Lagrangian and its validation error."""
+    return state.theta, state.history[-1], state.merit
+
+
+def state_validation(state, theta, tol):
+    return state.validation_mse(theta, tol)
+
+
+def state_summary(state):
+    return dict(theta=state.theta, history=np.asarray(state.history), n_iter=state.n_iter,
+                converged=state.converged)
+
+
+def make_folds(n, cv, rng):
+    """(validation, training) index pairs: a fraction held out, or K folds."""
+    perm = rng.permutation(n)
+    if isinstance(cv, float):
+        nv = min(n - 1, max(1, int(round(cv * n))))
+        parts = [(np.sort(perm[:nv]), np.sort(perm[nv:]))]
+    else:
+        chunks = np.array_split(perm, cv)
+        parts = [(np.sort(c), np.sort(np.setdiff1d(perm, c))) for c in chunks]
+    return parts
+
+
+def fit_cv_admm(space, X, y, cv, scheme, n_restarts, rng, executor, options, tol,
+                progress=None):
+    """Cross-validation ADMM from theta0 and ``n_restarts`` log-uniform draws:
+    the candidate with the lowest cross-validation error."""
+    opts = dict(ADMM_DEFAULTS)
+    opts.update(options or {})
+    folds = make_folds(X.shape[0], cv, rng)
+    starts = [space.theta0()] + list(space.random(rng, n_restarts))
+    seeds = rng.integers(0, 2**31 - 1, size=(len(starts), len(folds)))
+    Xf, yf = executor.scatter(X), executor.scatter(y)
+    nt = _threads_per_task(executor)
+    solve_tol = tol
+    if scheme == "naive" or len(folds) == 1:
+        states = [[executor.submit(holdout_run, Xf, yf, v, t, space, t0, opts, int(s), nt)
+                   for (v, t), s in zip(folds, seeds[c])] for c, t0 in enumerate(starts)]
+        summaries = [executor.gather([executor.submit(state_summary, st) for st in row])
+                     for row in states]
+        thetas = [space.clip(np.mean([s["theta"] for s in row], axis=0)) for row in summaries]
+        histories = []
+        for row in summaries:
+            length = max(len(s["history"]) for s in row)
+            padded = [np.concatenate([s["history"], np.full(length - len(s["history"]),
+                                                            s["history"][-1] if len(s["history"]) else np.nan)])
+                      for s in row]
+            histories.append(np.mean(padded, axis=0) if length else np.zeros(0))
+        converged = [all(s["converged"] for s in row) for row in summaries]
+        n_iter = [max(s["n_iter"] for s in row) for row in summaries]
+        if progress is not None:
+            progress.show(f"cv_admm ({scheme}, {len(folds)} folds): {max(n_iter)} "
+                          f"iterations  time {progress.elapsed():.1f}s", force=True)
+    else:
+        thetas, histories, converged, n_iter, states = _consensus(
+            space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress)
+    # the cross-validation error of each candidate, with exact solves
+    scores = []
+    for c, theta in enumerate(thetas):
+        futs = [executor.submit(state_validation, st, theta, solve_tol) for st in states[c]]
+        scores.append(float(np.mean(executor.gather(futs))))
+    best = int(np.argmin(scores))
+    if not converged[best]:
+        warnings.warn(f"The cross-validation ADMM reached its iteration limit "
+                      f"({opts['max_iter']}) before ||delta theta|| < {opts['epsilon']:g}; the "
+                      f"best hyperparameters found are kept.", convergence_warning(),
+                      stacklevel=4)
+    if progress is not None:
+        progress.end(f"cv_admm: cross-validation MSE {scores[best]:.6g} (best of "
+                     f"{len(thetas)} starts)  time {progress.elapsed():.1f}s")
+    return dict(theta=thetas[best], cv_mse=scores[best], history=histories[best],
+                n_iter=n_iter[best], scores=scores, thetas=thetas, folds=folds)
+
+
+def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress):
+    """Consensus ADMM (problem (16) of the paper): each fold k keeps its own
+    theta_k, tied to the consensus z by multipliers mu_k; per iteration the
+    folds take one ADMM step of their own (a task each, the fold's state
+    staying where it is), send theta_k back, and the driver updates z and
+    mu_k.  Only theta-sized vectors move."""
+    rho = float(opts["rho"])
+    n_c, K = len(starts), len(folds)
+    states = [[executor.submit(holdout_init, Xf, yf, v, t, space, t0, opts, int(s), nt)
+               for (v, t), s in zip(folds, seeds[c])] for c, t0 in enumerate(starts)]
+    centers = [space.clip(np.asarray(t0, dtype=np.float64)) for t0 in starts]
+    mus = [[np.zeros(space.size) for _ in range(K)] for _ in range(n_c)]
+    active = [True] * n_c
+    converged = [False] * n_c
+    n_iter = [0] * n_c
+    histories = [[] for _ in range(n_c)]
+    best = [(np.inf, c.copy()) for c in centers]
+    for it in range(int(opts["max_iter"])):
+        cand = [c for c in range(n_c) if active[c]]
+        if not cand:
+            break
+        for c in cand:
+            states[c] = [executor.submit(consensus_step, states[c][k], centers[c], mus[c][k], rho)
+                         for k in range(K)]
+        flat = executor.gather([executor.submit(state_theta, states[c][k])
+                                for c in cand for k in range(K)])
+        for i, c in enumerate(cand):
+            thetas = [m[0] for m in flat[i * K:(i + 1) * K]]
+            value = float(np.sum([m[1] for m in flat[i * K:(i + 1) * K]]))
+            merit = float(np.mean([m[2] for m in flat[i * K:(i + 1) * K]]))
+            if merit < best[c][0]:
+                best[c] = (merit, centers[c].copy())
+            new_center = space.clip(np.mean([t + m / rho for t, m in zip(thetas, mus[c])],
+                                            axis=0))
+            for k in range(K):
+                mus[c][k] = mus[c][k] + rho * (thetas[k] - new_center)
+            change = float(np.linalg.norm(new_center - centers[c]))
+            histories[c].append(value)
+            centers[c] = new_center
+            n_iter[c] = it + 1
+            if change < opts["epsilon"]:
+                active[c] = False
+                converged[c] = True
+        if progress is not None and progress.due():
+            progress.show(f"cv_admm (consensus, {K} folds): iteration {it + 1}  "
+                          f"time {progress.elapsed():.1f}s")
+    thetas = [centers[c] if converged[c] else best[c][1] for c in range(n_c)]
+    return thetas, [np.asarray(h) for h in histories], converged, n_iter, states
