@@ -43,6 +43,8 @@ cdef class CyKernelEvaluator:
     cdef double self_pair(self, Py_ssize_t i) noexcept nogil
     cdef double metric(self, Py_ssize_t m, const double* a, const double* b) noexcept nogil
     cdef double value(self, const double* sp) noexcept nogil
+    cdef void grad_tile(self, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t j, const double* gw,
+                        double* scratch, double* g) noexcept nogil
     cdef void grad_pair(self, const double* a, Py_ssize_t sa, const double* b, Py_ssize_t sb,
                         double weight, double* sp, double* g) noexcept nogil
     cdef void gemv_cols(self, const int* cols, const double* w, Py_ssize_t m,

@@ -104,6 +104,34 @@ cdef inline double _factor(int code, double s, double inv_l2, double freq) noexc
     return bcd_exp(-(0.5 * s + 2.0 * t * t) * inv_l2)
 
 
+cdef inline void _factor_mul(int code, const double* s, double inv_l2, double freq, double* out,
+                             Py_ssize_t w) noexcept nogil:
+    """out[i] *= the factor at squared distance (or metric) s[i], the kind
+    tested once outside the loop."""
+    cdef Py_ssize_t i
+    cdef double r, t
+    if code == 0:
+        for i in range(w):
+            out[i] *= bcd_exp(-0.5 * s[i])
+    elif code == 1:
+        for i in range(w):
+            t = SQRT3 * sqrt(s[i])
+            out[i] *= (1.0 + t) * bcd_exp(-t)
+    elif code == 2:
+        for i in range(w):
+            t = SQRT5 * sqrt(s[i])
+            out[i] *= (1.0 + t + t * t / 3.0) * bcd_exp(-t)
+    elif code == 5:
+        for i in range(w):
+            out[i] *= bcd_exp(-s[i])
+    elif code == 6:
+        for i in range(w):
+            out[i] *= s[i]
+    else:
+        for i in range(w):
+            out[i] *= _factor(code, s[i], inv_l2, freq)
+
+
 @cython.final
 cdef class CyKernelEvaluator:
 
@@ -517,42 +545,131 @@ cdef class CyKernelEvaluator:
 
     def grad_contract(self, G, Py_ssize_t row0=0, cols=None):
         """``sum_{r,c} G[r, c] dk(x1_{row0 + r}, x2_{cols[c]}) / dlog(theta_p)``
-        for every log-parameter p (a vector of ``n_params``); ``G`` is
-        C-ordered (rows, len(cols)); ``cols`` defaults to all of X2.  Entries
-        with weight 0 are skipped; rows are split between threads."""
+        for every log-parameter p (a vector of ``n_params``); ``G`` has shape
+        (rows, len(cols)) (F-ordered avoids a copy); ``cols`` defaults to all
+        of X2.  Tiles of rows run in parallel, each column of a tile
+        vectorized over its rows."""
         if self.g_var is None:
             raise ValueError("set_gradient_map first.")
         cdef int[::1] c = (np.arange(self.n2, dtype=np.int32) if cols is None
                            else np.ascontiguousarray(cols, dtype=np.int32))
-        Gc = np.ascontiguousarray(G, dtype=np.float64)
-        if Gc.ndim != 2 or Gc.shape[1] != c.shape[0] or row0 < 0 \
-                or row0 + Gc.shape[0] > self.n1:
+        Gf = np.asfortranarray(G, dtype=np.float64)
+        if Gf.ndim != 2 or Gf.shape[1] != c.shape[0] or row0 < 0 \
+                or row0 + Gf.shape[0] > self.n1:
             raise ValueError("G must have shape (rows, len(cols)) within X1.")
-        cdef const double[:, ::1] Gv = Gc
-        cdef Py_ssize_t nr = Gc.shape[0], nc = c.shape[0], P = self.n_params
+        cdef const double[::1, :] Gv = Gf
+        cdef Py_ssize_t nr = Gf.shape[0], nc = c.shape[0], P = self.n_params
+        cdef Py_ssize_t n_tiles = (nr + TILE - 1) // TILE
         cdef int nt = self.threads_for(nr * nc * 4)
         acc = np.zeros((nt, max(P, 1)))
         cdef double[:, ::1] av = acc
-        cdef Py_ssize_t r, j, q, tid
-        cdef double* sp
+        cdef Py_ssize_t t, j, q, tid, i0, i1
+        cdef double* scratch
         cdef double* loc
-        cdef Py_ssize_t sa = self.n1 * self.dim, sb = self.n2 * self.dim
         if nr == 0 or nc == 0 or P == 0:
             return np.zeros(P)
         with nogil, parallel(num_threads=nt):
-            sp = <double*>malloc(self.n_metrics * sizeof(double))
+            scratch = <double*>malloc((self.n_metrics + 4) * TILE * sizeof(double))
             loc = <double*>calloc(P, sizeof(double))
-            for r in prange(nr, schedule="static"):
+            for t in prange(n_tiles, schedule="static"):
+                i0 = t * TILE
+                i1 = min(i0 + TILE, nr)
                 for j in range(nc):
-                    if Gv[r, j] != 0.0:
-                        self.grad_pair(&self.R1[0, row0 + r, 0], sa, &self.R2[0, c[j], 0], sb,
-                                       Gv[r, j], sp, loc)
+                    self.grad_tile(row0 + i0, row0 + i1, c[j], &Gv[i0, j], scratch, loc)
             tid = threadid()
             for q in range(P):
                 av[tid, q] += loc[q]
-            free(sp)
+            free(scratch)
             free(loc)
         return acc.sum(axis=0)
+
+    cdef void grad_tile(self, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t j, const double* gw,
+                        double* scratch, double* g) noexcept nogil:
+        """g[p] += sum_{i0 <= i < i1} gw[i - i0] dk(x1_i, x2_j) / dlog(theta_p);
+        ``scratch`` holds (n_metrics + 4) * TILE doubles."""
+        cdef Py_ssize_t w = i1 - i0, m, t, f, k, i, mf
+        cdef double* sq = scratch
+        cdef double* tv = scratch + self.n_metrics * TILE
+        cdef double* wv = tv + TILE
+        cdef double* hv = wv + TILE
+        cdef double* rv = hv + TILE
+        cdef double total, acc, zk, u, r, sn, a
+        cdef const double* xk
+        cdef int code, kind
+        for m in range(self.n_metrics):
+            kind = self.m_kind[m]
+            if kind == 0:
+                bcd_sqdist(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim, sq + m * w, w)
+            elif kind == 1:
+                bcd_hamming(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], &self.m_weight[m, 0],
+                            self.dim, sq + m * w, w)
+            else:
+                bcd_minsum(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim,
+                           sq + m * w, w)
+        for t in range(self.term_ptr.shape[0] - 1):
+            for i in range(w):
+                tv[i] = self.term_coef[t]
+            for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
+                _factor_mul(self.f_code[f], sq + self.f_metric[f] * w, self.f_inv_l2[f],
+                            self.f_freq[f], tv, w)
+            total = 0.0
+            for i in range(w):
+                wv[i] = gw[i] * tv[i]
+                total += wv[i]
+            for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
+                if self.g_var[f] >= 0:
+                    g[self.g_var[f]] += total
+                code = self.f_code[f]
+                mf = self.f_metric[f]
+                if code <= 2:
+                    if code == 0:
+                        for i in range(w):
+                            hv[i] = wv[i]
+                    elif code == 1:
+                        for i in range(w):
+                            hv[i] = wv[i] * 3.0 / (1.0 + SQRT3 * sqrt(sq[mf * w + i]))
+                    else:
+                        for i in range(w):
+                            r = SQRT5 * sqrt(sq[mf * w + i])
+                            hv[i] = wv[i] * (5.0 / 3.0) * (1.0 + r) / (1.0 + r + r * r / 3.0)
+                    for k in range(self.dim):
+                        if self.g_len[f, k] < 0:
+                            continue
+                        xk = &self.X1[mf, k, i0]
+                        zk = self.R2[mf, j, k]
+                        acc = 0.0
+                        for i in range(w):
+                            u = xk[i] - zk
+                            acc += hv[i] * u * u
+                        g[self.g_len[f, k]] += acc
+                elif code <= 4:
+                    for i in range(w):
+                        rv[i] = sqrt(sq[mf * w + i])
+                    if self.g_len[f, 0] >= 0:
+                        acc = 0.0
+                        for i in range(w):
+                            sn = sin(self.f_freq[f] * rv[i])
+                            a = 4.0 * sn * sn
+                            if code == 4:
+                                a += sq[mf * w + i]
+                            acc += wv[i] * a
+                        g[self.g_len[f, 0]] += acc * self.f_inv_l2[f]
+                    if self.g_per[f] >= 0:
+                        acc = 0.0
+                        for i in range(w):
+                            acc += wv[i] * rv[i] * sin(2.0 * self.f_freq[f] * rv[i])
+                        g[self.g_per[f]] += acc * 2.0 * self.f_freq[f] * self.f_inv_l2[f]
+                elif code == 5:
+                    for k in range(self.dim):
+                        if self.g_len[f, k] < 0:
+                            continue
+                        xk = &self.X1[mf, k, i0]
+                        zk = self.R2[mf, j, k]
+                        acc = 0.0
+                        for i in range(w):
+                            if xk[i] != zk:
+                                acc += wv[i]
+                        g[self.g_len[f, k]] -= acc * self.m_weight[mf, k]
 
     def grad_diagonal(self, w):
         """``sum_i w[i] dk(x1_i, x1_i) / dlog(theta_p)`` for every p."""

@@ -14,12 +14,15 @@ re-triangularised by Givens rotations from the left (O(m^2)).
 """
 import numpy as np
 cimport cython
-from cython.parallel cimport prange, parallel
-from libc.math cimport sqrt, hypot
+from cython.parallel cimport prange, parallel, threadid
+from libc.math cimport sqrt, hypot, log
 from libc.stdlib cimport malloc, free
 
 cdef enum:
     ROWS = 256          # rows of L rotated together by one thread
+    # element operations below which a loop runs on one thread: waking
+    # the other threads can cost milliseconds on a busy machine
+    PARALLEL_WORK = 1 << 22
 
 
 def rotation_coefficients(const double[::1, :] L, const int[::1] piv, Py_ssize_t p,
@@ -68,7 +71,7 @@ def rotate_columns(double[::1, :] L, Py_ssize_t p, Py_ssize_t mcur, const double
     cdef double x, y, ck, sk
     if mcur - p <= 1 or n == 0:
         return
-    cdef int nt = n_threads if n * (mcur - p) >= 65536 else 1
+    cdef int nt = n_threads if n * (mcur - p) >= PARALLEL_WORK else 1
     with nogil, parallel(num_threads=nt):
         carry = <double*>malloc(ROWS * sizeof(double))
         for t in prange(n_tiles, schedule="static"):
@@ -150,7 +153,7 @@ def row_sqnorms(const double[::1, :] L, Py_ssize_t k, double[::1] out, int n_thr
     cdef Py_ssize_t n = L.shape[0], n_tiles = (n + ROWS - 1) // ROWS
     cdef Py_ssize_t t, i, i0, i1, q
     cdef double v
-    cdef int nt = n_threads if n * k >= 65536 else 1
+    cdef int nt = n_threads if n * k >= PARALLEL_WORK else 1
     if n == 0:
         return
     for t in prange(n_tiles, nogil=True, schedule="static", num_threads=nt):
@@ -162,3 +165,197 @@ def row_sqnorms(const double[::1, :] L, Py_ssize_t k, double[::1] out, int n_thr
             for i in range(i0, i1):
                 v = L[i, q]
                 out[i] += v * v
+
+
+def zero_upper(double[::1, :] L, const int[::1] piv, Py_ssize_t p, Py_ssize_t mcur):
+    """Exact zeros beyond the diagonal in the pivot rows at positions
+    p..mcur-1 (the lower trapezoidal structure)."""
+    cdef Py_ssize_t q, j
+    for q in range(p, mcur):
+        for j in range(q + 1, mcur):
+            L[piv[q], j] = 0.0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def lmul(const double[::1, :] L, Py_ssize_t k, const double[::1] v, double[::1] out,
+         double alpha=1.0, int n_threads=1):
+    """out[i] += alpha * sum_{q < k} L[i, q] v[q]: one pass over L[:, :k],
+    tiles of rows in parallel."""
+    cdef Py_ssize_t n = L.shape[0], n_tiles = (n + ROWS - 1) // ROWS
+    cdef Py_ssize_t t, i, i0, i1, q
+    cdef double vq
+    cdef double* acc
+    cdef int nt = n_threads if n * k >= PARALLEL_WORK else 1
+    if n == 0 or k == 0:
+        return
+    with nogil, parallel(num_threads=nt):
+        acc = <double*>malloc(ROWS * sizeof(double))
+        for t in prange(n_tiles, schedule="static"):
+            i0 = t * ROWS
+            i1 = min(i0 + ROWS, n)
+            for i in range(i1 - i0):
+                acc[i] = 0.0
+            for q in range(k):
+                vq = v[q]
+                for i in range(i1 - i0):
+                    acc[i] += L[i0 + i, q] * vq
+            for i in range(i1 - i0):
+                out[i0 + i] += alpha * acc[i]
+        free(acc)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def ltmul(const double[::1, :] L, Py_ssize_t k, const double[::1] x, double[::1] out,
+          int n_threads=1):
+    """out[q] = sum_i L[i, q] x[i] for q < k: one pass over L[:, :k],
+    columns in parallel."""
+    cdef Py_ssize_t n = L.shape[0], i, q
+    cdef double s
+    cdef int nt = n_threads if n * k >= PARALLEL_WORK else 1
+    for q in prange(k, nogil=True, schedule="static", num_threads=nt):
+        s = 0.0
+        for i in range(n):
+            s = s + L[i, q] * x[i]
+        out[q] = s
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def rank_one_columns(double[::1, :] E, Py_ssize_t z, const double[::1] col,
+                     const double[::1] cj, double sign, int n_threads=1):
+    """E[:, a] += sign * col * cj[a] for a < z."""
+    cdef Py_ssize_t n = E.shape[0], i, a
+    cdef double w
+    cdef int nt = n_threads if n * z >= PARALLEL_WORK else 1
+    for a in prange(z, nogil=True, schedule="static", num_threads=nt):
+        w = sign * cj[a]
+        for i in range(n):
+            E[i, a] += w * col[i]
+
+
+def solve_upper(const double[:, ::1] R, Py_ssize_t k, double[::1] b, bint trans):
+    """b <- R^{-1} b (or R^{-T} b) for the leading k x k block of the upper
+    triangular R, in place."""
+    cdef Py_ssize_t i, j
+    cdef double s
+    if trans:
+        for i in range(k):
+            s = b[i]
+            for j in range(i):
+                s -= R[j, i] * b[j]
+            b[i] = s / R[i, i]
+    else:
+        for i in range(k - 1, -1, -1):
+            s = b[i]
+            for j in range(i + 1, k):
+                s -= R[i, j] * b[j]
+            b[i] = s / R[i, i]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def best_candidate(const double[::1, :] E, const int[::1] sel, const double[:, ::1] Ci,
+                   const double[:, ::1] G, const double[:, ::1] H, const double[::1] h,
+                   const double[::1] dres, const unsigned char[::1] exclude, double thr,
+                   double tiny, double s, double nu, int n_threads=1):
+    """The row j maximising the approximate decrease of the objective
+    0.5 (a^2 / (delta s rho^2) + log s - log rho^2 + nu b / s), with u =
+    Ci e_j (e_j the selected entries of row j of E), delta = u'u, b =
+    u'Gu / delta, rho^2 = s + b - u'Hu / delta and a = h'u; rows with dres
+    <= thr, excluded, or delta <= tiny are skipped.  Returns (j, value) or
+    (-1, -inf)."""
+    cdef Py_ssize_t n = E.shape[0], z = sel.shape[0], i, a, b_, t, tid
+    cdef int nt = n_threads if n * z * z >= PARALLEL_WORK else 1
+    cdef double logs = log(s)
+    best_i = np.full(nt, -1, dtype=np.intp)
+    best_v = np.full(nt, -np.inf)
+    cdef Py_ssize_t[::1] bi = best_i
+    cdef double[::1] bv = best_v
+    cdef double* e
+    cdef double* u
+    cdef double delta, q1, q2, av, gu, hu, bb, rho2, val
+    if z == 0 or n == 0:
+        return -1, -np.inf
+    with nogil, parallel(num_threads=nt):
+        e = <double*>malloc(2 * z * sizeof(double))
+        u = e + z
+        for i in prange(n, schedule="static"):
+            if dres[i] <= thr or exclude[i]:
+                continue
+            for a in range(z):
+                e[a] = E[i, sel[a]]
+            delta = 0.0
+            for a in range(z):
+                gu = 0.0
+                for b_ in range(a + 1):
+                    gu = gu + Ci[a, b_] * e[b_]
+                u[a] = gu
+                delta = delta + gu * gu
+            if delta <= tiny:
+                continue
+            q1 = 0.0
+            q2 = 0.0
+            av = 0.0
+            for a in range(z):
+                gu = 0.0
+                hu = 0.0
+                for b_ in range(z):
+                    gu = gu + G[a, b_] * u[b_]
+                    hu = hu + H[a, b_] * u[b_]
+                q1 = q1 + gu * u[a]
+                q2 = q2 + hu * u[a]
+                av = av + h[a] * u[a]
+            bb = q1 / delta
+            rho2 = s + bb - q2 / delta
+            if rho2 < s:
+                rho2 = s
+            val = 0.5 * (av * av / (delta * s * rho2) + logs - log(rho2) + nu * bb / s)
+            tid = threadid()
+            if val > bv[tid]:
+                bv[tid] = val
+                bi[tid] = i
+        free(e)
+    t = int(np.argmax(best_v))
+    return int(best_i[t]), float(best_v[t])
+
+
+def solve_upper_many(const double[:, ::1] R, Py_ssize_t k, double[:, ::1] B, bint trans):
+    """B <- R^{-1} B (or R^{-T} B) for the leading k x k block of the upper
+    triangular R and a C-ordered (k, q) B, in place (the inner loops run
+    over the q right-hand sides)."""
+    cdef Py_ssize_t q = B.shape[1], i, j, c
+    cdef double r, inv
+    if trans:
+        for i in range(k):
+            for j in range(i):
+                r = R[j, i]
+                if r != 0.0:
+                    for c in range(q):
+                        B[i, c] -= r * B[j, c]
+            inv = 1.0 / R[i, i]
+            for c in range(q):
+                B[i, c] *= inv
+    else:
+        for i in range(k - 1, -1, -1):
+            for j in range(i + 1, k):
+                r = R[i, j]
+                if r != 0.0:
+                    for c in range(q):
+                        B[i, c] -= r * B[j, c]
+            inv = 1.0 / R[i, i]
+            for c in range(q):
+                B[i, c] *= inv
+
+
+def upper_tmul(const double[:, ::1] R, Py_ssize_t k, const double[::1] x, double[::1] out):
+    """out = R[:k, :k]^T x for the upper triangular R."""
+    cdef Py_ssize_t i, j
+    cdef double s
+    for i in range(k):
+        s = 0.0
+        for j in range(i + 1):
+            s += R[j, i] * x[j]
+        out[i] = s

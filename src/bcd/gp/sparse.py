@@ -42,8 +42,10 @@ from .._progress import Progress, check_verbose
 from .._result import ConvergenceWarning
 from .._validation import check_scalar
 from ._kernel import CyKernelEvaluator, max_threads
-from ._sparse import (rotate_columns, rotate_rows, rotate_triangular, rotation_coefficients,
-                      row_sqnorms)
+from . import _sparse
+from ._sparse import (lmul, ltmul, rank_one_columns, rotate_columns, rotate_rows,
+                      rotate_triangular, rotation_coefficients, row_sqnorms, solve_upper,
+                      solve_upper_many, upper_tmul, zero_upper)
 from .kernels import Kernel
 from .regressor import (_RegressorBase, _check_array, _check_target, _feature_names,
                         _not_fitted)
@@ -64,8 +66,6 @@ LOG_BOUND = 25.0
 #: below this many flops, a triangular solve with many right-hand sides is
 #: made a product with the inverse
 SMALL_FLOPS = 2e7
-#: rows handled together by the NumPy parts of the candidate scores and gradients
-CHUNK = 16384
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
@@ -82,14 +82,40 @@ def _tri(A, b, lower=False, trans=False):
     return blas.dtrsm(1.0, A, b, lower=int(lower), trans_a=int(trans))
 
 
-def _solve_rt(R, b):
-    """R^{-T} b for upper triangular R (an empty R gives b)."""
-    return _tri(R, b, lower=False, trans=True)
+def _rsolve(R, k, b, trans):
+    """R[:k, :k]^{-1} b (or ^{-T}) for the upper triangular R (C-ordered,
+    leading block used in place), b a vector or a (k, q) matrix; a new array."""
+    out = np.array(b, dtype=np.float64, order="C", copy=True)
+    if k == 0 or out.size == 0:
+        return out
+    if out.ndim == 1:
+        solve_upper(R, k, out, trans)
+    else:
+        solve_upper_many(R, k, out, trans)
+    return out
 
 
-def _solve_r(R, b):
-    """R^{-1} b for upper triangular R."""
-    return _tri(R, b, lower=False, trans=False)
+class _blas_threads:
+    """Limit BLAS to ``n`` threads while in the block when ``n`` is given and
+    threadpoolctl is installed (otherwise BLAS keeps its own setting)."""
+
+    def __init__(self, n):
+        self.n = n
+        self.limits = None
+
+    def __enter__(self):
+        if self.n is not None:
+            try:
+                from threadpoolctl import threadpool_limits
+            except ImportError:
+                return self
+            self.limits = threadpool_limits(limits=int(self.n), user_api="blas")
+        return self
+
+    def __exit__(self, *exc):
+        if self.limits is not None:
+            self.limits.restore_original_limits()
+        return False
 
 
 class _NotPositiveDefinite(Exception):
@@ -127,6 +153,9 @@ class _Factor:
         self.kernel = kernel
         self.s = float(noise)
         self.ev = kernel.evaluator(self.X, n_threads=self.n_threads)
+        # single columns on one thread (not worth waking the others)
+        self.ev1 = CyKernelEvaluator(kernel._spec(self.X.shape[1]), self.X, None, 1) \
+            if self.n_threads > 1 else self.ev
         self.diag = (np.full(self.n, kernel.diag_value()) if kernel.stationary
                      else self.ev.diagonal())
         self.dmax = max(float(self.diag.max()), 0.0)
@@ -155,7 +184,7 @@ class _Factor:
             B = scipy.linalg.cholesky(Kmm, lower=True, check_finite=False)
         except np.linalg.LinAlgError:
             raise _NotPositiveDefinite() from None
-        if not np.all(np.diag(B) > math.sqrt(self.thr)):
+        if not np.all(np.diag(B) > 0):
             raise _NotPositiveDefinite()
         if self.n * m * m >= SMALL_FLOPS:
             out = blas.dtrsm(1.0, B, Lm, side=1, lower=1, trans_a=1, overwrite_b=1)
@@ -170,7 +199,7 @@ class _Factor:
         self.k = m
         self.R[:m, :m] = self._r_factor(Lm)
         self.R[m:, :m] = 0.0
-        self.Ly[:m] = blas.dgemv(1.0, Lm, self.y, trans=1)
+        ltmul(self.L, m, self.y, self.Ly, self.n_threads)
         row_sqnorms(self.L, m, self._sq, self.n_threads)
         self.d = np.maximum(self.diag - self._sq, 0.0)
         self.d[piv] = 0.0
@@ -203,10 +232,10 @@ class _Factor:
         residual diagonal summing to ``dsum`` (default sum(d))."""
         k = self.k if k is None else k
         dsum = float(self.d.sum()) if dsum is None else dsum
-        Rk = self.R[:k, :k]
-        c = _solve_rt(Rk, self.Ly[:k])
+        c = _rsolve(self.R, k, self.Ly[:k], True)
         ed = (self.yy - float(c @ c)) / self.s
-        ec = (self.n - k) * math.log(self.s) + 2.0 * float(np.sum(np.log(np.abs(np.diag(Rk)))))
+        logdet = float(np.sum(np.log(np.abs(np.diag(self.R)[:k]))))
+        ec = (self.n - k) * math.log(self.s) + 2.0 * logdet
         ev = max(dsum, 0.0) / self.s
         f = 0.5 * (ed + ec + self.nu * ev) + 0.5 * self.n * _LOG_2PI
         return f, ed, ec, ev
@@ -217,20 +246,31 @@ class _Factor:
     # -- columns of candidates and their exact gains
     def residual_columns(self, js, k, dres):
         """Cholesky columns (K - L_k L_k^T)[:, js] / sqrt(dres[js]) of the
-        candidates ``js`` against the first k pivots, and L_k^T times them."""
+        candidates ``js`` against the first k pivots, and L_k^T times them
+        (one pass over L_k for a single candidate)."""
         js = np.asarray(js, dtype=np.int32)
-        C = np.empty((self.n, js.shape[0]), order="F")
-        self.ev.columns_into(js, C)
+        q = js.shape[0]
+        C = np.empty((self.n, q), order="F")
+        (self.ev1 if q == 1 else self.ev).columns_into(js, C)
+        W = np.zeros((k, q))
         Lk = self.L[:, :k]
-        if k:
+        if k and q == 1:
+            lmul(self.L, k, np.ascontiguousarray(self.L[js[0], :k]), C[:, 0], -1.0,
+                 self.n_threads)
+        elif k:
             C = blas.dgemm(-1.0, Lk, np.ascontiguousarray(Lk[js, :].T), beta=1.0, c=C,
                            overwrite_c=1)
         root = np.sqrt(dres[js])
         C /= root
         if k:
             C[self.piv[:k], :] = 0.0
-        C[js, np.arange(js.shape[0])] = root
-        W = blas.dgemm(1.0, Lk, C, trans_a=1) if k else np.zeros((0, js.shape[0]))
+        C[js, np.arange(q)] = root
+        if k and q == 1:
+            w = np.empty(k)
+            ltmul(self.L, k, C[:, 0], w, self.n_threads)
+            W[:, 0] = w
+        elif k:
+            W = blas.dgemm(1.0, Lk, C, trans_a=1)
         return C, W
 
     def gains(self, C, W, k):
@@ -238,9 +278,8 @@ class _Factor:
         W = L_k^T C) to the first k pivots: ``(dF, V, rho, yc)`` with V the new
         columns of R above the diagonal, rho the new diagonal entries and yc
         = y^T C."""
-        Rk = self.R[:k, :k]
-        c = _solve_rt(Rk, self.Ly[:k])
-        V = _solve_rt(Rk, W) if k else W
+        c = _rsolve(self.R, k, self.Ly[:k], True)
+        V = _rsolve(self.R, k, W, True)
         nl = np.einsum("ij,ij->j", C, C)
         yc = self.y @ C
         rho2 = self.s + nl - np.einsum("ij,ij->j", V, V)
@@ -283,13 +322,14 @@ class _Factor:
         self.piv[p:k - 1] = self.piv[p + 1:k].copy()
         self.piv[k - 1] = moved
         # exact zeros above the diagonal in the pivot rows that moved
-        for q in range(p, k - 1):
-            self.L[self.piv[q], q + 1:k] = 0.0
+        zero_upper(self.L, self.piv, p, k)
 
     def removed_projection(self):
         """L_{k-1}^T l for the last column l: from R^T R = L^T L + noise I."""
         k = self.k
-        return self.R[:k - 1, :k - 1].T @ self.R[:k - 1, k - 1]
+        out = np.empty(k - 1)
+        upper_tmul(self.R, k - 1, np.ascontiguousarray(self.R[:k - 1, k - 1]), out)
+        return out
 
     # -- gradient of the objective with respect to the log-parameters
     def gradient(self, spec, gmap):
@@ -310,8 +350,8 @@ class _Factor:
         Lk = self.L[:, :k]
         Rk = self.R[:k, :k]
         B = Lk[piv, :]
-        c = _solve_rt(Rk, self.Ly[:k])
-        alpha = _solve_r(Rk, c)
+        c = _rsolve(self.R, k, self.Ly[:k], True)
+        alpha = _rsolve(self.R, k, c, False)
         beta = _tri(B, alpha, lower=True, trans=True)
         eye = np.eye(k)
         Rinv = _tri(Rk, eye)
@@ -322,7 +362,8 @@ class _Factor:
         if nu:
             inner += Rk.T @ Rk / s - eye
         Gmm = 0.5 * Binv.T @ inner @ Binv
-        r = self.y - blas.dgemv(1.0, Lk, alpha)
+        r = self.y.copy()
+        lmul(self.L, k, alpha, r, -1.0, self.n_threads)
         Z = self.X[piv]
         evx = CyKernelEvaluator(spec, self.X, Z, self.n_threads)
         evx.set_gradient_map(*gmap)
@@ -330,9 +371,10 @@ class _Factor:
         step = max(256, 4_000_000 // max(k, 1))      # about 32 MB of weights at a time
         for start in range(0, n, step):
             stop = min(n, start + step)
-            Gc = Lk[start:stop] @ Wp
-            Gc -= np.outer(r[start:stop] / s, beta)
-            g += evx.grad_contract(Gc, start)
+            # the weights transposed: (k, rows) C-ordered is (rows, k) F-ordered
+            Gt = Wp.T @ Lk[start:stop].T
+            Gt -= np.outer(beta, r[start:stop] / s)
+            g += evx.grad_contract(Gt.T, start)
         evz = CyKernelEvaluator(spec, Z, None, self.n_threads)
         evz.set_gradient_map(*gmap)
         g += evz.grad_contract(Gmm)
@@ -395,12 +437,13 @@ class _InfoPivots:
             return
         j = int(self.rng.choice(valid))
         k = fac.k
-        fac.ev.columns_into([j], self.E[:, slot:slot + 1])
+        fac.ev1.columns_into([j], self.E[:, slot:slot + 1])
         if k:
-            Lk = fac.L[:, :k]
             col = self.E[:, slot]
-            col -= blas.dgemv(1.0, Lk, np.ascontiguousarray(Lk[j, :]))
-            self.T[:k, slot] = blas.dgemv(1.0, Lk, col, trans=1)
+            lmul(fac.L, k, np.ascontiguousarray(fac.L[j, :k]), col, -1.0, fac.n_threads)
+            w = np.empty(k)
+            ltmul(fac.L, k, col, w, fac.n_threads)
+            self.T[:k, slot] = w
         self.J[slot] = j
 
     def rank_one(self, col, proj, sign):
@@ -409,10 +452,7 @@ class _InfoPivots:
         if z == 0:
             return
         cj = np.ascontiguousarray(col[self.J])
-        E = self.E[:, :z]
-        out = blas.dger(sign, col, cj, a=E, overwrite_a=1)
-        if not np.shares_memory(out, self.E):
-            E[:] = out
+        rank_one_columns(self.E, z, np.ascontiguousarray(col), cj, sign, self.fac.n_threads)
         k = proj.shape[0]
         self.T[:k, :z] += sign * np.outer(proj, cj)
 
@@ -420,7 +460,9 @@ class _InfoPivots:
         """T[k-1] = col^T E for the column in the last position."""
         z = self.J.shape[0]
         if z:
-            self.T[self.fac.k - 1, :z] = blas.dgemv(1.0, self.E[:, :z], col, trans=1)
+            w = np.empty(z)
+            ltmul(self.E, z, np.ascontiguousarray(col), w, self.fac.n_threads)
+            self.T[self.fac.k - 1, :z] = w
 
     def best_candidate(self, k, dres, exclude):
         """The candidate with the largest approximate decrease of the
@@ -441,42 +483,19 @@ class _InfoPivots:
         Es = E[:, sel]
         Ety = Es.T @ fac.y
         EtE = Es.T @ Es
-        Rk = fac.R[:k, :k]
-        cvec = _solve_rt(Rk, fac.Ly[:k])
-        Pt = _solve_rt(Rk, self.T[:k, sel]) if k else np.zeros((0, sel.shape[0]))
+        cvec = _rsolve(fac.R, k, fac.Ly[:k], True)
+        Pt = _rsolve(fac.R, k, self.T[:k, sel], True)
         Gz = Cinv @ EtE @ Cinv.T
         Pu = Pt @ Cinv.T
         H = Pu.T @ Pu
         h = Cinv @ (Ety - Pt.T @ cvec)
-        s, nu = fac.s, fac.nu
-        # quadratic forms of u = C^{-1} e_j for every row e_j of E: delta =
-        # u'u approximates the residual variance, u'Gu / delta the squared
-        # norm of the new column, u'Hu / delta its part in the span of L
-        M = np.hstack([Cinv.T, Cinv.T @ Gz, Cinv.T @ H, (Cinv.T @ h)[:, None]])
-        zz = sel.shape[0]
-        best, best_val = -1, -np.inf
-        tiny = PIVOT_TOL * fac.thr
-        for start in range(0, fac.n, CHUNK):
-            stop = min(fac.n, start + CHUNK)
-            Y = Es[start:stop] @ M
-            U = Y[:, :zz]
-            delta = np.einsum("ij,ij->i", U, U)
-            q1 = np.einsum("ij,ij->i", Y[:, zz:2 * zz], U)
-            q2 = np.einsum("ij,ij->i", Y[:, 2 * zz:3 * zz], U)
-            a = Y[:, 3 * zz]
-            ok = (dres[start:stop] > fac.thr) & ~exclude[start:stop] & (delta > tiny)
-            if not ok.any():
-                continue
-            with np.errstate(divide="ignore", invalid="ignore"):
-                b = q1 / delta
-                rho2 = np.maximum(s + b - q2 / delta, s)
-                val = 0.5 * (a * a / (delta * s * rho2) + math.log(s) - np.log(rho2)
-                             + nu * b / s)
-            val = np.where(ok, val, -np.inf)
-            i = int(np.argmax(val))
-            if val[i] > best_val:
-                best, best_val = start + i, float(val[i])
-        return best, best_val
+        # for every row e_j of E, with u = C^{-1} e_j: u'u approximates the
+        # residual variance, u'Gu / u'u the squared norm of the new column
+        # and u'Hu / u'u its part in the span of L (compiled, rows in parallel)
+        return _sparse.best_candidate(
+            self.E, sel.astype(np.int32), np.ascontiguousarray(Cinv), np.ascontiguousarray(Gz),
+            np.ascontiguousarray(H), np.ascontiguousarray(h), dres, exclude.view(np.uint8),
+            fac.thr, PIVOT_TOL * fac.thr, fac.s, float(fac.nu), fac.n_threads)
 
 
 def _pivoted_cholesky(S, tol):
@@ -657,7 +676,11 @@ class SparseGPRegressor(_RegressorBase):
         Seed of the initial inducing set, the order of the swaps, the
         information pivots and the greedy candidates.
     n_threads : int, optional
-        Threads evaluating the kernel (default: all cores).
+        Threads of the compiled loops (kernel, swaps, gradients); when given
+        and threadpoolctl is installed, also the limit of BLAS threads during
+        ``fit`` (default: all cores, and BLAS's own setting).  On a busy
+        machine, waking threads for short operations can cost more than they
+        save.
     verbose : bool or int, default=False
         ``True`` prints a line per epoch, ``2`` rewrites one line on a
         terminal.
@@ -806,9 +829,10 @@ class SparseGPRegressor(_RegressorBase):
         self._noise_floor = floor
         progress = Progress(verbose) if verbose else None
         run = _Run(self, fac, kernel, rng, m, z, progress, t_start)
-        run.start()
-        run.loop(int(self.max_epochs), float(self.tol))
-        run.finish()
+        with _blas_threads(self.n_threads):
+            run.start()
+            run.loop(int(self.max_epochs), float(self.tol))
+            run.finish()
         self.n_features_in_ = X.shape[1]
         if names is not None:
             self.feature_names_in_ = names
@@ -902,8 +926,9 @@ class _Run:
         try:
             self.fac.factorize(piv)
         except _NotPositiveDefinite:
-            raise ValueError("The kernel matrix of the inducing points is numerically "
-                             "singular at the initial hyperparameters.") from None
+            raise ValueError(f"The kernel matrix of the inducing points is not positive "
+                             f"definite for {self.kernel!r} at the initial hyperparameters: is "
+                             f"the kernel valid for these inputs?") from None
 
     def _random_pivots(self):
         """m random training points whose residual variances, taken in a
@@ -1116,7 +1141,14 @@ class _Run:
         f0, g0 = fg(theta0)
         if not np.isfinite(f0):
             self._set_theta(theta0)
-            fac.factorize(piv)
+            try:
+                fac.factorize(piv)
+            except _NotPositiveDefinite:
+                raise ValueError(
+                    f"The kernel matrix of the inducing points is not positive definite for "
+                    f"{self.kernel!r}: is the kernel valid for these inputs?  (Periodic "
+                    f"kernels of a Euclidean distance are positive definite for "
+                    f"one-dimensional inputs only.)") from None
             return 1
         theta, f, _, evals = _minimize_cg(fg, theta0, self.max_evals - 1, f0, g0)
         evals += 1
@@ -1137,7 +1169,7 @@ class _Run:
         piv = fac.piv[:k].copy()
         Rk = fac.R[:k, :k].copy()
         B = np.ascontiguousarray(fac.L[piv, :k])
-        alpha = _solve_r(Rk, _solve_rt(Rk, fac.Ly[:k]))
+        alpha = _rsolve(fac.R, k, _rsolve(fac.R, k, fac.Ly[:k], True), False)
         est.beta_ = _tri(B, alpha, lower=True, trans=True)
         est._B = B
         est._R = Rk
