@@ -583,3 +583,40 @@ def test_bad_inputs_raise():
     from sklearn.exceptions import NotFittedError
     with pytest.raises(NotFittedError):
         SparseGPRegressor(Hamming(1.0), 0.1).predict(Xc)
+
+
+@pytest.mark.parametrize("objective", ["vfe", "nmll"])
+def test_scores_with_every_point_as_information_pivot_are_exact(objective):
+    # with all candidates as information pivots the Nystrom form of the
+    # residual is exact, so are the approximate decreases of the objective
+    X, y, _, _ = bcd.datasets.make_friedman1(200, 10, random_state=0)
+    kernel = SquaredExponential(np.full(10, 2.0))
+    nu = 1 if objective == "vfe" else 0
+    fac = _factor(kernel, X, y, 0.05, nu, 12)
+    rng = np.random.default_rng(0)
+    fac.factorize(rng.choice(200, 12, replace=False))
+    info = _InfoPivots(fac, 200, rng)
+    info.refresh()
+    k = fac.k
+    fac.move_to_end(3, (info.T,))
+    li = fac.L[:, k - 1]
+    dres = fac.d + li * li
+    dres[fac.piv[:k - 1]] = 0.0
+    info.rank_one(li, fac.removed_projection(), 1.0)
+    j, value = info.best_candidate(k - 1, dres, fac.inducing)
+    valid = np.flatnonzero((dres > fac.thr) & ~fac.inducing)
+    C, W = fac.residual_columns(valid, k - 1, dres)
+    exact = fac.gains(C, W, k - 1)[0]
+    assert j == valid[np.argmax(exact)]
+    assert value == pytest.approx(exact.max(), rel=1e-8)
+
+
+def test_small_pivoted_cholesky():
+    from bcd.gp.sparse import _pivoted_cholesky
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((6, 4))
+    S = A @ A.T                                  # rank 4
+    sel, C = _pivoted_cholesky(S, 1e-10)
+    assert sel.shape[0] == 4
+    np.testing.assert_allclose(C @ C.T, S[np.ix_(sel, sel)], atol=1e-12)
+    assert np.all(np.diag(C)[:-1] >= np.diag(C)[1:])   # largest pivots first

@@ -4,6 +4,9 @@
 and B with timings.  ``python -m bcd reproduce FIGURE [--plot FILE.png]``:
 one of the paper's figures (4, 5, 8-12 on datasets A, B and C; 6 on
 the graph datasets D and E; 7 and 13 on A with an L1 penalty and x >= 0).
+``python -m bcd reproduce cholqr [--plot FILE.png] [--quick]``: the sparse GP
+experiments of Cao et al. (CholQR inducing-point swaps against random and
+greedy selection on Friedman1, concrete and hourly Bikeshare).
 ``python -m bcd gp-demo``: Gaussian process regression on Friedman1 by
 GBCD, dense Cholesky and matrix-free conjugate gradients.
 ``python -m bcd combinations``: the Markdown page of valid combinations of
@@ -24,13 +27,17 @@ def main(argv=None):
     demo.add_argument("--small", action="store_true",
                       help="use 200 x 2000 versions of the datasets (a quick check)")
     from ._experiments import FIGURES
-    rep = sub.add_parser("reproduce", help="one of the paper's figures: " + ", ".join(FIGURES))
-    rep.add_argument("figure", choices=list(FIGURES))
+    rep = sub.add_parser("reproduce", help="one of the paper's figures: " + ", ".join(FIGURES)
+                         + "; or cholqr, the sparse GP experiments of Cao et al.")
+    rep.add_argument("figure", choices=list(FIGURES) + ["cholqr"])
     rep.add_argument("--plot", metavar="FILE.png", help="write the panels (needs matplotlib)")
     rep.add_argument("--iterations", type=int, default=500)
     rep.add_argument("--small", action="store_true",
                      help="use small versions of the datasets (A, B: 200 x 2000; C: 200 x "
                           "200; D, E: 400 nodes)")
+    rep.add_argument("--quick", action="store_true",
+                     help="cholqr only: m in {16, 64}, 2 seeds, smaller datasets (a few "
+                          "minutes at most)")
     gp = sub.add_parser("gp-demo", help="Gaussian process regression on Friedman1: GBCD, "
                                         "Cholesky and conjugate gradients")
     gp.add_argument("--n-train", type=int, default=5000)
@@ -65,7 +72,15 @@ def main(argv=None):
     elif args.command == "combinations":
         from .core import reference_markdown
         print(reference_markdown(), end="")
+    elif args.command == "reproduce" and args.figure == "cholqr":
+        if args.small:
+            parser.error("--small applies to the figures of the block coordinate descent "
+                         "paper; use --quick with cholqr")
+        from ._cholqr_experiments import reproduce as reproduce_cholqr
+        reproduce_cholqr(plot_file=args.plot, quick=args.quick)
     elif args.command == "reproduce":
+        if args.quick:
+            parser.error("--quick applies to cholqr; use --small with the figures")
         from ._experiments import reproduce
         reproduce(args.figure, plot_file=args.plot, max_iter=args.iterations, small=args.small)
     return 0

@@ -513,6 +513,7 @@ def _pivoted_cholesky(S, tol):
         if dg[q - r] <= tol:
             break
         order[[r, q]] = order[[q, r]]
+        Lc[[r, q], :r] = Lc[[q, r], :r]
         pr = order[r]
         Lc[r, r] = math.sqrt(work[pr, pr])
         rest = order[r + 1:]
