@@ -938,21 +938,22 @@ class _Run:
         fac, m = self.fac, self.m
         order = self.rng.permutation(fac.n).astype(np.int32)
         chosen = np.zeros(0, dtype=np.int32)
+        B = np.zeros((0, 0))
         pos = 0
         batch = max(2 * m, 256)
         while chosen.shape[0] < m and pos < fac.n:
             cand = order[pos:pos + batch]
             pos += batch
+            batch = min(2 * batch, 16 * m + 256)
             if chosen.shape[0]:
-                # drop candidates without residual against the chosen points first
-                Kcc = fac.kernel(fac.X[chosen])
-                B = scipy.linalg.cholesky(0.5 * (Kcc + Kcc.T), lower=True, check_finite=False)
+                # drop the candidates without residual against the chosen points
                 W = _tri(B, fac.kernel(fac.X[chosen], fac.X[cand]), lower=True)
                 res = fac.diag[cand] - np.einsum("ij,ij->j", W, W)
                 cand = cand[res > fac.thr]
             pool = np.concatenate([chosen, cand])
-            G = fac.kernel(fac.X[pool])
-            chosen = pool[_in_order_pivots(G, m, fac.thr)]
+            taken, Lc = _in_order_pivots(fac.kernel(fac.X[pool]), m, fac.thr)
+            chosen = pool[taken]
+            B = Lc[taken]
         if chosen.shape[0] < m:
             warnings.warn(f"Only {chosen.shape[0]} training inputs have a positive residual "
                           f"variance (duplicates or a low-rank kernel); using "
@@ -1189,7 +1190,9 @@ class _Run:
 
 def _in_order_pivots(G, m, thr):
     """Positions of the first m points (in order) of the Gram matrix G that
-    keep a residual variance above ``thr`` against those before them."""
+    keep a residual variance above ``thr`` against those before them, and
+    the partial Cholesky factor (its rows at those positions: the Cholesky
+    factor of their Gram matrix)."""
     N = G.shape[0]
     Lc = np.zeros((N, min(m, N)))
     dd = np.diag(G).copy()
@@ -1206,4 +1209,5 @@ def _in_order_pivots(G, m, thr):
         dd -= col * col
         dd[q] = 0.0
         taken.append(q)
-    return np.asarray(taken, dtype=np.intp)
+    taken = np.asarray(taken, dtype=np.intp)
+    return taken, Lc[:, :taken.shape[0]]
