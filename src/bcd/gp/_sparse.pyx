@@ -18,6 +18,9 @@ from cython.parallel cimport prange, parallel, threadid
 from libc.math cimport sqrt, hypot, log
 from libc.stdlib cimport malloc, free
 
+cdef extern from "_vexp.h" nogil:
+    double bcd_dot(const double* a, const double* b, Py_ssize_t n)
+
 cdef enum:
     ROWS = 256          # rows of L rotated together by one thread
     # element operations below which a loop runs on one thread: waking
@@ -215,10 +218,7 @@ def ltmul(const double[::1, :] L, Py_ssize_t k, const double[::1] x, double[::1]
     cdef double s
     cdef int nt = n_threads if n * k >= PARALLEL_WORK else 1
     for q in prange(k, nogil=True, schedule="static", num_threads=nt):
-        s = 0.0
-        for i in range(n):
-            s = s + L[i, q] * x[i]
-        out[q] = s
+        out[q] = bcd_dot(&L[0, q], &x[0], n)
 
 
 @cython.boundscheck(False)
@@ -359,3 +359,45 @@ def upper_tmul(const double[:, ::1] R, Py_ssize_t k, const double[::1] x, double
         for j in range(i + 1):
             s += R[j, i] * x[j]
         out[i] = s
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def column_and_projection(const double[::1, :] L, Py_ssize_t k, const double[::1] lj,
+                          double[::1] col, double scale, double[::1] w, int n_threads=1):
+    """col <- (col - L[:, :k] lj) * scale and w = L[:, :k]^T col, in one pass
+    over L: each tile of rows is read twice while it is in cache."""
+    cdef Py_ssize_t n = L.shape[0], n_tiles = (n + ROWS - 1) // ROWS
+    cdef Py_ssize_t t, i, i0, i1, q, r, tid
+    cdef double v, s
+    cdef double* acc
+    cdef double* wl
+    cdef int nt = n_threads if n * k >= PARALLEL_WORK else 1
+    part = np.zeros((nt, max(k, 1)))
+    cdef double[:, ::1] pv = part
+    if n == 0:
+        return
+    with nogil, parallel(num_threads=nt):
+        acc = <double*>malloc(ROWS * sizeof(double))
+        wl = <double*>malloc(max(k, 1) * sizeof(double))
+        for r in range(k):
+            wl[r] = 0.0
+        for t in prange(n_tiles, schedule="static"):
+            i0 = t * ROWS
+            i1 = min(i0 + ROWS, n)
+            for i in range(i1 - i0):
+                acc[i] = 0.0
+            for q in range(k):
+                v = lj[q]
+                for i in range(i1 - i0):
+                    acc[i] += L[i0 + i, q] * v
+            for i in range(i1 - i0):
+                col[i0 + i] = (col[i0 + i] - acc[i]) * scale
+            for q in range(k):
+                wl[q] += bcd_dot(&L[i0, q], &col[i0], i1 - i0)
+        tid = threadid()
+        for r in range(k):
+            pv[tid, r] = wl[r]
+        free(acc)
+        free(wl)
+    np.asarray(w)[:k] = part[:, :k].sum(axis=0)

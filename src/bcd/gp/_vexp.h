@@ -143,4 +143,21 @@ BCD_CLONES static void bcd_minsum(const double *G, ptrdiff_t ldg, const double *
     }
 }
 
+/* sum_i a[i] b[i] with eight independent partial sums, so that the loop
+   vectorizes without reassociating a single running sum */
+BCD_CLONES static double bcd_dot(const double *a, const double *b, ptrdiff_t n)
+{
+    double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double total = 0.0;
+    ptrdiff_t i = 0, u;
+    for (; i + 8 <= n; i += 8)
+        for (u = 0; u < 8; u++)
+            part[u] += a[i + u] * b[i + u];
+    for (u = 0; u < 8; u++)
+        total += part[u];
+    for (; i < n; i++)
+        total += a[i] * b[i];
+    return total;
+}
+
 #endif

@@ -43,7 +43,7 @@ from .._result import ConvergenceWarning
 from .._validation import check_scalar
 from ._kernel import CyKernelEvaluator, max_threads
 from . import _sparse
-from ._sparse import (lmul, ltmul, rank_one_columns, rotate_columns, rotate_rows,
+from ._sparse import (column_and_projection, lmul, ltmul, rank_one_columns, rotate_columns, rotate_rows,
                       rotate_triangular, rotation_coefficients, row_sqnorms, solve_upper,
                       solve_upper_many, upper_tmul, zero_upper)
 from .kernels import Kernel
@@ -254,10 +254,22 @@ class _Factor:
         (self.ev1 if q == 1 else self.ev).columns_into(js, C)
         W = np.zeros((k, q))
         Lk = self.L[:, :k]
-        if k and q == 1:
-            lmul(self.L, k, np.ascontiguousarray(self.L[js[0], :k]), C[:, 0], -1.0,
-                 self.n_threads)
-        elif k:
+        if q == 1:
+            # one pass over L_k: the column and its projection, then the pivot rows
+            j = js[0]
+            root = math.sqrt(dres[j])
+            lj = np.ascontiguousarray(self.L[j, :k])
+            w = np.empty(k)
+            column_and_projection(self.L, k, lj, C[:, 0], 1.0 / root, w, self.n_threads)
+            rows = self.piv[:k]
+            if k:
+                w -= self.L[rows, :k].T @ C[rows, 0]
+                w -= lj * C[j, 0]
+                C[rows, 0] = 0.0
+            C[j, 0] = root
+            W[:, 0] = w + root * lj
+            return C, W
+        if k:
             C = blas.dgemm(-1.0, Lk, np.ascontiguousarray(Lk[js, :].T), beta=1.0, c=C,
                            overwrite_c=1)
         root = np.sqrt(dres[js])
@@ -265,11 +277,7 @@ class _Factor:
         if k:
             C[self.piv[:k], :] = 0.0
         C[js, np.arange(q)] = root
-        if k and q == 1:
-            w = np.empty(k)
-            ltmul(self.L, k, C[:, 0], w, self.n_threads)
-            W[:, 0] = w
-        elif k:
+        if k:
             W = blas.dgemm(1.0, Lk, C, trans_a=1)
         return C, W
 
