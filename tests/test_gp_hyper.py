@@ -406,3 +406,13 @@ def test_reproduce_gpcv_rejects_no_draws():
     from bcd.__main__ import main
     with pytest.raises(SystemExit):
         main(["reproduce", "gpcv", "--draws", "0"])
+
+
+def test_discrete_kernels_say_their_parameters_are_not_learned_here():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, (40, 3)).astype(float)
+    y = X[:, 0] - X[:, 1] + 0.1 * rng.standard_normal(40)
+    for kernel in (bcd.gp.Hamming(np.ones(3)), bcd.gp.HistogramIntersection()):
+        with pytest.raises(ValueError, match="SparseGPRegressor"):
+            bcd.gp.GPRegressor(kernel, noise=0.1, optimizer="ml").fit(X, y)
+        assert bcd.gp.GPRegressor(kernel, noise=0.1).fit(X, y).score(X, y) > 0.5

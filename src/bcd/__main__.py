@@ -7,6 +7,9 @@ the graph datasets D and E; 7 and 13 on A with an L1 penalty and x >= 0).
 ``python -m bcd reproduce gpcv [--plot FILE.png] [--draws N] [--quick]``:
 Table 1 and the Mauna Loa CO2 experiment of Xu et al. (GP hyperparameters
 by cross-validation ADMM against the marginal likelihood).
+``python -m bcd reproduce cholqr [--plot FILE.png] [--quick]``: the sparse GP
+experiments of Cao et al. (CholQR inducing-point swaps against random and
+greedy selection on Friedman1, concrete and hourly Bikeshare).
 ``python -m bcd gp-demo``: Gaussian process regression on Friedman1 by
 GBCD, dense Cholesky and matrix-free conjugate gradients.
 ``python -m bcd combinations``: the Markdown page of valid combinations of
@@ -28,8 +31,9 @@ def main(argv=None):
                       help="use 200 x 2000 versions of the datasets (a quick check)")
     from ._experiments import FIGURES
     rep = sub.add_parser("reproduce", help="one of the paper's figures: " + ", ".join(FIGURES)
-                         + "; or gpcv (Xu et al.'s Table 1 and Mauna Loa CO2)")
-    rep.add_argument("figure", choices=list(FIGURES) + ["gpcv"])
+                         + "; or gpcv (Xu et al.'s Table 1 and Mauna Loa CO2); or cholqr, the "
+                         "sparse GP experiments of Cao et al.")
+    rep.add_argument("figure", choices=list(FIGURES) + ["gpcv", "cholqr"])
     rep.add_argument("--plot", metavar="FILE.png", help="write the panels (needs matplotlib)")
     rep.add_argument("--iterations", type=int, default=500)
     rep.add_argument("--small", action="store_true",
@@ -38,7 +42,8 @@ def main(argv=None):
     rep.add_argument("--draws", type=int, default=10,
                      help="gpcv: Monte Carlo draws per Table 1 cell (the paper used 50)")
     rep.add_argument("--quick", action="store_true",
-                     help="gpcv: 2 draws and n = 500, 1000 only (about 2 minutes)")
+                     help="gpcv: 2 draws and n = 500, 1000 only (about 2 minutes); cholqr: "
+                          "m in {16, 64}, 2 seeds, smaller datasets (a few minutes at most)")
     gp = sub.add_parser("gp-demo", help="Gaussian process regression on Friedman1: GBCD, "
                                         "Cholesky and conjugate gradients")
     gp.add_argument("--n-train", type=int, default=5000)
@@ -78,7 +83,15 @@ def main(argv=None):
             parser.error("--draws must be at least 1")
         from .gp._repro import reproduce as gpcv
         gpcv(plot_file=args.plot, draws=args.draws, quick=args.quick)
+    elif args.command == "reproduce" and args.figure == "cholqr":
+        if args.small:
+            parser.error("--small applies to the figures of the block coordinate descent "
+                         "paper; use --quick with cholqr")
+        from ._cholqr_experiments import reproduce as reproduce_cholqr
+        reproduce_cholqr(plot_file=args.plot, quick=args.quick)
     elif args.command == "reproduce":
+        if args.quick:
+            parser.error("--quick applies to gpcv and cholqr; use --small with the figures")
         from ._experiments import reproduce
         reproduce(args.figure, plot_file=args.plot, max_iter=args.iterations, small=args.small)
     return 0

@@ -1,16 +1,17 @@
-# Compiled evaluation of stationary covariance functions.
+# Compiled evaluation of covariance functions.
 
 cdef class CyKernelEvaluator:
     """k(x1_i, x2_j) between the rows of two input matrices.
 
     The kernel is a sum of terms, each a product of factors of one of the
-    base kinds; every factor depends on a (possibly length-scaled) squared
-    distance.  Inputs are stored once per distinct scaling, transposed
+    base kinds; every factor depends on one "metric" of a pair of inputs: a
+    (possibly length-scaled) squared distance, a weighted Hamming distance or
+    a histogram intersection.  Inputs are stored once per distinct scaling, transposed
     (dimension-major) so that a tile of rows is read contiguously.
     """
     cdef readonly Py_ssize_t n1, n2, dim, n_metrics
     cdef readonly int n_threads
-    cdef readonly double diag_value          # k(x, x), the same for every x
+    cdef readonly double diag_value          # sum of the terms' variances: k(x, x) if stationary
     cdef const double[:, :, ::1] X1          # (metric, dim, n1)
     cdef const double[:, :, ::1] X2          # (metric, dim, n2)
     cdef const double[:, :, ::1] R1          # (metric, n1, dim): single entries
@@ -21,6 +22,14 @@ cdef class CyKernelEvaluator:
     cdef const int[::1] f_metric
     cdef const double[::1] f_inv_l2          # 1 / lengthscale^2 (periodic kinds)
     cdef const double[::1] f_freq            # pi / period (periodic kinds)
+    cdef const int[::1] m_kind               # per metric: 0 squared distance, 1 Hamming, 2 min-sum
+    cdef const double[:, ::1] m_weight       # per metric and dimension: Hamming weights
+    # log-parameter derivatives (set_gradient_map): parameter index of each
+    # factor's variance, length-scales (or Hamming weights) per dimension, period
+    cdef const int[::1] g_var
+    cdef const int[:, ::1] g_len
+    cdef const int[::1] g_per
+    cdef readonly Py_ssize_t n_params
     cdef object _keep
 
     cdef void tile(self, Py_ssize_t j, Py_ssize_t i0, Py_ssize_t i1, double* sq,
@@ -31,6 +40,13 @@ cdef class CyKernelEvaluator:
                                Py_ssize_t ldg, Py_ssize_t nc, double* out) noexcept nogil
     cdef int threads_for(self, Py_ssize_t work) noexcept nogil
     cdef double pair(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
+    cdef double self_pair(self, Py_ssize_t i) noexcept nogil
+    cdef double metric(self, Py_ssize_t m, const double* a, const double* b) noexcept nogil
+    cdef double value(self, const double* sp) noexcept nogil
+    cdef void grad_tile(self, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t j, const double* gw,
+                        double* scratch, double* g) noexcept nogil
+    cdef void grad_pair(self, const double* a, Py_ssize_t sa, const double* b, Py_ssize_t sb,
+                        double weight, double* sp, double* g) noexcept nogil
     cdef void gemv_cols(self, const int* cols, const double* w, Py_ssize_t m,
                         double* out) noexcept nogil
     cdef void columns(self, const int* cols, Py_ssize_t m, double* out) noexcept nogil

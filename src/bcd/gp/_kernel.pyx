@@ -1,4 +1,4 @@
-"""Compiled evaluation of stationary covariance functions.
+"""Compiled evaluation of covariance functions.
 
 Every kernel of :mod:`bcd.gp.kernels` is flattened into a sum of terms, each
 a product of factors; a factor is one of
@@ -8,22 +8,36 @@ a product of factors; a factor is one of
 * 2, Matern 5/2: ``(1 + sqrt(5) r + 5 r^2 / 3) exp(-sqrt(5) r)``;
 * 3, periodic: ``exp(-2 sin^2(pi r / p) / l^2)``;
 * 4, locally periodic: ``exp(-r^2 / (2 l^2)) exp(-2 sin^2(pi r / p) / l^2)``;
+* 5, Hamming: ``exp(-h)`` with ``h = sum_k w_k [x_k != x'_k]``;
+* 6, histogram intersection: ``sum_k min(x_k, x'_k)``;
 
 where ``r`` is the distance between the inputs divided by the length-scales
 for kinds 0-2 (one per input dimension allowed) and the plain Euclidean
 distance for kinds 3 and 4.  A term is multiplied by the product of its
-factors' variances.
+factors' variances.  Each factor reads one "metric" of the pair of inputs:
+the squared distance of inputs scaled per dimension (kinds 0-4), the
+weighted number of mismatching features (kind 5, on integer codes) or the
+sum of the coordinatewise minima (kind 6, on non-negative inputs).
+
+With a gradient map (:meth:`CyKernelEvaluator.set_gradient_map`) the
+evaluator also contracts weights with the derivatives of the entries with
+respect to the logarithms of the kernel's parameters (:meth:`grad_contract`,
+:meth:`grad_diagonal`), without storing the derivative matrices.
 """
 import numpy as np
 cimport cython
-from cython.parallel cimport prange, parallel
+from cython.parallel cimport prange, parallel, threadid
 from libc.math cimport sqrt, sin
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 
 cdef extern from "_vexp.h" nogil:
     double bcd_exp(double x)
     void bcd_scaled_exp(const double* s, double a, double p, double* out, Py_ssize_t w)
     void bcd_sqdist(const double* G, Py_ssize_t ldg, const double* z, Py_ssize_t dim,
+                    double* s, Py_ssize_t w)
+    void bcd_hamming(const double* G, Py_ssize_t ldg, const double* z, const double* wt,
+                     Py_ssize_t dim, double* s, Py_ssize_t w)
+    void bcd_minsum(const double* G, Py_ssize_t ldg, const double* z, Py_ssize_t dim,
                     double* s, Py_ssize_t w)
 
 cdef extern from *:
@@ -54,6 +68,13 @@ MATERN32 = 1
 MATERN52 = 2
 PERIODIC = 3
 LOCALLY_PERIODIC = 4
+HAMMING = 5
+INTERSECTION = 6
+
+# kinds of metrics
+METRIC_SQUARED = 0
+METRIC_HAMMING = 1
+METRIC_MIN = 2
 
 
 def max_threads():
@@ -73,20 +94,57 @@ cdef inline double _factor(int code, double s, double inv_l2, double freq) noexc
     if code == 2:
         t = SQRT5 * r
         return (1.0 + t + t * t / 3.0) * bcd_exp(-t)
+    if code == 5:
+        return bcd_exp(-s)
+    if code == 6:
+        return s
     t = sin(freq * r)
     if code == 3:
         return bcd_exp(-2.0 * t * t * inv_l2)
     return bcd_exp(-(0.5 * s + 2.0 * t * t) * inv_l2)
 
 
+cdef inline void _factor_mul(int code, const double* s, double inv_l2, double freq, double* out,
+                             Py_ssize_t w) noexcept nogil:
+    """out[i] *= the factor at squared distance (or metric) s[i], the kind
+    tested once outside the loop."""
+    cdef Py_ssize_t i
+    cdef double r, t
+    if code == 0:
+        for i in range(w):
+            out[i] *= bcd_exp(-0.5 * s[i])
+    elif code == 1:
+        for i in range(w):
+            t = SQRT3 * sqrt(s[i])
+            out[i] *= (1.0 + t) * bcd_exp(-t)
+    elif code == 2:
+        for i in range(w):
+            t = SQRT5 * sqrt(s[i])
+            out[i] *= (1.0 + t + t * t / 3.0) * bcd_exp(-t)
+    elif code == 5:
+        for i in range(w):
+            out[i] *= bcd_exp(-s[i])
+    elif code == 6:
+        for i in range(w):
+            out[i] *= s[i]
+    else:
+        for i in range(w):
+            out[i] *= _factor(code, s[i], inv_l2, freq)
+
+
 @cython.final
 cdef class CyKernelEvaluator:
 
     def __init__(self, spec, X1, X2=None, n_threads=None):
-        """``spec`` is ``(terms, scalings)``: ``terms`` a list of lists of
-        ``(code, variance, scaling index, lengthscale, period)`` and
-        ``scalings`` a list of per-dimension multipliers of the inputs."""
-        terms, scalings = spec
+        """``spec`` is ``(terms, scalings)`` or ``(terms, scalings, kinds)``:
+        ``terms`` a list of lists of ``(code, variance, metric index,
+        lengthscale, period)``, ``scalings`` a list of per-dimension vectors,
+        one per metric, and ``kinds`` the metrics' kinds (default all 0).  A
+        squared-distance metric (0) multiplies the inputs by its vector, a
+        Hamming metric (1) weighs the mismatches with it; a min-sum metric
+        (2) does not use it."""
+        terms, scalings = spec[0], spec[1]
+        kinds = spec[2] if len(spec) > 2 else [0] * len(scalings)
         X1 = np.asarray(X1, dtype=np.float64)
         same = X2 is None
         X2 = X1 if same else np.asarray(X2, dtype=np.float64)
@@ -94,6 +152,11 @@ cdef class CyKernelEvaluator:
         self.n2 = X2.shape[0]
         self.n_metrics = len(scalings)
         S = np.asarray(scalings, dtype=np.float64).reshape(self.n_metrics, self.dim)
+        K = np.asarray(kinds, dtype=np.int32).reshape(self.n_metrics)
+        self.m_kind = K
+        self.m_weight = np.ascontiguousarray(S)
+        # inputs are scaled for squared-distance metrics only
+        S = np.where((K == 0)[:, None], S, 1.0)
         # (metric, dim, sample): each metric's scaled inputs, dimension-major
         A1 = np.ascontiguousarray(S[:, :, None] * X1.T[None, :, :])
         A2 = A1 if same else np.ascontiguousarray(S[:, :, None] * X2.T[None, :, :])
@@ -110,8 +173,9 @@ cdef class CyKernelEvaluator:
                 c *= variance
                 code.append(kind)
                 metric.append(m)
-                inv_l2.append(1.0 / lengthscale ** 2 if kind >= PERIODIC else 0.0)
-                freq.append(np.pi / period if kind >= PERIODIC else 0.0)
+                periodic = kind in (PERIODIC, LOCALLY_PERIODIC)
+                inv_l2.append(1.0 / lengthscale ** 2 if periodic else 0.0)
+                freq.append(np.pi / period if periodic else 0.0)
             coef.append(c)
             ptr.append(len(code))
         self.term_ptr = np.asarray(ptr, dtype=np.int32)
@@ -123,14 +187,25 @@ cdef class CyKernelEvaluator:
         self.diag_value = float(np.sum(coef))
         self.n_threads = max(1, int(n_threads) if n_threads else bcd_max_threads())
         self._keep = (A1, A2, B1, B2)
+        self.n_params = 0
 
     cdef void tile(self, Py_ssize_t j, Py_ssize_t i0, Py_ssize_t i1, double* sq,
                    double* out) noexcept nogil:
         """out[0:i1-i0] = k(x1_i, x2_j) for i in [i0, i1); ``sq`` holds
         n_metrics * (i1 - i0) doubles of scratch."""
         cdef Py_ssize_t w = i1 - i0, m
+        cdef int kind
         for m in range(self.n_metrics):
-            bcd_sqdist(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim, sq + m * w, w)
+            kind = self.m_kind[m]
+            if kind == 0:
+                bcd_sqdist(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim,
+                           sq + m * w, w)
+            elif kind == 1:
+                bcd_hamming(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], &self.m_weight[m, 0],
+                            self.dim, sq + m * w, w)
+            else:
+                bcd_minsum(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim,
+                           sq + m * w, w)
         self.combine(sq, w, out)
 
     cdef void combine(self, double* sq, Py_ssize_t w, double* out) noexcept nogil:
@@ -166,13 +241,22 @@ cdef class CyKernelEvaluator:
         :meth:`gather`: each row is evaluated vectorized over the columns."""
         cdef Py_ssize_t r, m
         cdef double* sq
+        cdef int kind
         cdef int nt = self.n_threads if nr * nc >= PARALLEL_MIN else 1
         with parallel(num_threads=nt):
             sq = <double*>malloc(self.n_metrics * nc * sizeof(double))
             for r in prange(nr, schedule="static"):
                 for m in range(self.n_metrics):
-                    bcd_sqdist(G + m * self.dim * ldg, ldg, &self.R1[m, rows[r], 0], self.dim,
-                               sq + m * nc, nc)
+                    kind = self.m_kind[m]
+                    if kind == 0:
+                        bcd_sqdist(G + m * self.dim * ldg, ldg, &self.R1[m, rows[r], 0],
+                                   self.dim, sq + m * nc, nc)
+                    elif kind == 1:
+                        bcd_hamming(G + m * self.dim * ldg, ldg, &self.R1[m, rows[r], 0],
+                                    &self.m_weight[m, 0], self.dim, sq + m * nc, nc)
+                    else:
+                        bcd_minsum(G + m * self.dim * ldg, ldg, &self.R1[m, rows[r], 0],
+                                   self.dim, sq + m * nc, nc)
                 self.combine(sq, nc, out + r * nc)
             free(sq)
 
@@ -180,33 +264,121 @@ cdef class CyKernelEvaluator:
         """Threads for a call evaluating ``work`` kernel entries."""
         return self.n_threads if work >= PARALLEL_MIN else 1
 
-    cdef double pair(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
-        """k(x1_i, x2_j)."""
-        cdef Py_ssize_t k, m, t, f
-        cdef double s, diff, p, total = 0.0
-        cdef double sq[16]
-        cdef double* sp = sq
-        cdef const double* a
-        cdef const double* b
-        if self.n_metrics > 16:
-            sp = <double*>malloc(self.n_metrics * sizeof(double))
-        for m in range(self.n_metrics):
-            a = &self.R1[m, i, 0]
-            b = &self.R2[m, j, 0]
-            s = 0.0
+    cdef double metric(self, Py_ssize_t m, const double* a, const double* b) noexcept nogil:
+        """Metric ``m`` between two input rows (as stored for that metric)."""
+        cdef Py_ssize_t k
+        cdef double s = 0.0, diff
+        cdef int kind = self.m_kind[m]
+        if kind == 0:
             for k in range(self.dim):
                 diff = a[k] - b[k]
                 s += diff * diff
-            sp[m] = s
+        elif kind == 1:
+            for k in range(self.dim):
+                if a[k] != b[k]:
+                    s += self.m_weight[m, k]
+        else:
+            for k in range(self.dim):
+                s += a[k] if a[k] < b[k] else b[k]
+        return s
+
+    cdef double value(self, const double* sp) noexcept nogil:
+        """Kernel value from the metrics ``sp[m]`` of a pair."""
+        cdef Py_ssize_t t, f
+        cdef double p, total = 0.0
         for t in range(self.term_ptr.shape[0] - 1):
             p = self.term_coef[t]
             for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
                 p *= _factor(self.f_code[f], sp[self.f_metric[f]], self.f_inv_l2[f],
                              self.f_freq[f])
             total += p
+        return total
+
+    cdef double pair(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+        """k(x1_i, x2_j)."""
+        cdef Py_ssize_t m
+        cdef double total
+        cdef double sq[16]
+        cdef double* sp = sq
+        if self.n_metrics > 16:
+            sp = <double*>malloc(self.n_metrics * sizeof(double))
+        for m in range(self.n_metrics):
+            sp[m] = self.metric(m, &self.R1[m, i, 0], &self.R2[m, j, 0])
+        total = self.value(sp)
         if sp != sq:
             free(sp)
         return total
+
+    cdef double self_pair(self, Py_ssize_t i) noexcept nogil:
+        """k(x1_i, x1_i)."""
+        cdef Py_ssize_t m
+        cdef double total
+        cdef double sq[16]
+        cdef double* sp = sq
+        if self.n_metrics > 16:
+            sp = <double*>malloc(self.n_metrics * sizeof(double))
+        for m in range(self.n_metrics):
+            sp[m] = self.metric(m, &self.R1[m, i, 0], &self.R1[m, i, 0])
+        total = self.value(sp)
+        if sp != sq:
+            free(sp)
+        return total
+
+    cdef void grad_pair(self, const double* a, Py_ssize_t sa, const double* b, Py_ssize_t sb,
+                        double weight, double* sp, double* g) noexcept nogil:
+        """g[p] += weight * dk(a, b) / dlog(theta_p) for a pair of inputs
+        stored row-wise: metric m's row of the first input is ``a + m * sa``,
+        of the second ``b + m * sb``; ``sp`` is scratch for the metrics."""
+        cdef Py_ssize_t m, t, f, k, mf
+        cdef double term, h, r, sn, u, w
+        cdef const double* am
+        cdef const double* bm
+        cdef int code
+        for m in range(self.n_metrics):
+            sp[m] = self.metric(m, a + m * sa, b + m * sb)
+        for t in range(self.term_ptr.shape[0] - 1):
+            term = self.term_coef[t]
+            for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
+                term *= _factor(self.f_code[f], sp[self.f_metric[f]], self.f_inv_l2[f],
+                                self.f_freq[f])
+            w = weight * term
+            if w == 0.0:
+                continue
+            for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
+                if self.g_var[f] >= 0:
+                    g[self.g_var[f]] += w
+                code = self.f_code[f]
+                mf = self.f_metric[f]
+                am = a + mf * sa
+                bm = b + mf * sb
+                if code <= 2:
+                    # d/dlog l_k of a factor of r^2 = sum_k (x_k - x'_k)^2 / l_k^2
+                    if code == 0:
+                        h = 1.0
+                    elif code == 1:
+                        h = 3.0 / (1.0 + SQRT3 * sqrt(sp[mf]))
+                    else:
+                        r = SQRT5 * sqrt(sp[mf])
+                        h = (5.0 / 3.0) * (1.0 + r) / (1.0 + r + r * r / 3.0)
+                    for k in range(self.dim):
+                        if self.g_len[f, k] >= 0:
+                            u = am[k] - bm[k]
+                            g[self.g_len[f, k]] += w * h * u * u
+                elif code <= 4:
+                    r = sqrt(sp[mf])
+                    sn = sin(self.f_freq[f] * r)
+                    if self.g_len[f, 0] >= 0:
+                        if code == 3:
+                            g[self.g_len[f, 0]] += w * 4.0 * sn * sn * self.f_inv_l2[f]
+                        else:
+                            g[self.g_len[f, 0]] += w * (sp[mf] + 4.0 * sn * sn) * self.f_inv_l2[f]
+                    if self.g_per[f] >= 0:
+                        g[self.g_per[f]] += (w * 2.0 * self.f_freq[f] * r * self.f_inv_l2[f]
+                                             * sin(2.0 * self.f_freq[f] * r))
+                elif code == 5:
+                    for k in range(self.dim):
+                        if self.g_len[f, k] >= 0 and am[k] != bm[k]:
+                            g[self.g_len[f, k]] -= w * self.m_weight[mf, k]
 
     cdef void gemv_cols(self, const int* cols, const double* w, Py_ssize_t m,
                         double* out) noexcept nogil:
@@ -326,6 +498,207 @@ cdef class CyKernelEvaluator:
             free(kv)
         return out
 
+    def columns_into(self, cols, out):
+        """Write ``K[:, cols]`` into ``out``, an F-ordered (n1, len(cols))
+        float64 array (e.g. a view of the leading columns of a larger one)."""
+        cdef int[::1] c = np.ascontiguousarray(cols, dtype=np.int32)
+        if not (isinstance(out, np.ndarray) and out.dtype == np.float64
+                and out.flags.f_contiguous and out.ndim == 2
+                and out.shape[0] == self.n1 and out.shape[1] == c.shape[0]):
+            raise ValueError(f"out must be an F-ordered float64 array of shape "
+                             f"({self.n1}, {c.shape[0]}).")
+        if np.any(np.asarray(c) < 0) or np.any(np.asarray(c) >= self.n2):
+            raise IndexError("column index out of range.")
+        cdef double[::1, :] o = out
+        if c.shape[0] and self.n1:
+            with nogil:
+                self.columns(&c[0], c.shape[0], &o[0, 0])
+        return out
+
+    def diagonal(self):
+        """k(x1_i, x1_i) for every row of X1."""
+        out = np.empty(self.n1)
+        cdef double[::1] o = out
+        cdef Py_ssize_t i
+        cdef int nt = self.threads_for(self.n1 * 16)
+        for i in prange(self.n1, nogil=True, schedule="static", num_threads=nt):
+            o[i] = self.self_pair(i)
+        return out
+
+    def set_gradient_map(self, var_idx, len_idx, per_idx, n_params):
+        """Where the derivatives go: ``var_idx[f]``, ``len_idx[f, k]`` and
+        ``per_idx[f]`` are the indices (or -1) of the log-parameters of factor
+        f (in the order of the spec's terms): its variance, its length-scale
+        (or Hamming weight) of dimension k (a scalar length-scale: the same
+        index for every k, or at k = 0 for periodic kinds), its period."""
+        nf = self.f_code.shape[0]
+        var_idx = np.ascontiguousarray(var_idx, dtype=np.int32).reshape(nf)
+        len_idx = np.ascontiguousarray(len_idx, dtype=np.int32).reshape(nf, self.dim)
+        per_idx = np.ascontiguousarray(per_idx, dtype=np.int32).reshape(nf)
+        for arr in (var_idx, len_idx, per_idx):
+            if arr.size and (arr.max() >= n_params or arr.min() < -1):
+                raise ValueError("gradient map index out of range.")
+        self.g_var = var_idx
+        self.g_len = len_idx
+        self.g_per = per_idx
+        self.n_params = int(n_params)
+
+    def grad_contract(self, G, Py_ssize_t row0=0, cols=None):
+        """``sum_{r,c} G[r, c] dk(x1_{row0 + r}, x2_{cols[c]}) / dlog(theta_p)``
+        for every log-parameter p (a vector of ``n_params``); ``G`` has shape
+        (rows, len(cols)) (F-ordered avoids a copy); ``cols`` defaults to all
+        of X2.  Tiles of rows run in parallel, each column of a tile
+        vectorized over its rows."""
+        if self.g_var is None:
+            raise ValueError("set_gradient_map first.")
+        cdef int[::1] c = (np.arange(self.n2, dtype=np.int32) if cols is None
+                           else np.ascontiguousarray(cols, dtype=np.int32))
+        Gf = np.asfortranarray(G, dtype=np.float64)
+        if Gf.ndim != 2 or Gf.shape[1] != c.shape[0] or row0 < 0 \
+                or row0 + Gf.shape[0] > self.n1:
+            raise ValueError("G must have shape (rows, len(cols)) within X1.")
+        cdef const double[::1, :] Gv = Gf
+        cdef Py_ssize_t nr = Gf.shape[0], nc = c.shape[0], P = self.n_params
+        cdef Py_ssize_t n_tiles = (nr + TILE - 1) // TILE
+        cdef int nt = self.threads_for(nr * nc * 4)
+        acc = np.zeros((nt, max(P, 1)))
+        cdef double[:, ::1] av = acc
+        cdef Py_ssize_t t, j, q, tid, i0, i1
+        cdef double* scratch
+        cdef double* loc
+        if nr == 0 or nc == 0 or P == 0:
+            return np.zeros(P)
+        with nogil, parallel(num_threads=nt):
+            scratch = <double*>malloc((self.n_metrics + 4) * TILE * sizeof(double))
+            loc = <double*>calloc(P, sizeof(double))
+            for t in prange(n_tiles, schedule="static"):
+                i0 = t * TILE
+                i1 = min(i0 + TILE, nr)
+                for j in range(nc):
+                    self.grad_tile(row0 + i0, row0 + i1, c[j], &Gv[i0, j], scratch, loc)
+            tid = threadid()
+            for q in range(P):
+                av[tid, q] += loc[q]
+            free(scratch)
+            free(loc)
+        return acc.sum(axis=0)
+
+    cdef void grad_tile(self, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t j, const double* gw,
+                        double* scratch, double* g) noexcept nogil:
+        """g[p] += sum_{i0 <= i < i1} gw[i - i0] dk(x1_i, x2_j) / dlog(theta_p);
+        ``scratch`` holds (n_metrics + 4) * TILE doubles."""
+        cdef Py_ssize_t w = i1 - i0, m, t, f, k, i, mf
+        cdef double* sq = scratch
+        cdef double* tv = scratch + self.n_metrics * TILE
+        cdef double* wv = tv + TILE
+        cdef double* hv = wv + TILE
+        cdef double* rv = hv + TILE
+        cdef double total, acc, zk, u, r, sn, a
+        cdef const double* xk
+        cdef int code, kind
+        for m in range(self.n_metrics):
+            kind = self.m_kind[m]
+            if kind == 0:
+                bcd_sqdist(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim, sq + m * w, w)
+            elif kind == 1:
+                bcd_hamming(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], &self.m_weight[m, 0],
+                            self.dim, sq + m * w, w)
+            else:
+                bcd_minsum(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim,
+                           sq + m * w, w)
+        for t in range(self.term_ptr.shape[0] - 1):
+            for i in range(w):
+                tv[i] = self.term_coef[t]
+            for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
+                _factor_mul(self.f_code[f], sq + self.f_metric[f] * w, self.f_inv_l2[f],
+                            self.f_freq[f], tv, w)
+            total = 0.0
+            for i in range(w):
+                wv[i] = gw[i] * tv[i]
+                total += wv[i]
+            for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
+                if self.g_var[f] >= 0:
+                    g[self.g_var[f]] += total
+                code = self.f_code[f]
+                mf = self.f_metric[f]
+                if code <= 2:
+                    if code == 0:
+                        for i in range(w):
+                            hv[i] = wv[i]
+                    elif code == 1:
+                        for i in range(w):
+                            hv[i] = wv[i] * 3.0 / (1.0 + SQRT3 * sqrt(sq[mf * w + i]))
+                    else:
+                        for i in range(w):
+                            r = SQRT5 * sqrt(sq[mf * w + i])
+                            hv[i] = wv[i] * (5.0 / 3.0) * (1.0 + r) / (1.0 + r + r * r / 3.0)
+                    for k in range(self.dim):
+                        if self.g_len[f, k] < 0:
+                            continue
+                        xk = &self.X1[mf, k, i0]
+                        zk = self.R2[mf, j, k]
+                        acc = 0.0
+                        for i in range(w):
+                            u = xk[i] - zk
+                            acc += hv[i] * u * u
+                        g[self.g_len[f, k]] += acc
+                elif code <= 4:
+                    for i in range(w):
+                        rv[i] = sqrt(sq[mf * w + i])
+                    if self.g_len[f, 0] >= 0:
+                        acc = 0.0
+                        for i in range(w):
+                            sn = sin(self.f_freq[f] * rv[i])
+                            a = 4.0 * sn * sn
+                            if code == 4:
+                                a += sq[mf * w + i]
+                            acc += wv[i] * a
+                        g[self.g_len[f, 0]] += acc * self.f_inv_l2[f]
+                    if self.g_per[f] >= 0:
+                        acc = 0.0
+                        for i in range(w):
+                            acc += wv[i] * rv[i] * sin(2.0 * self.f_freq[f] * rv[i])
+                        g[self.g_per[f]] += acc * 2.0 * self.f_freq[f] * self.f_inv_l2[f]
+                elif code == 5:
+                    for k in range(self.dim):
+                        if self.g_len[f, k] < 0:
+                            continue
+                        xk = &self.X1[mf, k, i0]
+                        zk = self.R2[mf, j, k]
+                        acc = 0.0
+                        for i in range(w):
+                            if xk[i] != zk:
+                                acc += wv[i]
+                        g[self.g_len[f, k]] -= acc * self.m_weight[mf, k]
+
+    def grad_diagonal(self, w):
+        """``sum_i w[i] dk(x1_i, x1_i) / dlog(theta_p)`` for every p."""
+        if self.g_var is None:
+            raise ValueError("set_gradient_map first.")
+        cdef const double[::1] wv = np.ascontiguousarray(w, dtype=np.float64)
+        if wv.shape[0] != self.n1:
+            raise ValueError("w must have one entry per row of X1.")
+        cdef Py_ssize_t P = self.n_params, i, j, tid
+        cdef int nt = self.threads_for(self.n1 * 16)
+        acc = np.zeros((nt, max(P, 1)))
+        cdef double[:, ::1] av = acc
+        cdef double* sp
+        cdef double* loc
+        cdef Py_ssize_t sa = self.n1 * self.dim
+        if self.n1 == 0 or P == 0:
+            return np.zeros(P)
+        with nogil, parallel(num_threads=nt):
+            sp = <double*>malloc(self.n_metrics * sizeof(double))
+            loc = <double*>calloc(P, sizeof(double))
+            for i in prange(self.n1, schedule="static"):
+                if wv[i] != 0.0:
+                    self.grad_pair(&self.R1[0, i, 0], sa, &self.R1[0, i, 0], sa, wv[i], sp, loc)
+            tid = threadid()
+            for j in range(P):
+                av[tid, j] += loc[j]
+            free(sp)
+            free(loc)
+        return acc.sum(axis=0)
 
 # ------------------------------------------------------------------ gradients
 cdef enum:

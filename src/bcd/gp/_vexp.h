@@ -104,4 +104,60 @@ BCD_CLONES static void bcd_sqdist(const double *G, ptrdiff_t ldg, const double *
     }
 }
 
+/* s[i] = sum_k wt[k] [G[k * ldg + i] != z[k]] for i < w: weighted numbers of
+   mismatching features (Hamming distances) from z to w points stored
+   dimension-major */
+BCD_CLONES static void bcd_hamming(const double *G, ptrdiff_t ldg, const double *z,
+                                   const double *wt, ptrdiff_t dim, double *s, ptrdiff_t w)
+{
+    ptrdiff_t i, k;
+    double zk, wk;
+    const double *g;
+    for (i = 0; i < w; i++)
+        s[i] = 0.0;
+    for (k = 0; k < dim; k++) {
+        g = G + k * ldg;
+        zk = z[k];
+        wk = wt[k];
+        for (i = 0; i < w; i++)
+            s[i] += g[i] != zk ? wk : 0.0;
+    }
+}
+
+/* s[i] = sum_k min(G[k * ldg + i], z[k]) for i < w: histogram intersections */
+BCD_CLONES static void bcd_minsum(const double *G, ptrdiff_t ldg, const double *z,
+                                  ptrdiff_t dim, double *s, ptrdiff_t w)
+{
+    ptrdiff_t i, k;
+    double zk, gi;
+    const double *g;
+    for (i = 0; i < w; i++)
+        s[i] = 0.0;
+    for (k = 0; k < dim; k++) {
+        g = G + k * ldg;
+        zk = z[k];
+        for (i = 0; i < w; i++) {
+            gi = g[i];
+            s[i] += gi < zk ? gi : zk;
+        }
+    }
+}
+
+/* sum_i a[i] b[i] with eight independent partial sums, so that the loop
+   vectorizes without reassociating a single running sum */
+BCD_CLONES static double bcd_dot(const double *a, const double *b, ptrdiff_t n)
+{
+    double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double total = 0.0;
+    ptrdiff_t i = 0, u;
+    for (; i + 8 <= n; i += 8)
+        for (u = 0; u < 8; u++)
+            part[u] += a[i + u] * b[i + u];
+    for (u = 0; u < 8; u++)
+        total += part[u];
+    for (; i < n; i++)
+        total += a[i] * b[i];
+    return total;
+}
+
 #endif

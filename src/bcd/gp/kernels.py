@@ -1,9 +1,12 @@
 """Covariance functions for Gaussian process regression.
 
-Kernels are stationary: they depend on the inputs through their distance
-only.  They combine with ``+`` and ``*``, and ``kernel(X1, X2)`` returns the
-dense matrix for small inputs.  Solvers never call that: they evaluate the
-entries they need on the fly in compiled code.
+The continuous kernels are stationary: they depend on the inputs through
+their distance only.  :class:`Hamming` (alias :class:`Overlap`) compares
+integer-coded categorical features and :class:`HistogramIntersection`
+non-negative feature vectors; neither needs a derivative with respect to the
+inputs.  Kernels combine with ``+`` and ``*``, and ``kernel(X1, X2)``
+returns the dense matrix for small inputs.  Solvers never call that: they
+evaluate the entries they need on the fly in compiled code.
 
 >>> import numpy as np
 >>> from bcd.gp import SquaredExponential, Periodic
@@ -29,11 +32,12 @@ import numbers
 import numpy as np
 
 from .._validation import _reject_masked
-from ._kernel import (CyKernelEvaluator, CyKernelGradient, LOCALLY_PERIODIC, MATERN32,
-                      MATERN52, PERIODIC, SQUARED_EXPONENTIAL)
+from ._kernel import (CyKernelEvaluator, CyKernelGradient, HAMMING, INTERSECTION,
+                      LOCALLY_PERIODIC, MATERN32, MATERN52, METRIC_HAMMING, METRIC_MIN,
+                      METRIC_SQUARED, PERIODIC, SQUARED_EXPONENTIAL)
 
 __all__ = ["Kernel", "SquaredExponential", "Matern", "Periodic", "LocallyPeriodic",
-           "Sum", "Product", "Hyperparameter"]
+           "Hamming", "Overlap", "HistogramIntersection", "Sum", "Product", "Hyperparameter"]
 
 #: default bounds of every learnable parameter (scikit-learn's)
 DEFAULT_BOUNDS = (1e-5, 1e5)
@@ -48,18 +52,18 @@ def _positive(value, name, owner):
     return value
 
 
-def _lengthscales(value, owner):
+def _lengthscales(value, owner, name="lengthscale"):
     raw = np.asarray(value)
     if isinstance(value, bool) or raw.dtype == object or raw.dtype.kind not in "iuf":
-        raise TypeError(f"{owner}: lengthscale must be a positive real number or an array of "
+        raise TypeError(f"{owner}: {name} must be a positive real number or an array of "
                         f"them (one per input dimension), got {value!r}.")
     arr = np.asarray(value, dtype=np.float64) if not isinstance(value, numbers.Real) \
         else np.asarray(float(value))
     if arr.ndim > 1 or arr.size == 0:
-        raise ValueError(f"{owner}: lengthscale must be a positive scalar or one value per "
+        raise ValueError(f"{owner}: {name} must be a positive scalar or one value per "
                          f"input dimension, got shape {arr.shape}.")
     if not np.all(np.isfinite(arr)) or not np.all(arr > 0):
-        raise ValueError(f"{owner}: lengthscale must be positive and finite, got {value!r}.")
+        raise ValueError(f"{owner}: {name} must be positive and finite, got {value!r}.")
     return arr
 
 
@@ -170,61 +174,172 @@ class Kernel:
 
     def _terms(self):
         """List of terms; a term is a list of factors
-        ``(code, variance, scaling, lengthscale, period)`` where ``scaling``
-        multiplies the inputs (1 / lengthscale per dimension, or 1)."""
+        ``(code, variance, scaling, lengthscale, period, owner)`` where
+        ``scaling`` multiplies the inputs (1 / lengthscale per dimension, or
+        1) or, for a Hamming factor, weighs the mismatches, and ``owner`` is
+        the base kernel the factor comes from."""
         raise NotImplementedError
+
+    def _bases(self):
+        """The base kernels this kernel is made of, each once, in the order
+        of the tree (``k1`` before ``k2``)."""
+        return [base for _, base in self._named_bases()]
 
     def _check_dim(self, dim):
         for term in self._terms():
             for factor in term:
                 scale = np.asarray(factor[2])
                 if scale.size not in (1, dim):
-                    raise ValueError(f"{self!r} has {scale.size} length-scales but the inputs "
+                    what = "weights" if factor[0] == HAMMING else "length-scales"
+                    raise ValueError(f"{self!r} has {scale.size} {what} but the inputs "
                                      f"have {dim} dimensions.")
 
-    def _spec(self, dim):
-        """``(terms, scalings)`` for :class:`bcd.gp._kernel.CyKernelEvaluator`:
-        distinct input scalings are stored once."""
+    def _spec(self, dim, gradient=False):
+        """``(terms, scalings, kinds)`` for
+        :class:`bcd.gp._kernel.CyKernelEvaluator`: distinct metrics (kind and
+        vector) are stored once.  With ``gradient``, also the map of the
+        factors' log-parameters to positions in :meth:`_get_theta`:
+        ``(var_idx, len_idx, per_idx, n_params)``."""
         self._check_dim(dim)
-        scalings, terms = [], []
+        scalings, kinds, terms = [], [], []
+        offsets, total = [], 0
+        for base in self._bases():
+            offsets.append((base, total))
+            total += sum(size for _, size in base._hyper_sizes())
+        var_idx, len_idx, per_idx = [], [], []
         for term in self._terms():
             out = []
-            for code, variance, scale, lengthscale, period in term:
+            for code, variance, scale, lengthscale, period, owner in term:
+                kind = owner._metric_kind
                 s = np.broadcast_to(np.asarray(scale, dtype=np.float64), (dim,)).copy()
                 for k, known in enumerate(scalings):
-                    if np.array_equal(known, s):
+                    if kinds[k] == kind and np.array_equal(known, s):
                         break
                 else:
                     scalings.append(s)
+                    kinds.append(kind)
                     k = len(scalings) - 1
                 out.append((code, variance, k, lengthscale, period))
+                if gradient:
+                    start = next(off for base, off in offsets if base is owner)
+                    positions = {}
+                    for name, size in owner._hyper_sizes():
+                        positions[name] = (start, size)
+                        start += size
+                    v = positions.get("variance")
+                    var_idx.append(v[0] if v else -1)
+                    row = np.full(dim, -1)
+                    name = "weights" if code == HAMMING else "lengthscale"
+                    if name in positions and code != INTERSECTION:
+                        first, size = positions[name]
+                        if code in (PERIODIC, LOCALLY_PERIODIC):
+                            row[0] = first
+                        else:
+                            row[:] = first if size == 1 else first + np.arange(dim)
+                    len_idx.append(row)
+                    p = positions.get("period")
+                    per_idx.append(p[0] if p else -1)
             terms.append(out)
-        return terms, scalings
+        if not gradient:
+            return terms, scalings, kinds
+        return (terms, scalings, kinds), (np.asarray(var_idx), np.asarray(len_idx).reshape(-1, dim),
+                                          np.asarray(per_idx), total)
+
+    # -- hyperparameters in log space (used by the sparse GP's optimizer)
+    def _theta_names(self, prefix=""):
+        """Names of the log-parameters, in the order of :meth:`_get_theta`."""
+        names = []
+        for path, base in self._named_bases(prefix):
+            for name, size in base._hyper_sizes():
+                full = f"{path}{name}"
+                names += [full] if size == 1 else [f"{full}[{k}]" for k in range(size)]
+        return names
+
+    def _named_bases(self, prefix=""):
+        """``(path, base)`` of every distinct base kernel (``k1__k2__``...)."""
+        if not hasattr(self, "k1"):
+            return [(prefix, self)]
+        out = []
+        for name in ("k1", "k2"):
+            for path, base in getattr(self, name)._named_bases(f"{prefix}{name}__"):
+                if not any(base is known for _, known in out):
+                    out.append((path, base))
+        return out
+
+    def _get_theta(self):
+        """The logarithms of the kernel's parameters (length-scales, Hamming
+        weights, periods, variances), one vector."""
+        parts = [np.log(np.atleast_1d(np.asarray(getattr(base, name), dtype=np.float64)))
+                 for base in self._bases() for name, _ in base._hyper_sizes()]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def _set_theta(self, theta):
+        """Set the parameters from their logarithms (the order of
+        :meth:`_get_theta`), validated as by the constructors."""
+        theta = np.asarray(theta, dtype=np.float64)
+        pos = 0
+        for base in self._bases():
+            values = {}
+            for name, size in base._hyper_sizes():
+                chunk = np.exp(theta[pos:pos + size])
+                pos += size
+                old = np.asarray(getattr(base, name))
+                values[name] = float(chunk[0]) if old.ndim == 0 else chunk
+            base.set_params(**values)
+        if pos != theta.shape[0]:
+            raise ValueError(f"theta has {theta.shape[0]} entries, the kernel {pos} parameters.")
+        return self
+
+    def _validate_inputs(self, X, name="X"):
+        """Check that the inputs suit the kernel (integer codes for Hamming,
+        non-negative entries for histogram intersection)."""
+        for base in self._bases():
+            base._check_values(X, name)
 
     def evaluator(self, X1, X2=None, n_threads=None):
         """Compiled evaluator of the entries k(X1[i], X2[j]) (inputs validated)."""
         X1 = _check_inputs(X1, "X1")
+        self._validate_inputs(X1, "X1")
         if X2 is not None:
             X2 = _check_inputs(X2, "X2")
             if X2.shape[1] != X1.shape[1]:
                 raise ValueError(f"X2 has {X2.shape[1]} features, X1 has {X1.shape[1]}.")
+            self._validate_inputs(X2, "X2")
         return CyKernelEvaluator(self._spec(X1.shape[1]), X1, X2, n_threads)
 
     def __call__(self, X1, X2=None):
         """The dense matrix ``K[i, j] = k(X1[i], X2[j])`` (``X2`` defaults to ``X1``)."""
         return self.evaluator(X1, X2).matrix()
 
+    @property
+    def stationary(self):
+        """Whether k(x, x) is the same for every x (not so with a histogram
+        intersection factor)."""
+        return all(base._metric_kind != METRIC_MIN for base in self._bases())
+
     def diag_value(self):
-        """k(x, x), the same for every x (the kernels are stationary)."""
+        """k(x, x), the same for every x (stationary kernels only; see :meth:`diag`)."""
+        if not self.stationary:
+            raise TypeError(f"{self!r} is not stationary: k(x, x) depends on x; use "
+                            f"kernel.diag(X).")
         return float(sum(np.prod([f[1] for f in term]) for term in self._terms()))
+
+    def diag(self, X):
+        """k(x, x) for every row x of X."""
+        X = _check_inputs(X, "X")
+        if self.stationary:
+            self._validate_inputs(X, "X")
+            return np.full(X.shape[0], self.diag_value())
+        return self.evaluator(X).diagonal()
 
 
 class _Base(Kernel):
     _code = None
+    _metric_kind = METRIC_SQUARED
 
     def _terms(self):
         return [[(self._code, self.variance, self._scale(), self._lengthscale_value(),
-                  self._period_value())]]
+                  self._period_value(), self)]]
 
     def _scale(self):
         return 1.0 / self.lengthscale
@@ -234,6 +349,13 @@ class _Base(Kernel):
 
     def _period_value(self):
         return 1.0
+
+    def _hyper_sizes(self):
+        """``(name, size)`` of the continuous parameters."""
+        return [("lengthscale", np.asarray(self.lengthscale).size), ("variance", 1)]
+
+    def _check_values(self, X, name):
+        pass
 
 
 class SquaredExponential(_Base):
@@ -327,6 +449,9 @@ class Periodic(_Base):
     def _period_value(self):
         return self.period
 
+    def _hyper_sizes(self):
+        return [("period", 1), ("lengthscale", 1), ("variance", 1)]
+
     def __repr__(self):
         return (f"{type(self).__name__}(period={self.period:g}, "
                 f"lengthscale={self.lengthscale:g}, variance={self.variance:g})")
@@ -340,6 +465,106 @@ class LocallyPeriodic(Periodic):
     \exp(-2 \sin^2(\pi \|x - x'\| / p) / \ell^2)`.
     """
     _code = LOCALLY_PERIODIC
+
+
+class Hamming(_Base):
+    r"""Kernel on integer-coded categorical features: an exponentiated
+    weighted Hamming distance.
+
+    :math:`k(x, x') = \sigma_f^2 \exp(-\sum_d w_d [x_d \ne x'_d])`, the
+    product over features of :math:`\exp(-w_d [x_d \ne x'_d])`, each a
+    valid kernel (a constant plus a multiple of the indicator of equal
+    codes), so k is positive semi-definite.  A large weight makes a feature
+    decisive, a small one nearly irrelevant; for small weights
+    :math:`k \approx \sigma_f^2 (1 - \sum_d w_d + \sum_d w_d [x_d = x'_d])`,
+    a weighted overlap kernel plus a constant.  The inputs are codes
+    (integers stored in any numeric type); their values carry no order.
+
+    Parameters
+    ----------
+    weights : float or array-like of shape (n_features,), default=1.0
+        One weight per feature, or one for all.
+    variance : float, default=1.0
+        Signal variance :math:`\sigma_f^2` (= k(x, x)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bcd.gp import Hamming
+    >>> k = Hamming(weights=[1.0, 0.5], variance=2.0)
+    >>> np.round(k(np.array([[0, 1]]), np.array([[0, 1], [0, 2], [3, 2]])), 4)
+    array([[2.    , 1.2131, 0.4463]])
+    """
+    _code = HAMMING
+    _metric_kind = METRIC_HAMMING
+
+    def __init__(self, weights=1.0, variance=1.0):
+        name = type(self).__name__
+        self.weights = _lengthscales(weights, name, "weights")
+        self.variance = _positive(variance, "variance", name)
+
+    def _scale(self):
+        return self.weights
+
+    def _hyper_sizes(self):
+        return [("weights", np.asarray(self.weights).size), ("variance", 1)]
+
+    def _check_values(self, X, name):
+        bad = X != np.round(X)
+        if np.any(bad):
+            row, col = np.argwhere(bad)[0]
+            raise ValueError(f"{type(self).__name__} kernel: categorical codes must be "
+                             f"integers, but {name}[{row}, {col}] = {X[row, col]!r}.")
+
+    def __repr__(self):
+        return f"{type(self).__name__}(weights={_fmt(self.weights)}, variance={self.variance:g})"
+
+
+#: The Hamming kernel under the name of the overlap (matching features) kernel.
+Overlap = Hamming
+
+
+class HistogramIntersection(_Base):
+    r"""Histogram intersection kernel on non-negative feature vectors.
+
+    :math:`k(x, x') = \sigma_f^2 \sum_d \min(x_d, x'_d)` (positive
+    semi-definite for non-negative inputs).  It is not stationary:
+    :math:`k(x, x) = \sigma_f^2 \sum_d x_d`; an all-zero row has zero
+    variance.
+
+    Parameters
+    ----------
+    variance : float, default=1.0
+        Scale :math:`\sigma_f^2`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bcd.gp import HistogramIntersection
+    >>> k = HistogramIntersection(variance=2.0)
+    >>> k(np.array([[0.2, 0.8]]), np.array([[0.5, 0.5], [0.2, 0.8]]))
+    array([[1.4, 2. ]])
+    """
+    _code = INTERSECTION
+    _metric_kind = METRIC_MIN
+
+    def __init__(self, variance=1.0):
+        self.variance = _positive(variance, "variance", type(self).__name__)
+
+    def _scale(self):
+        return 1.0
+
+    def _hyper_sizes(self):
+        return [("variance", 1)]
+
+    def _check_values(self, X, name):
+        if np.any(X < 0):
+            row, col = np.argwhere(X < 0)[0]
+            raise ValueError(f"HistogramIntersection kernel: histograms must be non-negative, "
+                             f"but {name}[{row}, {col}] = {X[row, col]!r}.")
+
+    def __repr__(self):
+        return f"HistogramIntersection(variance={self.variance:g})"
 
 
 class Sum(Kernel):
@@ -441,9 +666,12 @@ def _leaves(kernel, prefix=""):
     """(prefix, base kernel) for every base kernel, left to right."""
     if isinstance(kernel, (Sum, Product)):
         return _leaves(kernel.k1, prefix + "k1__") + _leaves(kernel.k2, prefix + "k2__")
-    if not isinstance(kernel, _Base):
-        raise NotImplementedError(f"{type(kernel).__name__} does not declare learnable "
-                                  f"hyperparameters.")
+    if not isinstance(kernel, _Base) or isinstance(kernel, (Hamming, HistogramIntersection)):
+        raise NotImplementedError(
+            f"{type(kernel).__name__} does not declare learnable hyperparameters for "
+            f"GPRegressor's optimizers (SquaredExponential, Matern, Periodic and "
+            f"LocallyPeriodic do); fit it with optimizer=None, or learn its parameters with "
+            f"SparseGPRegressor.")
     return [(prefix, kernel)]
 
 

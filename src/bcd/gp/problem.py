@@ -53,8 +53,8 @@ class GaussianProcess(Problem):
     Notes
     -----
     The gradient is :math:`(K + \sigma^2 I)\alpha - y`, the residual of the
-    linear system, so ``tol`` bounds that residual; all L_i equal
-    k(x, x) + noise.
+    linear system, so ``tol`` bounds that residual; L_i = k(x_i, x_i) +
+    noise (the same for every i with a stationary kernel).
 
     Examples
     --------
@@ -77,8 +77,8 @@ class GaussianProcess(Problem):
     def __init__(self, X, y, kernel, noise, precomputed=False, cache_size=0, n_threads=None):
         if not isinstance(kernel, Kernel):
             raise TypeError(f"kernel must be a bcd.gp kernel (SquaredExponential, Matern, "
-                            f"Periodic, LocallyPeriodic or their sums and products), got "
-                            f"{type(kernel).__name__}.")
+                            f"Periodic, LocallyPeriodic, Hamming, HistogramIntersection or "
+                            f"their sums and products), got {type(kernel).__name__}.")
         self.dtype = result_dtype(getattr(X, "dtype", np.float64))
         X = _check_inputs(X, "X")
         n = X.shape[0]
@@ -86,13 +86,15 @@ class GaussianProcess(Problem):
         if y.shape[0] != n:
             raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows.")
         kernel._check_dim(X.shape[1])
-        k0 = kernel.diag_value()
+        diag = kernel.diag(X)           # k(x_i, x_i); constant for stationary kernels
+        k0 = float(diag.max())
         if isinstance(noise, bool) or not np.isscalar(noise) or not np.isreal(noise):
             raise TypeError(f"noise must be a positive real number, got {noise!r}.")
         noise = float(noise)
-        if not (np.isfinite(noise) and noise >= MIN_RELATIVE_NOISE * k0):
-            raise ValueError(f"noise must be finite and at least {MIN_RELATIVE_NOISE:g} times "
-                             f"the signal variance k(x, x) = {k0:g}, got {noise!r}; with less, "
+        if not (np.isfinite(noise) and noise > 0 and noise >= MIN_RELATIVE_NOISE * k0):
+            raise ValueError(f"noise must be positive, finite and at least "
+                             f"{MIN_RELATIVE_NOISE:g} times the signal variance k(x, x) = "
+                             f"{k0:g} (the largest over the inputs), got {noise!r}; with less, "
                              f"K + noise I is numerically singular (exactly so with duplicate "
                              f"inputs).")
         if isinstance(cache_size, bool) or not isinstance(cache_size, numbers.Real) \
@@ -110,7 +112,7 @@ class GaussianProcess(Problem):
         self.cache_size = cache_size
         self.n_threads = int(n_threads) if n_threads else max_threads()
         self.n_coordinates = n
-        self._set_lipschitz(np.full(n, k0 + noise))
+        self._set_lipschitz(diag + noise)
         self._eval = kernel.evaluator(X, n_threads=self.n_threads)
         self._set_penalty(None)
 

@@ -55,11 +55,11 @@ def _feature_names(X):
     return names
 
 
-def _check_array(X, name, allow_1d):
+def _check_array(X, name, allow_1d, owner="GPRegressor"):
     """``X`` as a 2-D float array (float32 kept, other types as float64), with
     scikit-learn's messages for the cases its estimator checks probe."""
     if sp.issparse(X):
-        raise TypeError(f"{name} is a sparse matrix, which GPRegressor does not support "
+        raise TypeError(f"{name} is a sparse matrix, which {owner} does not support "
                         f"(the kernel works on dense inputs); pass {name}.toarray().")
     _reject_masked(X, name)
     arr = np.asarray(X)
@@ -88,10 +88,10 @@ def _check_array(X, name, allow_1d):
     return arr
 
 
-def _check_target(y, n_samples):
+def _check_target(y, n_samples, owner="GPRegressor"):
     """``y`` as a 1-D float array of length ``n_samples``."""
     if y is None:
-        raise ValueError("GPRegressor requires y to be passed, but the target y is None.")
+        raise ValueError(f"{owner} requires y to be passed, but the target y is None.")
     if sp.issparse(y):
         raise TypeError("y is a sparse matrix; pass a 1-D array.")
     _reject_masked(y, "y")
@@ -110,7 +110,7 @@ def _check_target(y, n_samples):
         arr = arr[:, 0]
     if arr.ndim != 1:
         raise ValueError(f"y should be a 1d array, got an array of shape {arr.shape} instead "
-                         f"(GPRegressor has a single output).")
+                         f"({owner} has a single output).")
     if arr.shape[0] != n_samples:
         raise ValueError(f"Found input variables with inconsistent numbers of samples: X has "
                          f"{n_samples}, y has {arr.shape[0]}.")
@@ -139,7 +139,159 @@ def _same_value(value, default):
         return False
 
 
-class GPRegressor:
+class _RegressorBase:
+    """The estimator interface shared by bcd's GP regressors: parameters
+    (kernel parameters included), representation, tags, the check of
+    feature names and ``score``.  Subclasses define ``__init__``, ``fit``
+    and ``predict``."""
+
+    #: for scikit-learn before 1.6, which reads the estimator type from here
+    _estimator_type = "regressor"
+
+    # ------------------------------------------------------------ estimator interface
+
+    @classmethod
+    def _param_names(cls):
+        signature = inspect.signature(cls.__init__)
+        return [p.name for p in signature.parameters.values()
+                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def get_params(self, deep=True):
+        """Parameters of the estimator.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also list the parameters of the kernel (and of its parts), as
+            ``kernel__lengthscale``.
+
+        Returns
+        -------
+        params : dict
+            Parameter names mapped to their values.
+        """
+        params = {}
+        for name in self._param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                params.update((f"{name}__{key}", item)
+                              for key, item in value.get_params(deep=True).items())
+            params[name] = value
+        return params
+
+    def set_params(self, **params):
+        """Set parameters; ``kernel__name`` sets a parameter of the kernel.
+
+        The values are stored as given (``fit`` validates them); a kernel's
+        own parameters are validated by the kernel.
+
+        Parameters
+        ----------
+        **params
+            New values, by parameter name.
+
+        Returns
+        -------
+        self : estimator
+        """
+        if not params:
+            return self
+        names = self._param_names()
+        nested = {}
+        for key, value in params.items():
+            name, delim, sub = key.partition("__")
+            if name not in names:
+                raise ValueError(f"Invalid parameter {name!r} for estimator {self!r}. Valid "
+                                 f"parameters are: {sorted(names)!r}.")
+            if delim:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+        for name, sub in nested.items():
+            target = getattr(self, name)
+            if not hasattr(target, "set_params"):
+                raise ValueError(f"Invalid parameter {name}__{next(iter(sub))!r}: {name} "
+                                 f"({target!r}) has no parameters to set.")
+            target.set_params(**sub)
+        return self
+
+    def __repr__(self):
+        signature = inspect.signature(type(self).__init__)
+        parts = []
+        for name in self._param_names():
+            value = getattr(self, name)
+            default = signature.parameters[name].default
+            if default is inspect.Parameter.empty or not _same_value(value, default):
+                parts.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
+
+        return Tags(estimator_type="regressor", target_tags=TargetTags(required=True),
+                    regressor_tags=RegressorTags(), input_tags=InputTags())
+
+    def _more_tags(self):
+        # scikit-learn before 1.6
+        return {"requires_y": True}
+
+    def _check_feature_names(self, X):
+        fitted = getattr(self, "feature_names_in_", None)
+        names = _feature_names(X)
+        if fitted is None and names is not None:
+            warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
+                          f"feature names", UserWarning, stacklevel=3)
+        elif fitted is not None and names is None:
+            warnings.warn(f"X does not have valid feature names, but {type(self).__name__} "
+                          f"was fitted with feature names", UserWarning, stacklevel=3)
+        elif fitted is not None and (names.shape != fitted.shape or np.any(names != fitted)):
+            raise ValueError(f"The feature names should match those that were passed during "
+                             f"fit: {list(fitted)}, got {list(names)}.")
+
+    def score(self, X, y, sample_weight=None):
+        r"""Coefficient of determination :math:`R^2` of the predictive mean.
+
+        :math:`R^2 = 1 - \sum_i w_i (y_i - \hat y_i)^2 / \sum_i w_i (y_i -
+        \bar y)^2` with :math:`\bar y` the weighted mean of y: 1 for perfect
+        predictions, 0 for predicting :math:`\bar y`, and negative for
+        worse.  When y is constant it is 1 for perfect predictions and 0
+        otherwise (scikit-learn's ``r2_score``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True targets.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights :math:`w_i` (default 1).
+
+        Returns
+        -------
+        score : float
+        """
+        pred = self.predict(X)
+        y = _check_target(y, pred.shape[0], type(self).__name__).astype(np.float64)
+        if sample_weight is None:
+            w = np.ones_like(y)
+        else:
+            w = np.asarray(sample_weight, dtype=np.float64)
+            if w.ndim == 0:
+                w = np.full_like(y, float(w))
+            if w.shape != y.shape:
+                raise ValueError(f"sample_weight has shape {w.shape}, expected {y.shape}.")
+            _check_finite(w, "sample_weight")
+        if y.shape[0] < 2:
+            warnings.warn("R^2 score is not well-defined with less than two samples.",
+                          UserWarning, stacklevel=2)
+            return float("nan")
+        residual = float(np.sum(w * (y - pred) ** 2))
+        total = float(np.sum(w * (y - np.average(y, weights=w)) ** 2))
+        if total == 0.0:
+            return 1.0 if residual == 0.0 else 0.0
+        return 1.0 - residual / total
+
+
+class GPRegressor(_RegressorBase):
     r"""Gaussian process regression with fixed hyperparameters, trained by
     greedy block coordinate descent with the kernel computed on the fly.
 
@@ -281,8 +433,6 @@ class GPRegressor:
     GPRegressor(kernel=SquaredExponential(lengthscale=0.3, variance=1), noise=0.02, tol=1e-08)
     """
 
-    #: for scikit-learn before 1.6, which reads the estimator type from here
-    _estimator_type = "regressor"
     #: for scikit-learn before 1.6: constructor arguments without defaults
     _required_parameters = ["kernel", "noise"]
 
@@ -318,93 +468,6 @@ class GPRegressor:
             state["client"] = None       # a connection does not pickle
         return state
 
-    # ------------------------------------------------------------ estimator interface
-
-    @classmethod
-    def _param_names(cls):
-        signature = inspect.signature(cls.__init__)
-        return [p.name for p in signature.parameters.values()
-                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-
-    def get_params(self, deep=True):
-        """Parameters of the estimator.
-
-        Parameters
-        ----------
-        deep : bool, default=True
-            Also list the parameters of the kernel (and of its parts), as
-            ``kernel__lengthscale``.
-
-        Returns
-        -------
-        params : dict
-            Parameter names mapped to their values.
-        """
-        params = {}
-        for name in self._param_names():
-            value = getattr(self, name)
-            if deep and hasattr(value, "get_params") and not isinstance(value, type):
-                params.update((f"{name}__{key}", item)
-                              for key, item in value.get_params(deep=True).items())
-            params[name] = value
-        return params
-
-    def set_params(self, **params):
-        """Set parameters; ``kernel__name`` sets a parameter of the kernel.
-
-        The values are stored as given (``fit`` validates them); a kernel's
-        own parameters are validated by the kernel.
-
-        Parameters
-        ----------
-        **params
-            New values, by parameter name.
-
-        Returns
-        -------
-        self : GPRegressor
-        """
-        if not params:
-            return self
-        names = self._param_names()
-        nested = {}
-        for key, value in params.items():
-            name, delim, sub = key.partition("__")
-            if name not in names:
-                raise ValueError(f"Invalid parameter {name!r} for estimator {self!r}. Valid "
-                                 f"parameters are: {sorted(names)!r}.")
-            if delim:
-                nested.setdefault(name, {})[sub] = value
-            else:
-                setattr(self, name, value)
-        for name, sub in nested.items():
-            target = getattr(self, name)
-            if not hasattr(target, "set_params"):
-                raise ValueError(f"Invalid parameter {name}__{next(iter(sub))!r}: {name} "
-                                 f"({target!r}) has no parameters to set.")
-            target.set_params(**sub)
-        return self
-
-    def __repr__(self):
-        signature = inspect.signature(type(self).__init__)
-        parts = []
-        for name in self._param_names():
-            value = getattr(self, name)
-            default = signature.parameters[name].default
-            if default is inspect.Parameter.empty or not _same_value(value, default):
-                parts.append(f"{name}={value!r}")
-        return f"{type(self).__name__}({', '.join(parts)})"
-
-    def __sklearn_tags__(self):
-        from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
-
-        return Tags(estimator_type="regressor", target_tags=TargetTags(required=True),
-                    regressor_tags=RegressorTags(), input_tags=InputTags())
-
-    def _more_tags(self):
-        # scikit-learn before 1.6
-        return {"requires_y": True}
-
     def __sklearn_is_fitted__(self):
         return hasattr(self, "alpha_")
 
@@ -414,8 +477,8 @@ class GPRegressor:
         """The validated ``tol`` and options of :func:`bcd.solve`."""
         if not isinstance(self.kernel, Kernel):
             raise TypeError(f"kernel must be a bcd.gp kernel (SquaredExponential, Matern, "
-                            f"Periodic, LocallyPeriodic or their sums and products), got "
-                            f"{self.kernel!r}.")
+                            f"Periodic, LocallyPeriodic, Hamming, HistogramIntersection or "
+                            f"their sums and products), got {self.kernel!r}.")
         tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=False)
         self._check_predict_params()
         options = self.solver_options
@@ -601,19 +664,6 @@ class GPRegressor:
                              f"expecting {d} features as input.")
         return X
 
-    def _check_feature_names(self, X):
-        fitted = getattr(self, "feature_names_in_", None)
-        names = _feature_names(X)
-        if fitted is None and names is not None:
-            warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
-                          f"feature names", UserWarning, stacklevel=3)
-        elif fitted is not None and names is None:
-            warnings.warn(f"X does not have valid feature names, but {type(self).__name__} "
-                          f"was fitted with feature names", UserWarning, stacklevel=3)
-        elif fitted is not None and (names.shape != fitted.shape or np.any(names != fitted)):
-            raise ValueError(f"The feature names should match those that were passed during "
-                             f"fit: {list(fitted)}, got {list(names)}.")
-
     def predict(self, X, return_std=False):
         """Predictive mean k(x, X) alpha and, with ``return_std``, the standard
         deviation of the latent function (the noise is not added).
@@ -641,48 +691,6 @@ class GPRegressor:
         var = self._latent_variance(X)
         return mean, np.sqrt(var)
 
-    def score(self, X, y, sample_weight=None):
-        r"""Coefficient of determination :math:`R^2` of the predictive mean.
-
-        :math:`R^2 = 1 - \sum_i w_i (y_i - \hat y_i)^2 / \sum_i w_i (y_i -
-        \bar y)^2` with :math:`\bar y` the weighted mean of y: 1 for perfect
-        predictions, 0 for predicting :math:`\bar y`, and negative for
-        worse.  When y is constant it is 1 for perfect predictions and 0
-        otherwise (scikit-learn's ``r2_score``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            True targets.
-        sample_weight : array-like of shape (n_samples,), optional
-            Weights :math:`w_i` (default 1).
-
-        Returns
-        -------
-        score : float
-        """
-        pred = self.predict(X)
-        y = _check_target(y, pred.shape[0]).astype(np.float64)
-        if sample_weight is None:
-            w = np.ones_like(y)
-        else:
-            w = np.asarray(sample_weight, dtype=np.float64)
-            if w.ndim == 0:
-                w = np.full_like(y, float(w))
-            if w.shape != y.shape:
-                raise ValueError(f"sample_weight has shape {w.shape}, expected {y.shape}.")
-            _check_finite(w, "sample_weight")
-        if y.shape[0] < 2:
-            warnings.warn("R^2 score is not well-defined with less than two samples.",
-                          UserWarning, stacklevel=2)
-            return float("nan")
-        residual = float(np.sum(w * (y - pred) ** 2))
-        total = float(np.sum(w * (y - np.average(y, weights=w)) ** 2))
-        if total == 0.0:
-            return 1.0 if residual == 0.0 else 0.0
-        return 1.0 - residual / total
-
     def _latent_variance(self, X, batch=256):
         self._check_predict_params()
         n = self.X_train_.shape[0]
@@ -690,7 +698,6 @@ class GPRegressor:
         if method == "auto":
             method = "cholesky" if 8.0 * n * n <= self.max_dense_bytes else "cg"
         kernel = self.kernel_
-        k0 = kernel.diag_value()
         var = np.empty(X.shape[0])
         for start in range(0, X.shape[0], batch):
             Xb = X[start:start + batch]
@@ -703,7 +710,7 @@ class GPRegressor:
                 V = scipy.linalg.cho_solve(self._chol, Kt)
             else:
                 V = self._batched_cg(Kt)
-            var[start:start + batch] = k0 - np.einsum("ij,ij->j", Kt, V)
+            var[start:start + batch] = kernel.diag(Xb) - np.einsum("ij,ij->j", Kt, V)
         # rounding can make a tiny variance negative
         return np.maximum(var, 0.0)
 
