@@ -84,7 +84,43 @@ def _check_inputs(X, name="X"):
     return X
 
 
-class Kernel:
+class _Parameters:
+    """scikit-learn's parameter listing from the constructor's signature,
+    shared by the kernels and the GP regressors."""
+
+    @classmethod
+    def _param_names(cls):
+        """Names of the constructor's arguments, in order."""
+        signature = inspect.signature(cls.__init__)
+        return [p.name for p in signature.parameters.values()
+                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def get_params(self, deep=True):
+        """The constructor's arguments, as stored.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also list the parameters of the parameters that have their own
+            (a regressor's kernel, the parts of a sum or product of kernels),
+            as ``kernel__lengthscale`` or ``k1__lengthscale``.
+
+        Returns
+        -------
+        params : dict
+            Parameter names mapped to their values.
+        """
+        params = {}
+        for name in self._param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                params.update((f"{name}__{key}", item)
+                              for key, item in value.get_params(deep=True).items())
+            params[name] = value
+        return params
+
+
+class Kernel(_Parameters):
     """Base class of the covariance functions.
 
     Subclasses describe themselves as a sum of products of base factors
@@ -100,36 +136,6 @@ class Kernel:
         if not isinstance(other, Kernel):
             return NotImplemented
         return Product(self, other)
-
-    @classmethod
-    def _param_names(cls):
-        """Names of the constructor's arguments, in order."""
-        signature = inspect.signature(cls.__init__)
-        return [p.name for p in signature.parameters.values()
-                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-
-    def get_params(self, deep=True):
-        """The constructor's arguments as stored (validated) by the kernel.
-
-        Parameters
-        ----------
-        deep : bool, default=True
-            Also list the parameters of the kernels a sum or product is made
-            of, as ``k1__name`` and ``k2__name``.
-
-        Returns
-        -------
-        params : dict
-            Parameter names mapped to their values.
-        """
-        params = {}
-        for name in self._param_names():
-            value = getattr(self, name)
-            if deep and isinstance(value, Kernel):
-                params.update((f"{name}__{key}", item)
-                              for key, item in value.get_params(deep=True).items())
-            params[name] = value
-        return params
 
     def set_params(self, **params):
         """Change parameters; they are validated as by the constructor.

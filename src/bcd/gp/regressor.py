@@ -16,7 +16,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .._validation import _reject_masked, check_scalar
-from .kernels import Kernel
+from .kernels import Kernel, _Parameters
 from .problem import GaussianProcess
 
 VARIANCE_METHODS = ("auto", "cholesky", "cg")
@@ -139,7 +139,7 @@ def _same_value(value, default):
         return False
 
 
-class _RegressorBase:
+class _RegressorBase(_Parameters):
     """The estimator interface shared by bcd's GP regressors: parameters
     (kernel parameters included), representation, tags, the check of
     feature names and ``score``.  Subclasses define ``__init__``, ``fit``
@@ -149,35 +149,6 @@ class _RegressorBase:
     _estimator_type = "regressor"
 
     # ------------------------------------------------------------ estimator interface
-
-    @classmethod
-    def _param_names(cls):
-        signature = inspect.signature(cls.__init__)
-        return [p.name for p in signature.parameters.values()
-                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-
-    def get_params(self, deep=True):
-        """Parameters of the estimator.
-
-        Parameters
-        ----------
-        deep : bool, default=True
-            Also list the parameters of the kernel (and of its parts), as
-            ``kernel__lengthscale``.
-
-        Returns
-        -------
-        params : dict
-            Parameter names mapped to their values.
-        """
-        params = {}
-        for name in self._param_names():
-            value = getattr(self, name)
-            if deep and hasattr(value, "get_params") and not isinstance(value, type):
-                params.update((f"{name}__{key}", item)
-                              for key, item in value.get_params(deep=True).items())
-            params[name] = value
-        return params
 
     def set_params(self, **params):
         """Set parameters; ``kernel__name`` sets a parameter of the kernel.
