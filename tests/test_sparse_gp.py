@@ -527,6 +527,24 @@ def test_pickle_and_parameters():
     assert not hasattr(copy_, "beta_") and copy_.get_params()["n_inducing"] == 9
 
 
+with warnings.catch_warnings():
+    # the estimator implements the interface without inheriting from BaseEstimator
+    warnings.filterwarnings("ignore", message=".*does not inherit from", category=UserWarning)
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+    _checks = parametrize_with_checks(
+        [SparseGPRegressor(SquaredExponential(3.0), 0.5, n_inducing=3, max_epochs=3,
+                           random_state=0, n_threads=1)],
+        expected_failed_checks=lambda est: {
+            "check_fit1d": "a 1-D X is read as a single feature, as by GPRegressor"})
+
+
+@_checks
+def test_sklearn_compatible_estimator(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bcd.ConvergenceWarning)
+        check(estimator)
+
+
 def test_verbose_prints_epochs(capsys):
     X, y = _data(80)
     SparseGPRegressor(SquaredExponential(0.4), 0.1, n_inducing=5, verbose=True,
