@@ -12,7 +12,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 MODULES = ["bcd", "bcd._solve", "bcd._path", "bcd.problems", "bcd.problems.linear", "bcd.problems.multinomial",
            "bcd.problems.quadratic",
            "bcd.problems.poisson", "bcd.datasets", "bcd.forest", "bcd.penalties",
-           "bcd.gp.kernels", "bcd.gp.problem", "bcd.gp.regressor"]
+           "bcd.gp.kernels", "bcd.gp.problem", "bcd.gp.regressor", "bcd.gp.sparse"]
 
 
 @pytest.mark.parametrize("name", MODULES)

