@@ -43,9 +43,9 @@ from .._result import ConvergenceWarning
 from .._validation import check_scalar
 from ._kernel import CyKernelEvaluator, max_threads
 from . import _sparse
-from ._sparse import (column_and_projection, lmul, ltmul, rank_one_columns, rotate_columns, rotate_rows,
-                      rotate_triangular, rotation_coefficients, row_sqnorms, solve_upper,
-                      solve_upper_many, upper_tmul, zero_upper)
+from ._sparse import (column_and_projection, lmul, ltmul, rank_one_columns, rotate_columns,
+                      rotate_rows, rotate_triangular, rotation_coefficients, row_sqnorms,
+                      solve_upper, solve_upper_many, upper_tmul, zero_upper)
 from .kernels import Kernel
 from .regressor import (_RegressorBase, _check_array, _check_target, _feature_names,
                         _not_fitted)
