@@ -670,3 +670,31 @@ def test_smse_and_snlp_definitions():
     assert snlp(np.full(4, ytrain.mean()), np.full(4, ytrain.var()), y, ytrain) == \
         pytest.approx(0.0, abs=1e-12)
     assert snlp(y, np.full(4, 0.01), y, ytrain) < -1
+
+
+def test_numerically_dependent_inducing_points_are_replaced():
+    # a length-scale so long that the inducing set becomes dependent: the
+    # factorization drops such points and the fit refills the set
+    X, y = _data(200)
+    kernel = SquaredExponential([0.3, 0.4])
+    fac = _factor(kernel, X, y, 0.05, 1, 20)
+    idx = np.arange(0, 200, 10)
+    fac.factorize(idx)
+    assert fac.k == 20
+    fac.set_model(SquaredExponential([30.0, 40.0]), 0.05)
+    with pytest.raises(Exception):
+        fac.factorize(idx)
+    fac.factorize(idx, repair=True)
+    kept = fac.k
+    assert 0 < kept < 20
+    assert fac.objective() == pytest.approx(
+        _dense_objective(fac.kernel(X), y, fac.piv[:kept], 0.05, 1), rel=1e-6)
+    est = SparseGPRegressor(kernel, 0.05, n_inducing=20, random_state=0, n_threads=1)
+    run = _Run(est, fac, fac.kernel, np.random.default_rng(0), 20, 5, None, 0.0)
+    run._refill(20)
+    k = fac.k
+    assert len(set(fac.piv[:k])) == k
+    # refilled as far as candidates with a positive residual variance remain
+    assert k == 20 or not np.any((fac.d > fac.thr) & ~fac.inducing)
+    np.testing.assert_allclose(fac.objective(), _dense_objective(
+        fac.kernel(X), y, fac.piv[:k], 0.05, 1), rtol=1e-6)

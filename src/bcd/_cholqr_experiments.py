@@ -267,8 +267,10 @@ def plot(results, sizes, filename):
             r = np.array([table[method, m].mean(axis=0) for m in ms])
             sd = np.array([table[method, m].std(axis=0) for m in ms])
             ax = axes[row]
-            ax[0].errorbar(ms, r[:, 0], yerr=sd[:, 0], fmt=style, color=color, label=method,
-                           capsize=3)
+            # SMSE on a log scale: the lower error bar stops above zero
+            low = np.minimum(sd[:, 0], 0.9 * r[:, 0])
+            ax[0].errorbar(ms, r[:, 0], yerr=[low, sd[:, 0]], fmt=style, color=color,
+                           label=method, capsize=3)
             ax[1].errorbar(ms, r[:, 1], yerr=sd[:, 1], fmt=style, color=color, label=method,
                            capsize=3)
             ax[2].plot(ms, r[:, 2], style, color=color, label=method)
@@ -282,11 +284,13 @@ def plot(results, sizes, filename):
             a.set_xticks(list(sizes))
             a.set_xticklabels([str(m) for m in sizes])
             a.set_xlabel("number of inducing points m")
+        ax[0].set_yscale("log")
         ax[0].set_ylabel("test SMSE")
         ax[1].set_ylabel("test SNLP")
         ax[2].set_yscale("log")
         ax[2].set_ylabel("training time (s)")
         ax[3].set_xscale("log")
+        ax[3].set_yscale("log")
         ax[3].set_xlabel("training time (s)")
         ax[3].set_ylabel("test SMSE")
         ax[0].set_title(f"{name}: test SMSE (Fig. 2)")

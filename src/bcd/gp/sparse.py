@@ -43,9 +43,9 @@ from .._result import ConvergenceWarning
 from .._validation import check_scalar
 from ._kernel import CyKernelEvaluator, max_threads
 from . import _sparse
-from ._sparse import (column_and_projection, lmul, ltmul, rank_one_columns, rotate_columns, rotate_rows,
-                      rotate_triangular, rotation_coefficients, row_sqnorms, solve_upper,
-                      solve_upper_many, upper_tmul, zero_upper)
+from ._sparse import (column_and_projection, lmul, ltmul, rank_one_columns, rotate_columns,
+                      rotate_rows, rotate_triangular, rotation_coefficients, row_sqnorms,
+                      solve_upper, solve_upper_many, upper_tmul, zero_upper)
 from .kernels import Kernel
 from .regressor import (_RegressorBase, _check_array, _check_target, _feature_names,
                         _not_fitted)
@@ -55,6 +55,10 @@ OPTIMIZERS = ("cholqr", "random", "greedy")
 #: a candidate (or information pivot) needs a residual variance above this
 #: fraction of the largest k(x, x): duplicates of inducing inputs have none
 PIVOT_TOL = 1e-10
+#: after a hyperparameter step, inducing points whose residual variance fell
+#: to this fraction of the largest k(x, x) (rounding level: numerically
+#: dependent on the others) are dropped and replaced
+REPAIR_TOL = 1e-12
 #: smallest noise variance accepted, relative to the largest k(x, x)
 MIN_RELATIVE_NOISE = 1e-6
 #: R comes from the Cholesky factor of L^T L + noise I (CholeskyQR) while
@@ -160,6 +164,7 @@ class _Factor:
                      else self.ev.diagonal())
         self.dmax = max(float(self.diag.max()), 0.0)
         self.thr = PIVOT_TOL * self.dmax if self.dmax > 0 else np.inf
+        self.thr_repair = REPAIR_TOL * self.dmax if self.dmax > 0 else np.inf
         self.trace = float(self.diag.sum())
 
     # -- from scratch
@@ -169,8 +174,13 @@ class _Factor:
         self.d = self.diag.copy()
         self.inducing[:] = False
 
-    def factorize(self, piv):
-        """L = K[:, I] chol(K_II)^{-T} for the pivots ``piv``, then R, L^T y, d."""
+    def factorize(self, piv, repair=False):
+        """L = K[:, I] chol(K_II)^{-T} for the pivots ``piv``, then R, L^T y, d.
+
+        With ``repair``, pivots whose residual variance against those before
+        them is at most the pivot tolerance are dropped (after a change of
+        the hyperparameters an inducing set can become numerically
+        dependent); the caller refills the set."""
         piv = np.asarray(piv, dtype=np.int32)
         m = piv.shape[0]
         if m == 0:
@@ -180,12 +190,24 @@ class _Factor:
         self.ev.columns_into(piv, Lm)
         Kmm = Lm[piv, :]
         Kmm = 0.5 * (Kmm + Kmm.T)
-        try:
-            B = scipy.linalg.cholesky(Kmm, lower=True, check_finite=False)
-        except np.linalg.LinAlgError:
-            raise _NotPositiveDefinite() from None
-        if not np.all(np.diag(B) > 0):
-            raise _NotPositiveDefinite()
+        if repair:
+            taken, Lc = _in_order_pivots(Kmm, m, self.thr_repair)
+            if taken.shape[0] < m:
+                piv = piv[taken]
+                m = piv.shape[0]
+                if m == 0:
+                    self.reset()
+                    return
+                Lm = self.L[:, :m]
+                self.ev.columns_into(piv, Lm)
+            B = np.tril(Lc[taken])
+        else:
+            try:
+                B = scipy.linalg.cholesky(Kmm, lower=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                raise _NotPositiveDefinite() from None
+            if not np.all(np.diag(B) > 0):
+                raise _NotPositiveDefinite()
         if self.n * m * m >= SMALL_FLOPS:
             out = blas.dtrsm(1.0, B, Lm, side=1, lower=1, trans_a=1, overwrite_b=1)
             if not np.shares_memory(out, self.L):
@@ -1164,16 +1186,40 @@ class _Run:
         evals += 1
         if last["theta"] is None or not np.array_equal(last["theta"], theta):
             self._set_theta(theta)
-            fac.factorize(piv)
+            fac.factorize(piv, repair=True)
+        elif np.min(np.diag(fac.L[piv, :piv.shape[0]])) ** 2 <= fac.thr_repair:
+            fac.factorize(piv, repair=True)
+        if fac.k < piv.shape[0]:
+            self._refill(piv.shape[0])
         self.F = fac.objective()
         return evals
+
+    def _refill(self, m):
+        """Add inducing points up to m after numerically dependent ones were
+        dropped: the best candidates by the information-pivot scores (exact
+        gains of the best), or random ones for the random and greedy sets."""
+        fac = self.fac
+        while fac.k < m:
+            if self.optimizer == "cholqr":
+                info = _InfoPivots(fac, self.z, self.rng)
+                info.refresh()
+                j, _ = info.best_candidate(fac.k, fac.d, fac.inducing)
+            else:
+                valid = np.flatnonzero((fac.d > fac.thr) & ~fac.inducing)
+                j = int(self.rng.choice(valid)) if valid.shape[0] else -1
+            if j < 0:
+                break
+            C, W = fac.residual_columns([j], fac.k, fac.d)
+            _, V, rho, yc = fac.gains(C, W, fac.k)
+            fac.append(C[:, 0].copy(), V[:, 0], float(rho[0]), float(yc[0]), j)
+        self.queue = []
 
     # -- the end
     def finish(self):
         fac, est = self.fac, self.est
         if self.F > self.best["F"]:
             self._set_theta(self.best["theta"])
-            fac.factorize(self.best["piv"])
+            fac.factorize(self.best["piv"], repair=True)
             self.F = fac.objective()
         k = fac.k
         piv = fac.piv[:k].copy()
