@@ -12,6 +12,7 @@ cdef class CyKernelEvaluator:
     cdef readonly Py_ssize_t n1, n2, dim, n_metrics
     cdef readonly int n_threads
     cdef readonly double diag_value          # sum of the terms' variances: k(x, x) if stationary
+    cdef bint single_se                      # one squared-exponential factor: fused loop
     cdef const double[:, :, ::1] X1          # (metric, dim, n1)
     cdef const double[:, :, ::1] X2          # (metric, dim, n2)
     cdef const double[:, :, ::1] R1          # (metric, n1, dim): single entries
@@ -34,7 +35,9 @@ cdef class CyKernelEvaluator:
 
     cdef void tile(self, Py_ssize_t j, Py_ssize_t i0, Py_ssize_t i1, double* sq,
                    double* out) noexcept nogil
-    cdef void combine(self, double* sq, Py_ssize_t w, double* out) noexcept nogil
+    cdef void values(self, const double* G, Py_ssize_t gstride, Py_ssize_t ldg,
+                     const double* z, Py_ssize_t zstride, Py_ssize_t w, double* sq,
+                     double* out) noexcept nogil
     cdef void gather(self, const int* cols, Py_ssize_t nc, double* G, Py_ssize_t ldg) noexcept nogil
     cdef void entries_gathered(self, const int* rows, Py_ssize_t nr, const double* G,
                                Py_ssize_t ldg, Py_ssize_t nc, double* out) noexcept nogil

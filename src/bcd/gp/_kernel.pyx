@@ -24,6 +24,8 @@ evaluator also contracts weights with the derivatives of the entries with
 respect to the logarithms of the kernel's parameters (:meth:`grad_contract`,
 :meth:`grad_diagonal`), without storing the derivative matrices.
 """
+import os
+
 import numpy as np
 cimport cython
 from cython.parallel cimport prange, parallel, threadid
@@ -32,13 +34,24 @@ from libc.stdlib cimport malloc, calloc, free
 
 cdef extern from "_vexp.h" nogil:
     double bcd_exp(double x)
-    void bcd_scaled_exp(const double* s, double a, double p, double* out, Py_ssize_t w)
-    void bcd_sqdist(const double* G, Py_ssize_t ldg, const double* z, Py_ssize_t dim,
-                    double* s, Py_ssize_t w)
-    void bcd_hamming(const double* G, Py_ssize_t ldg, const double* z, const double* wt,
-                     Py_ssize_t dim, double* s, Py_ssize_t w)
-    void bcd_minsum(const double* G, Py_ssize_t ldg, const double* z, Py_ssize_t dim,
-                    double* s, Py_ssize_t w)
+    # the array loops, one copy per instruction set (see _vexp.h)
+    cdef struct bcd_kernel_loops:
+        void (*sqdist)(const double* G, Py_ssize_t ldg, const double* z, Py_ssize_t dim,
+                       double* s, Py_ssize_t w) noexcept nogil
+        void (*se)(const double* G, Py_ssize_t ldg, const double* z, Py_ssize_t dim, double a,
+                   double p, double* out, Py_ssize_t w) noexcept nogil
+        void (*hamming)(const double* G, Py_ssize_t ldg, const double* z, const double* wt,
+                        Py_ssize_t dim, double* s, Py_ssize_t w) noexcept nogil
+        void (*minsum)(const double* G, Py_ssize_t ldg, const double* z, Py_ssize_t dim,
+                       double* s, Py_ssize_t w) noexcept nogil
+        void (*factor_mul)(int code, const double* s, double inv_l2, double freq, double* out,
+                           Py_ssize_t w) noexcept nogil
+        void (*scaled_exp)(const double* s, double a, double p, double* out,
+                           Py_ssize_t w) noexcept nogil
+    const bcd_kernel_loops* bcd_kl
+    int bcd_isa_available(int isa)
+    int bcd_isa_best()
+    int bcd_kernel_loops_select(int isa)
 
 cdef extern from *:
     """
@@ -54,6 +67,8 @@ cdef extern from *:
 # rows evaluated together by one thread (the inputs of a tile stay in cache)
 cdef enum:
     TILE = 256
+    # columns evaluated against one tile of rows before the next tile
+    COL_BLOCK = 32
     # kernel entries below which a call runs on one thread: waking the
     # others would cost more than it saves
     PARALLEL_MIN = 4096
@@ -75,6 +90,46 @@ INTERSECTION = 6
 METRIC_SQUARED = 0
 METRIC_HAMMING = 1
 METRIC_MIN = 2
+
+
+#: the instruction-set paths of the array loops, in the order of _vexp.h
+ISA_NAMES = ("generic", "avx2", "avx512")
+
+
+def available_isas():
+    """The instruction-set paths this CPU and build can run, narrowest first."""
+    return tuple(name for code, name in enumerate(ISA_NAMES) if bcd_isa_available(code))
+
+
+def _select_isa():
+    """Choose the loops' instruction-set path once, at import: the widest the
+    CPU runs, or the one named by the environment variable BCD_KERNEL_ISA
+    (``auto``, ``generic``, ``avx2`` or ``avx512``), e.g. to measure or test
+    the AVX2 path on an AVX-512 machine."""
+    value = os.environ.get("BCD_KERNEL_ISA", "auto").strip().lower()
+    if value in ("", "auto"):
+        code = bcd_isa_best()
+    elif value not in ISA_NAMES:
+        raise ValueError(f"BCD_KERNEL_ISA must be one of 'auto', 'generic', 'avx2' or "
+                         f"'avx512', got {value!r}.")
+    elif value not in available_isas():
+        raise ValueError(f"BCD_KERNEL_ISA={value!r} is not available on this CPU or build; "
+                         f"available: {', '.join(available_isas())}.")
+    else:
+        code = ISA_NAMES.index(value)
+    bcd_kernel_loops_select(code)
+    return ISA_NAMES[code]
+
+
+_ISA = _select_isa()
+
+
+def kernel_isa():
+    """The instruction-set path of the compiled kernels' loops in use: one of
+    ``"generic"``, ``"avx2"`` (x86-64-v3: AVX2 and FMA), ``"avx512"``
+    (x86-64-v4).  Chosen at import as the widest the CPU runs, or set by
+    the environment variable ``BCD_KERNEL_ISA``."""
+    return _ISA
 
 
 def max_threads():
@@ -102,34 +157,6 @@ cdef inline double _factor(int code, double s, double inv_l2, double freq) noexc
     if code == 3:
         return bcd_exp(-2.0 * t * t * inv_l2)
     return bcd_exp(-(0.5 * s + 2.0 * t * t) * inv_l2)
-
-
-cdef inline void _factor_mul(int code, const double* s, double inv_l2, double freq, double* out,
-                             Py_ssize_t w) noexcept nogil:
-    """out[i] *= the factor at squared distance (or metric) s[i], the kind
-    tested once outside the loop."""
-    cdef Py_ssize_t i
-    cdef double r, t
-    if code == 0:
-        for i in range(w):
-            out[i] *= bcd_exp(-0.5 * s[i])
-    elif code == 1:
-        for i in range(w):
-            t = SQRT3 * sqrt(s[i])
-            out[i] *= (1.0 + t) * bcd_exp(-t)
-    elif code == 2:
-        for i in range(w):
-            t = SQRT5 * sqrt(s[i])
-            out[i] *= (1.0 + t + t * t / 3.0) * bcd_exp(-t)
-    elif code == 5:
-        for i in range(w):
-            out[i] *= bcd_exp(-s[i])
-    elif code == 6:
-        for i in range(w):
-            out[i] *= s[i]
-    else:
-        for i in range(w):
-            out[i] *= _factor(code, s[i], inv_l2, freq)
 
 
 @cython.final
@@ -185,6 +212,7 @@ cdef class CyKernelEvaluator:
         self.f_inv_l2 = np.asarray(inv_l2, dtype=np.float64)
         self.f_freq = np.asarray(freq, dtype=np.float64)
         self.diag_value = float(np.sum(coef))
+        self.single_se = len(code) == 1 and code[0] == SQUARED_EXPONENTIAL
         self.n_threads = max(1, int(n_threads) if n_threads else bcd_max_threads())
         self._keep = (A1, A2, B1, B2)
         self.n_params = 0
@@ -192,40 +220,48 @@ cdef class CyKernelEvaluator:
     cdef void tile(self, Py_ssize_t j, Py_ssize_t i0, Py_ssize_t i1, double* sq,
                    double* out) noexcept nogil:
         """out[0:i1-i0] = k(x1_i, x2_j) for i in [i0, i1); ``sq`` holds
-        n_metrics * (i1 - i0) doubles of scratch."""
-        cdef Py_ssize_t w = i1 - i0, m
+        (n_metrics + 1) * (i1 - i0) doubles of scratch."""
+        self.values(&self.X1[0, 0, i0], self.dim * self.n1, self.n1, &self.R2[0, j, 0],
+                    self.n2 * self.dim, i1 - i0, sq, out)
+
+    cdef void values(self, const double* G, Py_ssize_t gstride, Py_ssize_t ldg,
+                     const double* z, Py_ssize_t zstride, Py_ssize_t w, double* sq,
+                     double* out) noexcept nogil:
+        """out[0:w] = k(z, g_i) for w inputs g_i stored dimension-major
+        (metric m's coordinate k of g_i at ``G[m * gstride + k * ldg + i]``)
+        and one input z stored row-wise (metric m's row at ``z + m *
+        zstride``); ``sq`` holds (n_metrics + 1) * w doubles of scratch."""
+        cdef Py_ssize_t m, i, t, f
         cdef int kind
+        cdef double* tv = sq + self.n_metrics * w
+        cdef double* dest
+        if self.single_se:
+            # the common case: distances and exponentials in one pass
+            m = self.f_metric[0]
+            bcd_kl.se(G + m * gstride, ldg, z + m * zstride, self.dim, -0.5, self.term_coef[0],
+                      out, w)
+            return
         for m in range(self.n_metrics):
             kind = self.m_kind[m]
             if kind == 0:
-                bcd_sqdist(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim,
-                           sq + m * w, w)
+                bcd_kl.sqdist(G + m * gstride, ldg, z + m * zstride, self.dim, sq + m * w, w)
             elif kind == 1:
-                bcd_hamming(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], &self.m_weight[m, 0],
-                            self.dim, sq + m * w, w)
+                bcd_kl.hamming(G + m * gstride, ldg, z + m * zstride, &self.m_weight[m, 0],
+                               self.dim, sq + m * w, w)
             else:
-                bcd_minsum(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim,
-                           sq + m * w, w)
-        self.combine(sq, w, out)
-
-    cdef void combine(self, double* sq, Py_ssize_t w, double* out) noexcept nogil:
-        """out[0:w] = kernel values from the squared distances of every
-        metric (``sq[m * w + i]``)."""
-        cdef Py_ssize_t i, t, f
-        cdef double p
-        if self.term_ptr.shape[0] == 2 and self.term_ptr[1] == 1 and self.f_code[0] == 0:
-            # a single squared exponential, the common case: one vectorized loop
-            bcd_scaled_exp(sq + self.f_metric[0] * w, -0.5, self.term_coef[0], out, w)
-            return
-        for i in range(w):
-            out[i] = 0.0
+                bcd_kl.minsum(G + m * gstride, ldg, z + m * zstride, self.dim, sq + m * w, w)
+        # each term's product built in place (the first term in out, the
+        # others in tv then added), one vectorized loop per factor
         for t in range(self.term_ptr.shape[0] - 1):
+            dest = out if t == 0 else tv
             for i in range(w):
-                p = self.term_coef[t]
-                for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
-                    p *= _factor(self.f_code[f], sq[self.f_metric[f] * w + i],
-                                 self.f_inv_l2[f], self.f_freq[f])
-                out[i] += p
+                dest[i] = self.term_coef[t]
+            for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
+                bcd_kl.factor_mul(self.f_code[f], sq + self.f_metric[f] * w, self.f_inv_l2[f],
+                                  self.f_freq[f], dest, w)
+            if t > 0:
+                for i in range(w):
+                    out[i] += tv[i]
 
     cdef void gather(self, const int* cols, Py_ssize_t nc, double* G, Py_ssize_t ldg) noexcept nogil:
         """Copy the inputs of X2 rows ``cols`` to G, laid out (metric, dim, ldg)."""
@@ -239,25 +275,14 @@ cdef class CyKernelEvaluator:
                                Py_ssize_t ldg, Py_ssize_t nc, double* out) noexcept nogil:
         """out[r * nc + c] = k(x1_{rows[r]}, g_c) for inputs g_c gathered by
         :meth:`gather`: each row is evaluated vectorized over the columns."""
-        cdef Py_ssize_t r, m
+        cdef Py_ssize_t r
         cdef double* sq
-        cdef int kind
         cdef int nt = self.n_threads if nr * nc >= PARALLEL_MIN else 1
         with parallel(num_threads=nt):
-            sq = <double*>malloc(self.n_metrics * nc * sizeof(double))
+            sq = <double*>malloc((self.n_metrics + 1) * nc * sizeof(double))
             for r in prange(nr, schedule="static"):
-                for m in range(self.n_metrics):
-                    kind = self.m_kind[m]
-                    if kind == 0:
-                        bcd_sqdist(G + m * self.dim * ldg, ldg, &self.R1[m, rows[r], 0],
-                                   self.dim, sq + m * nc, nc)
-                    elif kind == 1:
-                        bcd_hamming(G + m * self.dim * ldg, ldg, &self.R1[m, rows[r], 0],
-                                    &self.m_weight[m, 0], self.dim, sq + m * nc, nc)
-                    else:
-                        bcd_minsum(G + m * self.dim * ldg, ldg, &self.R1[m, rows[r], 0],
-                                   self.dim, sq + m * nc, nc)
-                self.combine(sq, nc, out + r * nc)
+                self.values(G, self.dim * ldg, ldg, &self.R1[0, rows[r], 0], self.n1 * self.dim,
+                            nc, sq, out + r * nc)
             free(sq)
 
     cdef int threads_for(self, Py_ssize_t work) noexcept nogil:
@@ -392,7 +417,7 @@ cdef class CyKernelEvaluator:
         cdef double wa
         cdef int nt = self.threads_for(self.n1 * m)
         with parallel(num_threads=nt):
-            sq = <double*>malloc(self.n_metrics * TILE * sizeof(double))
+            sq = <double*>malloc((self.n_metrics + 1) * TILE * sizeof(double))
             kv = <double*>malloc(TILE * sizeof(double))
             for t in prange(n_tiles, schedule="static"):
                 i0 = t * TILE
@@ -414,19 +439,29 @@ cdef class CyKernelEvaluator:
 
     cdef void columns_to(self, const int* cols, Py_ssize_t m, double* base,
                          const int* slot) noexcept nogil:
-        """Column ``cols[a]`` into ``base + slot[a] * n1`` (``slot`` NULL: a)."""
-        cdef Py_ssize_t a, i0, i1
+        """Column ``cols[a]`` into ``base + slot[a] * n1`` (``slot`` NULL: a).
+
+        Blocks of columns run in parallel; within a block, each tile of
+        rows is evaluated against every column of the block before the
+        next tile, so that the tile's inputs are read from L1 (column by
+        column over all rows, they would be reloaded from L2 per column)."""
+        cdef Py_ssize_t a, b, a1, i0, i1
+        cdef Py_ssize_t n_threads = self.threads_for(self.n1 * m)
+        # columns per block: at most COL_BLOCK, and enough blocks to balance
+        cdef Py_ssize_t cb = max(1, min(<Py_ssize_t>COL_BLOCK, m // (4 * n_threads)))
+        cdef Py_ssize_t n_blocks = (m + cb - 1) // cb
         cdef double* sq
         cdef double* out
-        cdef int nt = self.threads_for(self.n1 * m)
-        with parallel(num_threads=nt):
-            sq = <double*>malloc(self.n_metrics * TILE * sizeof(double))
-            for a in prange(m, schedule="dynamic"):
-                out = base + (slot[a] if slot != NULL else a) * self.n1
+        with parallel(num_threads=n_threads):
+            sq = <double*>malloc((self.n_metrics + 1) * TILE * sizeof(double))
+            for b in prange(n_blocks, schedule="dynamic"):
+                a1 = min((b + 1) * cb, m)
                 i0 = 0
                 while i0 < self.n1:
                     i1 = min(i0 + TILE, self.n1)
-                    self.tile(cols[a], i0, i1, sq, out + i0)
+                    for a in range(b * cb, a1):
+                        out = base + (slot[a] if slot != NULL else a) * self.n1
+                        self.tile(cols[a], i0, i1, sq, out + i0)
                     i0 = i1
             free(sq)
 
@@ -483,7 +518,7 @@ cdef class CyKernelEvaluator:
             return out
         cdef int nt = self.threads_for(self.n1 * self.n2)
         with nogil, parallel(num_threads=nt):
-            sq = <double*>malloc(self.n_metrics * TILE * sizeof(double))
+            sq = <double*>malloc((self.n_metrics + 1) * TILE * sizeof(double))
             kv = <double*>malloc(TILE * sizeof(double))
             for t in prange(n_tiles, schedule="static"):
                 i0 = t * TILE
@@ -599,19 +634,20 @@ cdef class CyKernelEvaluator:
         for m in range(self.n_metrics):
             kind = self.m_kind[m]
             if kind == 0:
-                bcd_sqdist(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim, sq + m * w, w)
+                bcd_kl.sqdist(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim,
+                              sq + m * w, w)
             elif kind == 1:
-                bcd_hamming(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], &self.m_weight[m, 0],
-                            self.dim, sq + m * w, w)
+                bcd_kl.hamming(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0],
+                               &self.m_weight[m, 0], self.dim, sq + m * w, w)
             else:
-                bcd_minsum(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim,
-                           sq + m * w, w)
+                bcd_kl.minsum(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim,
+                              sq + m * w, w)
         for t in range(self.term_ptr.shape[0] - 1):
             for i in range(w):
                 tv[i] = self.term_coef[t]
             for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
-                _factor_mul(self.f_code[f], sq + self.f_metric[f] * w, self.f_inv_l2[f],
-                            self.f_freq[f], tv, w)
+                bcd_kl.factor_mul(self.f_code[f], sq + self.f_metric[f] * w, self.f_inv_l2[f],
+                                  self.f_freq[f], tv, w)
             total = 0.0
             for i in range(w):
                 wv[i] = gw[i] * tv[i]
@@ -778,12 +814,13 @@ cdef class CyKernelGradient:
         cdef const double* row
         cdef int code
         for m in range(self.ev.n_metrics):
-            bcd_sqdist(&self.ev.X1[m, 0, i0], self.ev.n1, &self.ev.R2[m, j, 0], self.ev.dim, sq + m * W, W)
+            bcd_kl.sqdist(&self.ev.X1[m, 0, i0], self.ev.n1, &self.ev.R2[m, j, 0], self.ev.dim,
+                          sq + m * W, W)
         if self.ev.term_ptr.shape[0] == 2 and self.ev.term_ptr[1] == 1 and self.ev.f_code[0] == 0:
             # a single squared exponential (the common SE-ARD case): vectorized
             # loops; d k / d log l_d = w k u_d and d k / d log variance = w k
             m = self.ev.f_metric[0]
-            bcd_scaled_exp(sq + m * W, -0.5, self.ev.term_coef[0], tw, W)
+            bcd_kl.scaled_exp(sq + m * W, -0.5, self.ev.term_coef[0], tw, W)
             for i in range(W):
                 tw[i] = tw[i] * w[i]
             if self.g_var[0] >= 0:

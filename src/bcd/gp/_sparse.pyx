@@ -18,8 +18,17 @@ from cython.parallel cimport prange, parallel, threadid
 from libc.math cimport sqrt, hypot, log
 from libc.stdlib cimport malloc, free
 
+from bcd.gp._kernel import ISA_NAMES, kernel_isa
+
 cdef extern from "_vexp.h" nogil:
-    double bcd_dot(const double* a, const double* b, Py_ssize_t n)
+    cdef struct bcd_kernel_loops:
+        double (*dot)(const double* a, const double* b, Py_ssize_t n) noexcept nogil
+    const bcd_kernel_loops* bcd_kl
+    int bcd_kernel_loops_select(int isa)
+
+# the same instruction-set path as the kernels (this module has its own
+# copy of the loops)
+bcd_kernel_loops_select(ISA_NAMES.index(kernel_isa()))
 
 cdef enum:
     ROWS = 256          # rows of L rotated together by one thread
@@ -218,7 +227,7 @@ def ltmul(const double[::1, :] L, Py_ssize_t k, const double[::1] x, double[::1]
     cdef double s
     cdef int nt = n_threads if n * k >= PARALLEL_WORK else 1
     for q in prange(k, nogil=True, schedule="static", num_threads=nt):
-        out[q] = bcd_dot(&L[0, q], &x[0], n)
+        out[q] = bcd_kl.dot(&L[0, q], &x[0], n)
 
 
 @cython.boundscheck(False)
@@ -394,7 +403,7 @@ def column_and_projection(const double[::1, :] L, Py_ssize_t k, const double[::1
             for i in range(i1 - i0):
                 col[i0 + i] = (col[i0 + i] - acc[i]) * scale
             for q in range(k):
-                wl[q] += bcd_dot(&L[i0, q], &col[i0], i1 - i0)
+                wl[q] += bcd_kl.dot(&L[i0, q], &col[i0], i1 - i0)
         tid = threadid()
         for r in range(k):
             pv[tid, r] = wl[r]

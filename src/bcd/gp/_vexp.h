@@ -66,98 +66,112 @@ static inline double bcd_exp(double x)
     return v;
 }
 
-/* Clones of the array loops for wider vector units (AVX2 + FMA, AVX-512),
-   chosen when the module is loaded. */
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && \
-    defined(__x86_64__) && defined(__GLIBC__)
-#define BCD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+/* The array loops of the kernels, compiled once per instruction set:
+   "generic" (the compiler's baseline, SSE2 on x86-64), and on x86-64 with
+   GCC >= 12 also "avx2" (x86-64-v3: AVX2 + FMA) and "avx512" (x86-64-v4).
+   One copy is chosen at run time through bcd_kernel_loops_select, from
+   the CPU's features or from the caller's choice (BCD_KERNEL_ISA in
+   _kernel.pyx), so that every path can be run and tested on one machine. */
+struct bcd_kernel_loops {
+    void (*sqdist)(const double *G, ptrdiff_t ldg, const double *z, ptrdiff_t dim, double *s,
+                   ptrdiff_t w);
+    void (*se)(const double *G, ptrdiff_t ldg, const double *z, ptrdiff_t dim, double a,
+               double p, double *out, ptrdiff_t w);
+    void (*hamming)(const double *G, ptrdiff_t ldg, const double *z, const double *wt,
+                    ptrdiff_t dim, double *s, ptrdiff_t w);
+    void (*minsum)(const double *G, ptrdiff_t ldg, const double *z, ptrdiff_t dim, double *s,
+                   ptrdiff_t w);
+    void (*factor_mul)(int code, const double *s, double inv_l2, double freq, double *out,
+                       ptrdiff_t w);
+    void (*scaled_exp)(const double *s, double a, double p, double *out, ptrdiff_t w);
+    double (*dot)(const double *a, const double *b, ptrdiff_t n);
+};
+
+#define BCD_SQRT3 1.7320508075688772935
+#define BCD_SQRT5 2.2360679774997896964
+/* Rows of a chunk whose squared distances are accumulated together: lanes
+   of a vector (BCD_VL) times vectors (BCD_NV).  Eight independent vectors
+   cover the latency of the additions; sixteen doubles per chunk for the
+   generic path, which has eight SSE2 registers to spare. */
+#define BCD_SFX(name) name##_generic
+#define BCD_TARGET
+#define BCD_VL 2
+#define BCD_NV 8
+#include "_kloops.h"
+#undef BCD_SFX
+#undef BCD_TARGET
+#undef BCD_VL
+#undef BCD_NV
+
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__x86_64__)
+#define BCD_HAVE_ISA_COPIES 1
+#define BCD_SFX(name) name##_avx2
+#define BCD_TARGET __attribute__((target("arch=x86-64-v3")))
+#define BCD_VL 4
+#define BCD_NV 8
+#include "_kloops.h"
+#undef BCD_SFX
+#undef BCD_TARGET
+#undef BCD_VL
+#undef BCD_NV
+#define BCD_SFX(name) name##_avx512
+#define BCD_TARGET __attribute__((target("arch=x86-64-v4")))
+#define BCD_VL 8
+#define BCD_NV 8
+#include "_kloops.h"
+#undef BCD_SFX
+#undef BCD_TARGET
+#undef BCD_VL
+#undef BCD_NV
 #else
-#define BCD_CLONES
+#define BCD_HAVE_ISA_COPIES 0
 #endif
 
-/* out[i] = p * exp(a * s[i]) for i < w */
-BCD_CLONES static void bcd_scaled_exp(const double *s, double a, double p,
-                                      double *out, ptrdiff_t w)
+/* instruction-set paths, in the order of BCD_KERNEL_ISA's names */
+enum { BCD_ISA_GENERIC = 0, BCD_ISA_AVX2 = 1, BCD_ISA_AVX512 = 2 };
+
+/* Whether this CPU (and build) can run path `isa`. */
+static int bcd_isa_available(int isa)
 {
-    ptrdiff_t i;
-    for (i = 0; i < w; i++)
-        out[i] = p * bcd_exp(a * s[i]);
+    if (isa == BCD_ISA_GENERIC)
+        return 1;
+#if BCD_HAVE_ISA_COPIES
+    __builtin_cpu_init();
+    if (isa == BCD_ISA_AVX2)
+        return __builtin_cpu_supports("x86-64-v3");
+    if (isa == BCD_ISA_AVX512)
+        return __builtin_cpu_supports("x86-64-v4");
+#endif
+    return 0;
 }
 
-/* s[i] = sum_k (G[k * ldg + i] - z[k])^2 for i < w: squared distances
-   from z to w points stored dimension-major */
-BCD_CLONES static void bcd_sqdist(const double *G, ptrdiff_t ldg, const double *z,
-                                  ptrdiff_t dim, double *s, ptrdiff_t w)
+/* the loops in use; generic until bcd_kernel_loops_select is called */
+static const struct bcd_kernel_loops *bcd_kl = &bcd_loops_generic;
+
+/* Use path `isa`; returns 0, or -1 (nothing changed) if it is not available. */
+static int bcd_kernel_loops_select(int isa)
 {
-    ptrdiff_t i, k;
-    double d, zk;
-    const double *g;
-    for (i = 0; i < w; i++)
-        s[i] = 0.0;
-    for (k = 0; k < dim; k++) {
-        g = G + k * ldg;
-        zk = z[k];
-        for (i = 0; i < w; i++) {
-            d = g[i] - zk;
-            s[i] += d * d;
-        }
+    if (!bcd_isa_available(isa))
+        return -1;
+#if BCD_HAVE_ISA_COPIES
+    if (isa == BCD_ISA_AVX512) {
+        bcd_kl = &bcd_loops_avx512;
+        return 0;
     }
-}
-
-/* s[i] = sum_k wt[k] [G[k * ldg + i] != z[k]] for i < w: weighted numbers of
-   mismatching features (Hamming distances) from z to w points stored
-   dimension-major */
-BCD_CLONES static void bcd_hamming(const double *G, ptrdiff_t ldg, const double *z,
-                                   const double *wt, ptrdiff_t dim, double *s, ptrdiff_t w)
-{
-    ptrdiff_t i, k;
-    double zk, wk;
-    const double *g;
-    for (i = 0; i < w; i++)
-        s[i] = 0.0;
-    for (k = 0; k < dim; k++) {
-        g = G + k * ldg;
-        zk = z[k];
-        wk = wt[k];
-        for (i = 0; i < w; i++)
-            s[i] += g[i] != zk ? wk : 0.0;
+    if (isa == BCD_ISA_AVX2) {
+        bcd_kl = &bcd_loops_avx2;
+        return 0;
     }
+#endif
+    bcd_kl = &bcd_loops_generic;
+    return 0;
 }
 
-/* s[i] = sum_k min(G[k * ldg + i], z[k]) for i < w: histogram intersections */
-BCD_CLONES static void bcd_minsum(const double *G, ptrdiff_t ldg, const double *z,
-                                  ptrdiff_t dim, double *s, ptrdiff_t w)
+/* the widest path this CPU runs */
+static int bcd_isa_best(void)
 {
-    ptrdiff_t i, k;
-    double zk, gi;
-    const double *g;
-    for (i = 0; i < w; i++)
-        s[i] = 0.0;
-    for (k = 0; k < dim; k++) {
-        g = G + k * ldg;
-        zk = z[k];
-        for (i = 0; i < w; i++) {
-            gi = g[i];
-            s[i] += gi < zk ? gi : zk;
-        }
-    }
-}
-
-/* sum_i a[i] b[i] with eight independent partial sums, so that the loop
-   vectorizes without reassociating a single running sum */
-BCD_CLONES static double bcd_dot(const double *a, const double *b, ptrdiff_t n)
-{
-    double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-    double total = 0.0;
-    ptrdiff_t i = 0, u;
-    for (; i + 8 <= n; i += 8)
-        for (u = 0; u < 8; u++)
-            part[u] += a[i + u] * b[i + u];
-    for (u = 0; u < 8; u++)
-        total += part[u];
-    for (; i < n; i++)
-        total += a[i] * b[i];
-    return total;
+    return bcd_isa_available(BCD_ISA_AVX512) ? BCD_ISA_AVX512
+         : bcd_isa_available(BCD_ISA_AVX2) ? BCD_ISA_AVX2 : BCD_ISA_GENERIC;
 }
 
 #endif
