@@ -92,6 +92,9 @@ CASES = {
                         dict(rule="gs", blocks="variable", block_size=5, update="gradient")),
 }
 
+#: cases whose iterates depend on the instruction-set path of the GP kernels
+ISA_DEPENDENT = {"gp_gbcd"}
+
 
 def trajectory(name):
     """The iterates x_1, ..., x_N of case ``name`` as an (N, n) array."""
@@ -116,7 +119,13 @@ def stored():
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_iterates_are_unchanged(name, stored):
     assert name in stored, f"no stored trajectory for {name}; run {__file__} to record it"
-    np.testing.assert_array_equal(trajectory(name), stored[name])
+    if name in ISA_DEPENDENT:
+        # the compiled kernels' loops differ per instruction set (vector
+        # width, fused multiply-adds), so kernel entries may differ in the
+        # last bits from those of the recording machine
+        np.testing.assert_allclose(trajectory(name), stored[name], rtol=1e-12, atol=1e-15)
+    else:
+        np.testing.assert_array_equal(trajectory(name), stored[name])
 
 
 if __name__ == "__main__":
