@@ -130,6 +130,17 @@ class _NotPositiveDefinite(Exception):
     """The kernel matrix of the inducing points is numerically singular."""
 
 
+def _cholesky_or_fail(K):
+    """Lower Cholesky factor of K, or _NotPositiveDefinite."""
+    try:
+        B = scipy.linalg.cholesky(K, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        raise _NotPositiveDefinite() from None
+    if not np.all(np.diag(B) > 0):
+        raise _NotPositiveDefinite()
+    return B
+
+
 # --------------------------------------------------------------------------- the factorization
 
 class _Factor:
@@ -206,12 +217,7 @@ class _Factor:
                 self.ev.columns_into(piv, Lm)
             B = np.tril(Lc[taken])
         else:
-            try:
-                B = scipy.linalg.cholesky(Kmm, lower=True, check_finite=False)
-            except np.linalg.LinAlgError:
-                raise _NotPositiveDefinite() from None
-            if not np.all(np.diag(B) > 0):
-                raise _NotPositiveDefinite()
+            B = _cholesky_or_fail(Kmm)
         if self.n * m * m >= SMALL_FLOPS:
             out = blas.dtrsm(1.0, B, Lm, side=1, lower=1, trans_a=1, overwrite_b=1)
             if not np.shares_memory(out, self.L):
@@ -416,8 +422,8 @@ class _Factor:
 
         Forming the Gram matrix squares the conditioning of B, so when B is
         not well conditioned (or A is not, as in :meth:`_r_factor`) this
-        falls back to :meth:`factorize` and :meth:`gradient`.  Either way the factor L is
-        left invalid only in the Gram case (``self.k == 0``): the caller
+        falls back to :meth:`factorize` and :meth:`gradient`.  In the Gram case
+        the factor L is left invalid (``self.k == 0``): the caller
         refactorizes after the step."""
         piv = np.asarray(piv, dtype=np.int32)
         k, n, s, nu = piv.shape[0], self.n, self.s, self.nu
@@ -425,13 +431,7 @@ class _Factor:
         self.ev.columns_into(piv, Phi)
         self.k = 0                                    # L no longer holds a factor
         Kmm = Phi[piv, :]
-        Kmm = 0.5 * (Kmm + Kmm.T)
-        try:
-            B = scipy.linalg.cholesky(Kmm, lower=True, check_finite=False)
-        except np.linalg.LinAlgError:
-            raise _NotPositiveDefinite() from None
-        if not np.all(np.diag(B) > 0):
-            raise _NotPositiveDefinite()
+        B = _cholesky_or_fail(0.5 * (Kmm + Kmm.T))
         eye = np.eye(k)
         Binv = _tri(B, eye, lower=True)
         G = blas.dsyrk(1.0, Phi, trans=1, lower=0)
