@@ -275,8 +275,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--targets", nargs="+", default=["swaps", "exact", "gpytorch"],
                         choices=list(TARGETS))
-    parser.add_argument("--threads", type=int, default=1,
-                        help="n_threads of bcd (0: all cores); on a busy machine one thread "
+    parser.add_argument("--threads", type=int, default=0,
+                        help="n_threads of bcd (default 0: the estimator's default, all "
+                             "cores, as GPyTorch uses them); on a busy machine one thread "
                              "avoids waiting for the others")
     parser.add_argument("--n", type=int, nargs="+", default=[10000, 100000])
     parser.add_argument("--m", type=int, nargs="+", default=[64, 128, 256, 512])

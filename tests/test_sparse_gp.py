@@ -382,6 +382,47 @@ def test_hyperparameter_gradient_matches_finite_differences(name, objective):
         assert g[p] == pytest.approx(num, rel=1e-5, abs=1e-5 * max(1.0, abs(f)))
 
 
+@pytest.mark.parametrize("name", list(KERNELS))
+@pytest.mark.parametrize("objective", ["vfe", "nmll"])
+def test_gram_form_of_the_gradient_matches_the_factor_form(name, objective):
+    # the hyperparameter step evaluates the objective and its gradient from
+    # the Gram matrix of K[:, I], without the factor L
+    make, data = KERNELS[name]
+    X, y = data(60)
+    kernel = make()
+    nu = 1 if objective == "vfe" else 0
+    idx = np.unique(X, axis=0, return_index=True)[1][:8]
+    spec, gmap = kernel._spec(X.shape[1], gradient=True)
+    fac = _factor(kernel, X, y, 0.08, nu, 8)
+    fac.factorize(idx)
+    f_ref, g_ref = fac.gradient(spec, gmap)
+    calls = []
+    fac.factorize = lambda *a, **k: calls.append(a)      # the fallback is not taken
+    f, g = fac.value_and_gradient(idx, spec, gmap)
+    assert not calls
+    # the two forms round differently (the Gram form is used while chol(K_II)
+    # is well conditioned)
+    assert f == pytest.approx(f_ref, rel=1e-8)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-6, atol=1e-8 * max(1.0, abs(f_ref)))
+
+
+def test_gram_form_falls_back_to_the_factor_when_ill_conditioned():
+    # nearly duplicate inducing inputs: the Gram matrix would square the
+    # conditioning of chol(K_II), so the factor form is used
+    X, y = _data(80)
+    X[1] = X[0] + 1e-7
+    kernel = SquaredExponential(1.0)
+    spec, gmap = kernel._spec(X.shape[1], gradient=True)
+    idx = np.arange(6)
+    fac = _factor(kernel, X, y, 1e-3, 1, 6)
+    fac.factorize(idx)
+    f_ref, g_ref = fac.gradient(spec, gmap)
+    f, g = fac.value_and_gradient(idx, spec, gmap)
+    assert fac.k == 6                                    # refactorized
+    assert f == f_ref
+    np.testing.assert_array_equal(g, g_ref)
+
+
 def test_nonlinear_cg_minimizes_within_its_budget():
     A = np.diag([1.0, 10.0, 100.0])
     calls = []

@@ -426,6 +426,12 @@ class Periodic(_Base):
 
     :math:`k(x, x') = \sigma_f^2 \exp(-2 \sin^2(\pi \|x - x'\| / p) / \ell^2)`.
 
+    A function of the Euclidean distance, it is positive definite for
+    one-dimensional inputs (a time, an angle) only: on inputs of two or more
+    dimensions its kernel matrices can have negative eigenvalues (so can
+    those of :class:`LocallyPeriodic`), and the solvers then fail to
+    converge or report a matrix that is not positive definite.
+
     Parameters
     ----------
     period : float
@@ -469,6 +475,8 @@ class LocallyPeriodic(Periodic):
 
     :math:`k(x, x') = \sigma_f^2 \exp(-\|x - x'\|^2 / (2\ell^2))
     \exp(-2 \sin^2(\pi \|x - x'\| / p) / \ell^2)`.
+
+    Positive definite for one-dimensional inputs only, like :class:`Periodic`.
     """
     _code = LOCALLY_PERIODIC
 

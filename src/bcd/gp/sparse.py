@@ -67,6 +67,10 @@ MIN_RELATIVE_NOISE = 1e-6
 CHOLQR_MAX_CONDITION = 1e8
 #: log-parameters are kept in [-LOG_BOUND, LOG_BOUND]
 LOG_BOUND = 25.0
+#: the hyperparameter step forms L^T L from the Gram matrix of K[:, I] (which
+#: loses a factor cond(chol(K_II)) of accuracy against the triangular solve)
+#: while the Frobenius-norm condition number of chol(K_II) is below this
+GRAM_MAX_CONDITION = 1e5
 #: below this many flops, a triangular solve with many right-hand sides is
 #: made a product with the inverse
 SMALL_FLOPS = 2e7
@@ -124,6 +128,17 @@ class _blas_threads:
 
 class _NotPositiveDefinite(Exception):
     """The kernel matrix of the inducing points is numerically singular."""
+
+
+def _cholesky_or_fail(K):
+    """Lower Cholesky factor of K, or _NotPositiveDefinite."""
+    try:
+        B = scipy.linalg.cholesky(K, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        raise _NotPositiveDefinite() from None
+    if not np.all(np.diag(B) > 0):
+        raise _NotPositiveDefinite()
+    return B
 
 
 # --------------------------------------------------------------------------- the factorization
@@ -202,12 +217,7 @@ class _Factor:
                 self.ev.columns_into(piv, Lm)
             B = np.tril(Lc[taken])
         else:
-            try:
-                B = scipy.linalg.cholesky(Kmm, lower=True, check_finite=False)
-            except np.linalg.LinAlgError:
-                raise _NotPositiveDefinite() from None
-            if not np.all(np.diag(B) > 0):
-                raise _NotPositiveDefinite()
+            B = _cholesky_or_fail(Kmm)
         if self.n * m * m >= SMALL_FLOPS:
             out = blas.dtrsm(1.0, B, Lm, side=1, lower=1, trans_a=1, overwrite_b=1)
             if not np.shares_memory(out, self.L):
@@ -394,26 +404,98 @@ class _Factor:
         Gmm = 0.5 * Binv.T @ inner @ Binv
         r = self.y.copy()
         lmul(self.L, k, alpha, r, -1.0, self.n_threads)
+        g = self._contract(spec, gmap, piv, lambda rows: Wp.T @ Lk[rows].T, beta, r, Gmm)
+        f, ed, ec, ev = self.objective_parts()
+        g_noise = 0.5 * (-ed + float(alpha @ alpha) + (n - k) + s * float(np.sum(Rinv * Rinv))
+                         - nu * ev)
+        return f, np.append(g, g_noise)
+
+    def value_and_gradient(self, piv, spec, gmap):
+        r"""Objective and gradient at the pivots ``piv`` without the factor L
+        (the hyperparameter step only needs A = L^T L + sigma^2 I, L^T y and
+        the weights of the kernel derivatives): with :math:`\Phi = K_{:,I}`
+        and :math:`B = \operatorname{chol}(K_{I,I})`, :math:`L^T L = B^{-1}
+        \Phi^T\Phi B^{-T}` (one symmetric rank-k product instead of a
+        triangular solve and the product) and the weights on :math:`\Phi`
+        are :math:`\Phi P - \sigma^{-2} r\beta^T` with :math:`P = B^{-T}
+        (A^{-1} - \nu\sigma^{-2} I) B^{-1}` and :math:`r = y - \Phi\beta`.
+
+        Forming the Gram matrix squares the conditioning of B, so when B is
+        not well conditioned (or A is not, as in :meth:`_r_factor`) this
+        falls back to :meth:`factorize` and :meth:`gradient`.  In the Gram case
+        the factor L is left invalid (``self.k == 0``): the caller
+        refactorizes after the step."""
+        piv = np.asarray(piv, dtype=np.int32)
+        k, n, s, nu = piv.shape[0], self.n, self.s, self.nu
+        Phi = self.L[:, :k]
+        self.ev.columns_into(piv, Phi)
+        self.k = 0                                    # L no longer holds a factor
+        Kmm = Phi[piv, :]
+        B = _cholesky_or_fail(0.5 * (Kmm + Kmm.T))
+        eye = np.eye(k)
+        Binv = _tri(B, eye, lower=True)
+        G = blas.dsyrk(1.0, Phi, trans=1, lower=0)
+        G = np.triu(G) + np.triu(G, 1).T
+        cond = math.sqrt(float(np.sum(B * B)) * float(np.sum(Binv * Binv)))
+        M = Binv @ G @ Binv.T
+        M = 0.5 * (M + M.T)
+        tr_m = float(np.trace(M))
+        R = None
+        if cond <= GRAM_MAX_CONDITION and tr_m / s <= CHOLQR_MAX_CONDITION:
+            A = M + s * eye
+            try:
+                R = scipy.linalg.cholesky(A, lower=False, check_finite=False)
+            except np.linalg.LinAlgError:
+                R = None
+        if R is None:
+            self.factorize(piv)
+            return self.gradient(spec, gmap)
+        Ly = Binv @ (Phi.T @ self.y)
+        c = _tri(R, Ly, trans=True)
+        alpha = _tri(R, c)
+        ed = (self.yy - float(c @ c)) / s
+        ec = (n - k) * math.log(s) + 2.0 * float(np.sum(np.log(np.diag(R))))
+        ev = max(self.trace - tr_m, 0.0) / s
+        f = 0.5 * (ed + ec + nu * ev) + 0.5 * n * _LOG_2PI
+        beta = Binv.T @ alpha
+        Rinv = _tri(R, eye)
+        Ainv = Rinv @ Rinv.T
+        P = Binv.T @ (Ainv - (nu / s) * eye) @ Binv
+        P = 0.5 * (P + P.T)
+        inner = np.outer(alpha, alpha) + s * Ainv - eye
+        if nu:
+            inner += A / s - eye
+        Gmm = 0.5 * Binv.T @ inner @ Binv
+        r = self.y - Phi @ beta
+        g = self._contract(spec, gmap, piv, lambda rows: P @ Phi[rows].T, beta, r, Gmm)
+        g_noise = 0.5 * (-ed + float(alpha @ alpha) + (n - k) + s * float(np.sum(Rinv * Rinv))
+                         - nu * ev)
+        return f, np.append(g, g_noise)
+
+    def _contract(self, spec, gmap, piv, weights, beta, r, Gmm):
+        """Derivatives of the objective with respect to the kernel's
+        log-parameters: the weights on K[:, I] (``weights(rows)`` gives the
+        first term, transposed, for a slice of rows; minus r beta^T / noise
+        is added here), on K[I, I] (``Gmm``) and, for the free energy, on
+        the diagonal of K, contracted with the kernel's derivatives."""
+        k, n, s = piv.shape[0], self.n, self.s
         Z = self.X[piv]
         evx = CyKernelEvaluator(spec, self.X, Z, self.n_threads)
         evx.set_gradient_map(*gmap)
         g = np.zeros(gmap[3])
         step = max(256, 4_000_000 // max(k, 1))      # about 32 MB of weights at a time
         for start in range(0, n, step):
-            stop = min(n, start + step)
+            rows = slice(start, min(n, start + step))
             # the weights transposed: (k, rows) C-ordered is (rows, k) F-ordered
-            Gt = Wp.T @ Lk[start:stop].T
-            Gt -= np.outer(beta, r[start:stop] / s)
+            Gt = weights(rows)
+            Gt -= np.outer(beta, r[rows] / s)
             g += evx.grad_contract(Gt.T, start)
         evz = CyKernelEvaluator(spec, Z, None, self.n_threads)
         evz.set_gradient_map(*gmap)
         g += evz.grad_contract(Gmm)
-        f, ed, ec, ev = self.objective_parts()
-        if nu:
+        if self.nu:
             g += (0.5 / s) * evx.grad_diagonal(np.ones(n))
-        g_noise = 0.5 * (-ed + float(alpha @ alpha) + (n - k) + s * float(np.sum(Rinv * Rinv))
-                         - nu * ev)
-        return f, np.append(g, g_noise)
+        return g
 
 
 # --------------------------------------------------------------------------- information pivots
@@ -1158,9 +1240,8 @@ class _Run:
                 last["theta"] = None
                 return np.inf, np.zeros_like(theta)
             try:
-                fac.factorize(piv)
                 spec, gmap = self.kernel._spec(spec_dim, gradient=True)
-                f, g = fac.gradient(spec, gmap)
+                f, g = fac.value_and_gradient(piv, spec, gmap)
             except _NotPositiveDefinite:
                 last["theta"] = None
                 return np.inf, np.zeros_like(theta)
@@ -1186,9 +1267,7 @@ class _Run:
         evals += 1
         if last["theta"] is None or not np.array_equal(last["theta"], theta):
             self._set_theta(theta)
-            fac.factorize(piv, repair=True)
-        elif np.min(np.diag(fac.L[piv, :piv.shape[0]])) ** 2 <= fac.thr_repair:
-            fac.factorize(piv, repair=True)
+        fac.factorize(piv, repair=True)
         if fac.k < piv.shape[0]:
             self._refill(piv.shape[0])
         self.F = fac.objective()
