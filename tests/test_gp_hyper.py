@@ -215,6 +215,82 @@ def test_iteration_limit_warns_and_keeps_the_best():
     assert np.isfinite(gp.cv_mse_)
 
 
+# ------------------------------------------------------------------ candidates
+
+CANDIDATES = np.log([[2.0, 0.3, 0.05], [0.5, 3.0, 0.5]])      # lengthscales, noise
+
+
+@pytest.mark.parametrize("optimizer", ["ml", "cv_admm"])
+def test_candidates_run_as_starts_and_the_best_is_kept(optimizer):
+    """Each candidate gives the same result as a fit started from it alone,
+    and the fit keeps the best start by its own criterion."""
+    X, y = _data(120, 2, seed=6)
+    kw = dict(optimizer=optimizer, cv=3, cv_scheme="consensus", random_state=0)
+    kw["admm_options"] = {"max_iter": 15}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gp = GPRegressor(SquaredExponential([1.0, 1.0], variance_bounds="fixed"), 0.1,
+                         candidates=CANDIDATES, **kw).fit(X, y)
+        starts = gp.hyper_["starts"]
+        assert len(starts) == 1 + len(CANDIDATES)
+        np.testing.assert_array_equal(starts[0]["start"], np.log([1.0, 1.0, 0.1]))
+        for row, start in zip(CANDIDATES, starts[1:]):
+            np.testing.assert_array_equal(start["start"], row)
+            alone = GPRegressor(SquaredExponential(np.exp(row[:2]), variance_bounds="fixed"),
+                                float(np.exp(row[2])), **kw).fit(X, y)
+            np.testing.assert_allclose(start["theta"],
+                                       np.append(alone.kernel_.theta, np.log(alone.noise_)),
+                                       rtol=1e-10, atol=1e-10)
+    key, pick = ("lml", max) if optimizer == "ml" else ("cv_mse", min)
+    values = [s[key] for s in starts]
+    chosen = gp.log_marginal_likelihood_value_ if optimizer == "ml" else gp.cv_mse_
+    assert chosen == pick(values)
+    # (the noise goes through exp and log: equal to rounding)
+    np.testing.assert_allclose(np.append(gp.kernel_.theta, np.log(gp.noise_)),
+                               starts[values.index(chosen)]["theta"], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("candidates,error,match", [
+    (np.zeros((2, 2)), ValueError, r"shape \(n_candidates, 3\)"),
+    (np.zeros(3), ValueError, "shape"),
+    ([[0.0, np.nan, 0.0]], ValueError, "NaN"),
+    ([[0.0, 0.0, 20.0]], ValueError, "outside the log-bounds"),
+    ([["a", "b", "c"]], TypeError, "candidates"),
+])
+def test_bad_candidates(candidates, error, match):
+    X, y = _data(20)
+    gp = GPRegressor(SquaredExponential([1.0, 1.0], variance_bounds="fixed"), 0.1,
+                     optimizer="ml", candidates=candidates)
+    with pytest.raises(error, match=match):
+        gp.fit(X, y)
+
+
+def test_candidates_need_an_optimizer():
+    X, y = _data(20)
+    with pytest.raises(ValueError, match="candidates needs optimizer"):
+        GPRegressor(SquaredExponential(1.0), 0.1, candidates=[[0.0, 0.0, 0.0]]).fit(X, y)
+
+
+@pytest.mark.parametrize("optimizer", ["ml", "cv_admm"])
+def test_thread_pool_tasks_do_not_touch_the_warning_filters(monkeypatch, optimizer):
+    """The folds and restarts run on threads: nothing in them may use
+    warnings.catch_warnings (process-wide, not thread-safe)."""
+    X, y = _data(90, 2, seed=8)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("warnings.catch_warnings is not thread-safe")
+
+    gp = GPRegressor(SquaredExponential([1.0, 1.0]), 0.1, optimizer=optimizer, cv=3,
+                     cv_scheme="consensus", n_restarts=1, random_state=0,
+                     admm_options={"max_iter": 5})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with monkeypatch.context() as m:
+            m.setattr(warnings, "catch_warnings", forbidden)
+            gp.fit(X, y)
+    assert np.all(np.isfinite(gp.kernel_.theta))
+
+
 def test_optimizer_none_keeps_the_given_hyperparameters():
     X, y = _data(100)
     base = GPRegressor(SquaredExponential(0.5), 0.1, tol=1e-8, random_state=0).fit(X, y)
@@ -319,6 +395,8 @@ def client():
     dict(optimizer="cv_admm", cv=3, cv_scheme="naive"),
     dict(optimizer="cv_admm", cv=3, cv_scheme="consensus", n_restarts=1),
     dict(optimizer="cv_admm", cv=0.25),
+    dict(optimizer="cv_admm", cv=3, cv_scheme="naive",
+         candidates=np.log([[1.5, 0.5, 2.0, 0.05], [0.7, 2.0, 0.5, 0.3]])),
 ])
 def test_dask_cv_admm_equals_the_thread_pool_bitwise(client, params):
     X, y = _data(240, 2, seed=3)
@@ -342,6 +420,20 @@ def test_dask_ml_restarts_equal_the_thread_pool(client):
     local = GPRegressor(SquaredExponential([1.0, 1.0]), 0.1, **kw).fit(X, y)
     dist = GPRegressor(SquaredExponential([1.0, 1.0]), 0.1, client=client, **kw).fit(X, y)
     np.testing.assert_allclose(local.kernel_.theta, dist.kernel_.theta, rtol=1e-8, atol=1e-8)
+    assert dist.log_marginal_likelihood_value_ == pytest.approx(
+        local.log_marginal_likelihood_value_, rel=1e-10)
+
+
+def test_dask_ml_candidates_equal_the_thread_pool(client):
+    """Candidates run as tasks on the cluster like the restarts (agreement to
+    rounding, as above)."""
+    X, y = _data(200, 2, seed=7)
+    kw = dict(optimizer="ml", candidates=np.log([[2.0, 0.3, 3.0, 0.02], [0.5, 3.0, 0.3, 0.5]]))
+    local = GPRegressor(SquaredExponential([1.0, 1.0]), 0.1, **kw).fit(X, y)
+    dist = GPRegressor(SquaredExponential([1.0, 1.0]), 0.1, client=client, **kw).fit(X, y)
+    assert len(dist.hyper_["starts"]) == 3
+    for a, b in zip(local.hyper_["starts"], dist.hyper_["starts"]):
+        np.testing.assert_allclose(a["theta"], b["theta"], rtol=1e-8, atol=1e-8)
     assert dist.log_marginal_likelihood_value_ == pytest.approx(
         local.log_marginal_likelihood_value_, rel=1e-10)
 

@@ -100,7 +100,7 @@ def test_get_params_returns_the_arguments():
                           max_dense_bytes=2**28, n_threads=None, solver_options=options,
                           verbose=False, optimizer=None, noise_bounds=(1e-5, 1e5),
                           n_restarts=0, cv=5, cv_scheme="naive", client=None,
-                          admm_options=None)
+                          admm_options=None, candidates=None)
     deep = gp.get_params()
     assert params.items() <= deep.items()
     assert deep["kernel__k1"] is kernel.k1 and deep["kernel__k2__period"] == 1.0

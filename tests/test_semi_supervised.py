@@ -11,6 +11,7 @@ import doctest
 import pickle
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -172,6 +173,30 @@ def test_solver_options_reach_solve():
     for result in model.results_:
         assert result.options["blocks"] == "tree" and result.options["auto"] is None
     np.testing.assert_allclose(model.label_distributions_, F, rtol=0, atol=1e-7)
+
+
+def test_the_solver_warning_is_silenced_without_catch_warnings(monkeypatch):
+    """fit may run on several threads: the estimator's own code must not
+    touch the process-wide warning filters (warnings.catch_warnings is not
+    thread-safe); only its own warning is issued."""
+    import bcd._solve
+    import bcd.semi_supervised._label_propagation as module
+
+    class NoCatch:
+        warn = staticmethod(warnings.warn)
+
+        @staticmethod
+        def catch_warnings(*args, **kwargs):
+            raise AssertionError("warnings.catch_warnings is not thread-safe")
+
+    X, y, _ = blobs(seed=2)
+    with pytest.warns(ConvergenceWarning) as record:
+        with monkeypatch.context() as m:
+            m.setattr(module, "warnings", NoCatch)
+            m.setattr(bcd._solve, "warnings", NoCatch)
+            LabelPropagation(kernel="knn", max_iter=2, tol=1e-12).fit(X, y)
+    messages = [str(w.message) for w in record]
+    assert messages and all(m.startswith("The harmonic solve") for m in messages)
 
 
 def test_max_iter_and_tol_reach_solve():

@@ -191,3 +191,17 @@ def test_no_convergence_warning_when_callback_stops():
                       tol=1e-12, callback=lambda info: info.iteration >= 2)
     assert r.status == "callback" and r.n_iter == 2
     assert not [w for w in caught if issubclass(w.category, bcd.ConvergenceWarning)]
+
+
+def test_warn_false_reports_in_the_result_without_a_warning():
+    A, b = sparse_problem()
+    with pytest.warns(bcd.ConvergenceWarning, match="max_iter"):
+        loud = bcd.solve(bcd.LeastSquares(A, b), rule="cyclic", block_size=2, max_iter=3,
+                         tol=1e-12, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = bcd.solve(bcd.LeastSquares(A, b), rule="cyclic", block_size=2, max_iter=3,
+                          tol=1e-12, warn=False, random_state=0)
+    assert quiet.status == loud.status == "max_iter" and not quiet.converged
+    assert quiet.message == loud.message
+    np.testing.assert_array_equal(quiet.x, loud.x)

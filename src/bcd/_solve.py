@@ -39,7 +39,8 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
           random_state=None, callback=None, verbose=False, check_every="auto",
           callback_every=1, lipschitz=None, gsd_diagonal=None, gsq_method=None,
           target_support=None, mi_candidates=None, vertex_order=None, working_set="auto",
-          extrapolation="auto", screening=True, gap_tol=None, tol_mode="absolute"):
+          extrapolation="auto", screening=True, gap_tol=None, tol_mode="absolute",
+          warn=True):
     """Minimize a problem by block coordinate descent.
 
     With ``rule``, ``blocks``, ``block_size`` and ``update`` all left at
@@ -137,6 +138,13 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         gradients above it).  A solve that converges at iteration 0 from
         the origin with a non-zero optimality measure warns that this may
         be the case.
+    warn : bool, default=True
+        Issue a ``ConvergenceWarning`` when the solve stops without
+        converging (and for a suspicious convergence at iteration 0).
+        ``False`` leaves the report to ``result.converged`` and
+        ``result.message``: use it to silence the warning in code that runs
+        on several threads, where ``warnings.catch_warnings`` is not safe
+        (it changes the process-wide filters).
     max_time : float or None, default=None
         Wall-clock limit in seconds for the iteration loop (None or inf: no
         limit).
@@ -405,7 +413,9 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         where = "the starting point" if out.n_iter == 0 else f"iteration {out.n_iter}"
         message = (f"{message[:-1]} at {where} (objective {out.objective:.3e}, optimality "
                    f"{out.optimality:.3e}); the returned x is that iterate.")
-    if status_name not in ("converged", "callback"):
+    if not warn:
+        pass
+    elif status_name not in ("converged", "callback"):
         detail = "" if status_name == "diverged" else \
             f" Optimality {out.optimality:.3e} > tol {tol:.3e}."
         warnings.warn(message + detail, ConvergenceWarning, stacklevel=2)

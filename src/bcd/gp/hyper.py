@@ -36,9 +36,24 @@ CV_SCHEMES = ("naive", "consensus")
 #: the paper's constants: augmented Lagrangian parameter, initial multipliers,
 #: tolerance on ||theta_{k+1} - theta_k||_2, iteration limit
 ADMM_DEFAULTS = dict(rho=5.0, lambda0=1.0, epsilon=1e-2, max_iter=100,
-                     # gradient steps (Armijo backtracking) per theta-step,
-                     # conjugate-gradient steps per z-step
-                     theta_steps=1, z_steps=10,
+                     # at most this many projected gradient steps (Armijo
+                     # backtracking, Barzilai-Borwein first trial) per
+                     # theta-step: the theta-subproblem (11a) is solved
+                     # approximately, as the paper's convergence argument
+                     # assumes, not by a single step
+                     theta_steps=10,
+                     # the theta-step ends early when its projected gradient
+                     # falls below this fraction of the first one
+                     theta_tol=1e-2,
+                     # at most this many conjugate-gradient steps per z-step,
+                     # which ends early when the gradient of the quadratic
+                     # falls below z_tol times its first value
+                     z_steps=20, z_tol=1e-3,
+                     # stop only when, besides ||delta theta|| < epsilon, the
+                     # tracked validation error changed by less than
+                     # merit_tol (relative) and the constraint residual
+                     # ||C z - y_T|| / ||y_T|| is below feasibility_tol
+                     merit_tol=1e-3, feasibility_tol=1e-2,
                      # standard deviation of the perturbation of log theta0
                      # from which z0 = C(theta0 + e)^-1 y_T is computed
                      perturbation=0.1,
@@ -273,10 +288,20 @@ def ml_task(X, y, space, theta0, n_threads=None, maxiter=15000):
             int(res.nfev))
 
 
-def fit_ml(space, X, y, n_restarts, rng, executor, progress=None, maxiter=15000):
-    """L-BFGS-B from the kernel's theta and ``n_restarts`` log-uniform draws
-    (one task each); the best run by the marginal likelihood."""
-    starts = [space.theta0()] + list(space.random(rng, n_restarts))
+def _starts(space, rng, n_restarts, candidates):
+    """The starting points: the kernel's theta, the candidates given, then
+    ``n_restarts`` log-uniform draws."""
+    candidates = [] if candidates is None else [np.asarray(c, dtype=np.float64)
+                                                for c in candidates]
+    return [space.theta0()] + candidates + list(space.random(rng, n_restarts))
+
+
+def fit_ml(space, X, y, n_restarts, rng, executor, progress=None, maxiter=15000,
+           candidates=None):
+    """L-BFGS-B from the kernel's theta, the ``candidates`` and ``n_restarts``
+    log-uniform draws (one task each); the best run by the marginal
+    likelihood."""
+    starts = _starts(space, rng, n_restarts, candidates)
     Xf, yf = executor.scatter(X), executor.scatter(y)
     nt = _threads_per_task(executor)
     futures = [executor.submit(ml_task, Xf, yf, space, t0, nt, maxiter) for t0 in starts]
@@ -291,7 +316,8 @@ def fit_ml(space, X, y, n_restarts, rng, executor, progress=None, maxiter=15000)
                       f"({message}); the best hyperparameters found are kept.",
                       convergence_warning(), stacklevel=4)
     return dict(theta=theta, lml=-obj, history=np.asarray(history), runs=runs,
-                n_iter=nit, n_evaluations=nfev)
+                n_iter=nit, n_evaluations=nfev,
+                starts=[dict(start=s, theta=r[0], lml=-r[1]) for s, r in zip(starts, runs)])
 
 
 # ------------------------------------------------------------------ CV-ADMM
@@ -344,6 +370,9 @@ class HoldOut:
         self.z = exact_solve(space, perturbed, self.XT, self.yT, tol, n_threads=n_threads)
         self.kz, self.noise = self._products(self.theta, self.z)
         self.step = None
+        self.merit = None
+        self.merit_change = np.inf
+        self.feasibility = np.inf
         self.history = []
         self.n_iter = 0
         self.converged = False
@@ -389,8 +418,18 @@ class HoldOut:
 
     # -- the three steps
     def theta_step(self, center=None, mu=None, rho_c=0.0):
-        """Gradient steps with Armijo backtracking on
-        L(theta) + mu^T (theta - center) + rho_c / 2 ||theta - center||^2."""
+        """Approximate minimization of
+        L(theta) + mu^T (theta - center) + rho_c / 2 ||theta - center||^2
+        at fixed z and lambda: at most ``theta_steps`` projected gradient
+        steps, each with Armijo backtracking.
+
+        The first trial step is scale-invariant: the Barzilai-Borwein step
+        s^T s / s^T d (s, d: the last accepted change of theta and of the
+        gradient), else the previous accepted step, else the step that moves
+        the largest log-parameter by 1; never one that moves a log-parameter
+        by more than 1.  The theta-step ends when the projected gradient falls
+        below ``theta_tol`` times its first value or a step is not accepted.
+        """
         space = self.space
 
         def extra(theta):
@@ -399,16 +438,21 @@ class HoldOut:
             d = theta - center
             return float(mu @ d) + 0.5 * rho_c * float(d @ d), mu + rho_c * d
 
+        def projected(theta, g):
+            return float(np.linalg.norm(space.clip(theta - g) - theta))
+
         theta, kz, noise = self.theta, self.kz, self.noise
         f = self.lagrangian(kz, noise) + extra(theta)[0]
         sigma = self.opts["armijo"]
+        g = self._gradient(theta, kz, noise) + extra(theta)[1]
+        pg0 = projected(theta, g)
+        bb = None
         for _ in range(int(self.opts["theta_steps"])):
-            g = self._gradient(theta, kz, noise) + extra(theta)[1]
             gmax = float(np.max(np.abs(g))) if g.size else 0.0
-            if gmax == 0.0:
+            if gmax == 0.0 or projected(theta, g) <= self.opts["theta_tol"] * pg0:
                 break
-            # first trial: twice the last accepted step, moving no log-parameter by more than 1
-            t = 1.0 / gmax if self.step is None else min(2.0 * self.step, 1.0 / gmax)
+            t = bb if bb is not None else (self.step if self.step is not None else np.inf)
+            t = min(t, 1.0 / gmax)
             for _ in range(60):
                 trial = space.clip(theta - t * g)
                 d = trial - theta
@@ -424,14 +468,20 @@ class HoldOut:
                 t = 0.0
             if t == 0.0:
                 break
+            g_t = self._gradient(trial, kz_t, noise_t) + extra(trial)[1]
+            dg = g_t - g
+            sd = float(d @ dg)
+            bb = float(d @ d) / sd if sd > 0 else None
             self.step = t
-            theta, kz, noise, f = trial, kz_t, noise_t, f_t
+            theta, kz, noise, f, g = trial, kz_t, noise_t, f_t, g_t
         self.theta, self.kz, self.noise = theta, kz, noise
         return f
 
     def z_step(self):
         """Conjugate-gradient steps on the quadratic in z, warm-started at z:
-        (2 K_TV K_VT + rho C^2) z = 2 K_TV y_V - C lambda + rho C y_T."""
+        (2 K_TV K_VT + rho C^2) z = 2 K_TV y_V - C lambda + rho C y_T; at
+        most ``z_steps``, until the gradient falls below ``z_tol`` times its
+        first value."""
         kernel, noise = self.space.unpack(self.theta)
         ev = kernel.evaluator(self.XA, self.XT, self.n_threads)       # k(XA, X_T)
         evt = kernel.evaluator(self.XT, self.XA, self.n_threads)      # its transpose
@@ -442,8 +492,9 @@ class HoldOut:
         g = evt.matvec(np.concatenate([2.0 * a, w])) + noise * w
         d = -g
         gg = float(g @ g)
+        stop = (self.opts["z_tol"] ** 2) * gg
         for _ in range(int(self.opts["z_steps"])):
-            if gg == 0.0:
+            if gg == 0.0 or gg <= stop:
                 break
             kd = ev.matvec(d)
             cd = kd[self.nv:] + noise * d
@@ -474,20 +525,29 @@ class HoldOut:
         a = self.kz[:self.nv] - self.yV
         # the validation error the ADMM tracks (z standing for C_T^-1 y_T)
         merit = self.scale * float(a @ a)
+        self.merit_change = (abs(merit - self.merit) / max(merit, 1e-300)
+                             if self.merit is not None else np.inf)
         self.merit = merit
-        if merit < self.best[0]:
+        self.feasibility = float(np.linalg.norm(r)) / max(1e-300, float(np.linalg.norm(self.yT)))
+        if merit < self.best[0] and self.feasibility <= self.opts["feasibility_tol"]:
             self.best = (merit, self.theta.copy())
         self.history.append(value)
         self.n_iter += 1
         return float(np.linalg.norm(self.theta - old))
 
+    def stalled(self, change):
+        """The stopping test: ||delta theta|| < epsilon, the validation error
+        stalled and the constraint (nearly) satisfied."""
+        return (change < self.opts["epsilon"] and self.merit_change <= self.opts["merit_tol"]
+                and self.feasibility <= self.opts["feasibility_tol"])
+
     def run(self):
-        """Algorithm 1: iterate until ||delta theta|| < epsilon or the limit."""
+        """Algorithm 1: iterate until the stopping test or the limit."""
         for _ in range(int(self.opts["max_iter"])):
-            if self.iterate() < self.opts["epsilon"]:
+            if self.stalled(self.iterate()):
                 self.converged = True
                 break
-        if not self.converged:
+        if not self.converged and np.isfinite(self.best[0]):
             self.theta = self.best[1]
         return self
 
@@ -521,8 +581,8 @@ def consensus_step(state, center, mu, rho_c):
 
 def state_theta(state):
     """The theta-sized message a consensus step sends back: theta_k, the
-    fold's Lagrangian and its validation error."""
-    return state.theta, state.history[-1], state.merit
+    fold's Lagrangian, its validation error and its constraint residual."""
+    return state.theta, state.history[-1], state.merit, state.feasibility
 
 
 def state_validation(state, theta, tol):
@@ -547,20 +607,23 @@ def make_folds(n, cv, rng):
 
 
 def fit_cv_admm(space, X, y, cv, scheme, n_restarts, rng, executor, options, tol,
-                progress=None):
-    """Cross-validation ADMM from theta0 and ``n_restarts`` log-uniform draws:
-    the candidate with the lowest cross-validation error."""
+                progress=None, candidates=None):
+    """Cross-validation ADMM from theta0, the ``candidates`` and
+    ``n_restarts`` log-uniform draws: the start with the lowest
+    cross-validation error."""
     opts = dict(ADMM_DEFAULTS)
     opts.update(options or {})
     folds = make_folds(X.shape[0], cv, rng)
-    starts = [space.theta0()] + list(space.random(rng, n_restarts))
-    seeds = rng.integers(0, 2**31 - 1, size=(len(starts), len(folds)))
+    # the perturbations of z0, the same for every start: a start's result does
+    # not depend on the other starts
+    seeds = rng.integers(0, 2**31 - 1, size=len(folds))
+    starts = _starts(space, rng, n_restarts, candidates)
     Xf, yf = executor.scatter(X), executor.scatter(y)
     nt = _threads_per_task(executor)
     solve_tol = tol
     if scheme == "naive" or len(folds) == 1:
         states = [[executor.submit(holdout_run, Xf, yf, v, t, space, t0, opts, int(s), nt)
-                   for (v, t), s in zip(folds, seeds[c])] for c, t0 in enumerate(starts)]
+                   for (v, t), s in zip(folds, seeds)] for c, t0 in enumerate(starts)]
         summaries = [executor.gather([executor.submit(state_summary, st) for st in row])
                      for row in states]
         thetas = [space.clip(np.mean([s["theta"] for s in row], axis=0)) for row in summaries]
@@ -587,14 +650,18 @@ def fit_cv_admm(space, X, y, cv, scheme, n_restarts, rng, executor, options, tol
     best = int(np.argmin(scores))
     if not converged[best]:
         warnings.warn(f"The cross-validation ADMM reached its iteration limit "
-                      f"({opts['max_iter']}) before ||delta theta|| < {opts['epsilon']:g}; the "
+                      f"({opts['max_iter']}) before its stopping test (||delta theta|| < "
+                      f"{opts['epsilon']:g} with a stalled validation error and a feasible z) "
+                      f"held; the "
                       f"best hyperparameters found are kept.", convergence_warning(),
                       stacklevel=4)
     if progress is not None:
         progress.end(f"cv_admm: cross-validation MSE {scores[best]:.6g} (best of "
                      f"{len(thetas)} starts)  time {progress.elapsed():.1f}s")
     return dict(theta=thetas[best], cv_mse=scores[best], history=histories[best],
-                n_iter=n_iter[best], scores=scores, thetas=thetas, folds=folds)
+                n_iter=n_iter[best], scores=scores, thetas=thetas, folds=folds,
+                starts=[dict(start=s, theta=t, cv_mse=c) for s, t, c in
+                        zip(starts, thetas, scores)])
 
 
 def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress):
@@ -606,7 +673,7 @@ def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress
     rho = float(opts["rho"])
     n_c, K = len(starts), len(folds)
     states = [[executor.submit(holdout_init, Xf, yf, v, t, space, t0, opts, int(s), nt)
-               for (v, t), s in zip(folds, seeds[c])] for c, t0 in enumerate(starts)]
+               for (v, t), s in zip(folds, seeds)] for c, t0 in enumerate(starts)]
     centers = [space.clip(np.asarray(t0, dtype=np.float64)) for t0 in starts]
     mus = [[np.zeros(space.size) for _ in range(K)] for _ in range(n_c)]
     active = [True] * n_c
@@ -614,6 +681,7 @@ def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress
     n_iter = [0] * n_c
     histories = [[] for _ in range(n_c)]
     best = [(np.inf, c.copy()) for c in centers]
+    merits = [None] * n_c
     for it in range(int(opts["max_iter"])):
         cand = [c for c in range(n_c) if active[c]]
         if not cand:
@@ -627,7 +695,11 @@ def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress
             thetas = [m[0] for m in flat[i * K:(i + 1) * K]]
             value = float(np.sum([m[1] for m in flat[i * K:(i + 1) * K]]))
             merit = float(np.mean([m[2] for m in flat[i * K:(i + 1) * K]]))
-            if merit < best[c][0]:
+            feasible = max(m[3] for m in flat[i * K:(i + 1) * K]) <= opts["feasibility_tol"]
+            merit_change = (abs(merit - merits[c]) / max(merit, 1e-300)
+                            if merits[c] is not None else np.inf)
+            merits[c] = merit
+            if merit < best[c][0] and feasible:
                 best[c] = (merit, centers[c].copy())
             new_center = space.clip(np.mean([t + m / rho for t, m in zip(thetas, mus[c])],
                                             axis=0))
@@ -637,11 +709,12 @@ def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress
             histories[c].append(value)
             centers[c] = new_center
             n_iter[c] = it + 1
-            if change < opts["epsilon"]:
+            if change < opts["epsilon"] and merit_change <= opts["merit_tol"] and feasible:
                 active[c] = False
                 converged[c] = True
         if progress is not None and progress.due():
             progress.show(f"cv_admm (consensus, {K} folds): iteration {it + 1}  "
                           f"time {progress.elapsed():.1f}s")
-    thetas = [centers[c] if converged[c] else best[c][1] for c in range(n_c)]
+    thetas = [centers[c] if converged[c] or not np.isfinite(best[c][0]) else best[c][1]
+              for c in range(n_c)]
     return thetas, [np.asarray(h) for h in histories], converged, n_iter, states

@@ -343,11 +343,21 @@ class GPRegressor(_RegressorBase):
         (the data are scattered once).  Without a client they run on a
         local thread pool.  Not pickled with the estimator.
     admm_options : dict, optional
-        Constants of ``"cv_admm"`` (defaults, from the paper, in
-        :data:`bcd.gp.hyper.ADMM_DEFAULTS`): ``rho`` (5), ``lambda0`` (1),
-        ``epsilon`` (1e-2, on ||delta theta||_2), ``max_iter`` (100),
-        ``theta_steps``, ``z_steps``, ``perturbation``, ``solve_tol``,
-        ``armijo``.
+        Constants of ``"cv_admm"`` (defaults, from the paper where it gives
+        them, in :data:`bcd.gp.hyper.ADMM_DEFAULTS`): ``rho`` (5),
+        ``lambda0`` (1), ``epsilon`` (1e-2, on ||delta theta||_2),
+        ``max_iter`` (100), ``theta_steps``, ``theta_tol``, ``z_steps``,
+        ``z_tol``, ``merit_tol``, ``feasibility_tol``, ``perturbation``,
+        ``solve_tol``, ``armijo``.
+    candidates : array-like of shape (n_candidates, n_hyperparameters), optional
+        Further starting points of the optimizer (a grid, or starts of the
+        user's choosing), as log-parameters in the order of
+        ``kernel.theta`` followed by log(noise) when the noise is learned,
+        each within the bounds.  They run as tasks like the restarts (on the
+        thread pool or the Dask client), after the start given by
+        ``kernel`` and ``noise`` and before the ``n_restarts`` random ones;
+        the best of all starts is kept.  The result of each start is in
+        ``hyper_["starts"]``.
 
     Attributes
     ----------
@@ -379,6 +389,11 @@ class GPRegressor(_RegressorBase):
         The objective per outer iteration of the hyperparameter fit (best
         start): minus the log marginal likelihood per L-BFGS-B iteration, or
         the (fold-summed) augmented Lagrangian per ADMM iteration.
+    hyper_ : dict
+        Details of the hyperparameter fit: ``"names"`` (of the learned
+        log-parameters), ``"theta"`` (their learned values) and ``"starts"``
+        (per start: the starting point, the point reached and its criterion,
+        ``"lml"`` or ``"cv_mse"``), besides the optimizer's own counts.
     feature_names_in_ : ndarray of shape (n_features,)
         Names of the features seen by ``fit``, when ``X`` was a data frame
         whose column names are all strings.
@@ -411,7 +426,7 @@ class GPRegressor(_RegressorBase):
                  max_iter=100000, random_state=None, cache_size=0, variance="auto",
                  max_dense_bytes=2**28, n_threads=None, solver_options=None, verbose=False,
                  optimizer=None, noise_bounds=(1e-5, 1e5), n_restarts=0, cv=5,
-                 cv_scheme="naive", client=None, admm_options=None):
+                 cv_scheme="naive", client=None, admm_options=None, candidates=None):
         self.kernel = kernel
         self.noise = noise
         self.rule = rule
@@ -432,6 +447,7 @@ class GPRegressor(_RegressorBase):
         self.cv_scheme = cv_scheme
         self.client = client
         self.admm_options = admm_options
+        self.candidates = candidates
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -496,6 +512,9 @@ class GPRegressor(_RegressorBase):
         hyper = None
         if self.optimizer is not None:
             kernel, noise, hyper = self._learn(kernel, X, y, tol)
+        elif self.candidates is not None:
+            raise ValueError("candidates needs optimizer='ml' or 'cv_admm' (with "
+                             "optimizer=None the hyperparameters are not learned).")
         problem = GaussianProcess(X, y, kernel, noise, cache_size=self.cache_size,
                                   n_threads=self.n_threads)
         chol = None
@@ -582,6 +601,31 @@ class GPRegressor(_RegressorBase):
                              f"keys are {', '.join(hyper.ADMM_DEFAULTS)}.")
         return cv, int(n_restarts), dict(options)
 
+    def _check_candidates(self, space):
+        """``candidates`` as an (m, space.size) array of log-parameters."""
+        if self.candidates is None:
+            return np.zeros((0, space.size))
+        if self.optimizer is None:
+            raise ValueError("candidates needs optimizer='ml' or 'cv_admm' (with "
+                             "optimizer=None the hyperparameters are not learned).")
+        try:
+            arr = np.array(self.candidates, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"candidates must be an array of log-parameters, got "
+                            f"{type(self.candidates).__name__}.") from None
+        if arr.ndim != 2 or arr.shape[1] != space.size:
+            raise ValueError(f"candidates must have shape (n_candidates, {space.size}) (one "
+                             f"column per learned log-parameter: {', '.join(space.names)}), "
+                             f"got shape {arr.shape}.")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("candidates contains NaN or infinity.")
+        low, high = space.bounds[:, 0], space.bounds[:, 1]
+        outside = np.nonzero(np.any((arr < low - 1e-12) | (arr > high + 1e-12), axis=1))[0]
+        if outside.size:
+            raise ValueError(f"candidates: row {int(outside[0])} lies outside the log-bounds "
+                             f"of the hyperparameters ({', '.join(space.names)}).")
+        return np.clip(arr, low, high)
+
     def _learn(self, kernel, X, y, tol):
         """Learn the hyperparameters: (kernel, noise, summary)."""
         from .._progress import make_progress
@@ -594,24 +638,27 @@ class GPRegressor(_RegressorBase):
         except NotImplementedError as exc:
             raise ValueError(f"optimizer={self.optimizer!r} needs a kernel with declared "
                              f"hyperparameters: {exc}") from None
+        candidates = self._check_candidates(space)
         rs = self.random_state
         rng = rs if isinstance(rs, np.random.Generator) else np.random.default_rng(rs)
         X64 = np.ascontiguousarray(X, dtype=np.float64)
         y64 = np.ascontiguousarray(y, dtype=np.float64)
         progress = make_progress(self.verbose)
+        n_starts = n_restarts + 1 + len(candidates)
         if self.optimizer == "ml":
-            n_tasks = n_restarts + 1
+            n_tasks = n_starts
         else:
-            n_tasks = (n_restarts + 1) * (1 if isinstance(cv, float) else cv)
+            n_tasks = n_starts * (1 if isinstance(cv, float) else cv)
         executor = hyper.make_executor(self.client, n_tasks)
         try:
             if self.optimizer == "ml":
-                result = hyper.fit_ml(space, X64, y64, n_restarts, rng, executor, progress)
+                result = hyper.fit_ml(space, X64, y64, n_restarts, rng, executor, progress,
+                                      candidates=candidates)
             else:
                 scale = max(1e-300, float(np.max(np.abs(y64))))
                 result = hyper.fit_cv_admm(space, X64, y64, cv, self.cv_scheme, n_restarts,
                                            rng, executor, options, min(tol, 1e-3 * scale),
-                                           progress)
+                                           progress, candidates=candidates)
         finally:
             executor.close()
         kernel, noise = space.unpack(result["theta"])

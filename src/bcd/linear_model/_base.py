@@ -9,7 +9,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from .._result import ConvergenceWarning as SolverConvergenceWarning
 from .._path import path
 from .._solve import solve
 
@@ -19,7 +18,7 @@ from .._validation import check_solver_options
 #: the sparse formats accepted by ``fit`` and ``predict``
 SPARSE_FORMATS = ["csr", "csc", "coo"]
 #: the options of bcd.solve that the estimators set themselves
-RESERVED_OPTIONS = ("x0",)
+RESERVED_OPTIONS = ("x0", "warn")
 #: options of bcd.solve that give an explicit configuration instead of the
 #: automatic one
 CONFIGURATION_OPTIONS = ("rule", "blocks", "block_size", "update", "partition", "lipschitz",
@@ -110,9 +109,9 @@ class SolveRecord:
         options = self._options(problem, max_iter, tol, extra)
         if x0 is None:
             x0 = np.zeros(problem.n_coordinates)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SolverConvergenceWarning)
-            result = solve(problem, x0=x0, **options)
+        # failures are collected and reported by warn(); warn=False, not
+        # warnings.catch_warnings, which is not thread-safe
+        result = solve(problem, x0=x0, warn=False, **options)
         self.n_iter += result.n_iter
         if not result.converged and result.status != "callback":
             self.failures.append(result)
@@ -123,9 +122,8 @@ class SolveRecord:
         each solve with the options of :meth:`solve`; returns the
         ``bcd.PathResult``."""
         options = self._options(problem, max_iter, tol, extra)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SolverConvergenceWarning)
-            result = path(problem, lambdas, x0=np.zeros(problem.n_coordinates), **options)
+        result = path(problem, lambdas, x0=np.zeros(problem.n_coordinates), warn=False,
+                      **options)
         for r in result.results:
             self.n_iter += r.n_iter
             if not r.converged and r.status != "callback":

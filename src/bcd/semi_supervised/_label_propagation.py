@@ -12,7 +12,6 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._result import ConvergenceWarning as SolverConvergenceWarning
 from .._solve import solve
 from .._sklearn import validate_data
 from .._validation import check_scalar, check_solver_options
@@ -23,7 +22,7 @@ __all__ = ["LabelPropagation"]
 
 KERNELS = ("knn", "rbf")
 #: options of bcd.solve that the estimator's own parameters set
-RESERVED_OPTIONS = ("tol", "max_iter", "x0")
+RESERVED_OPTIONS = ("tol", "max_iter", "x0", "warn")
 #: rows of test points whose Gaussian weights are formed at once in predict_proba
 _PREDICT_BATCH = 1024
 
@@ -279,9 +278,9 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         for k in range(n_classes - 1):
             problem = HarmonicProblem(W_active, (active_codes == k).astype(np.float64),
                                       mask=mask)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", SolverConvergenceWarning)
-                result = solve(problem, **options)
+            # the solver's own warning is replaced by the one below; silenced
+            # by warn=False, not warnings.catch_warnings (not thread-safe)
+            result = solve(problem, warn=False, **options)
             if not result.converged:
                 warnings.warn(f"The harmonic solve of class {self.classes_[k]!r} stopped "
                               f"before reaching tol={options['tol']:g}: {result.message} "
