@@ -41,6 +41,9 @@ cdef class CyKernelEvaluator:
     cdef void gather(self, const int* cols, Py_ssize_t nc, double* G, Py_ssize_t ldg) noexcept nogil
     cdef void entries_gathered(self, const int* rows, Py_ssize_t nr, const double* G,
                                Py_ssize_t ldg, Py_ssize_t nc, double* out) noexcept nogil
+    cdef void rows_gathered(self, const int* rows, Py_ssize_t nr, const double* G,
+                            Py_ssize_t ldg, Py_ssize_t nc, double* sq,
+                            double* out) noexcept nogil
     cdef int threads_for(self, Py_ssize_t work) noexcept nogil
     cdef double pair(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
     cdef double self_pair(self, Py_ssize_t i) noexcept nogil

@@ -281,9 +281,19 @@ cdef class CyKernelEvaluator:
         with parallel(num_threads=nt):
             sq = <double*>malloc((self.n_metrics + 1) * nc * sizeof(double))
             for r in prange(nr, schedule="static"):
-                self.values(G, self.dim * ldg, ldg, &self.R1[0, rows[r], 0], self.n1 * self.dim,
-                            nc, sq, out + r * nc)
+                self.rows_gathered(rows + r, 1, G, ldg, nc, sq, out + r * nc)
             free(sq)
+
+    cdef void rows_gathered(self, const int* rows, Py_ssize_t nr, const double* G,
+                            Py_ssize_t ldg, Py_ssize_t nc, double* sq,
+                            double* out) noexcept nogil:
+        """:meth:`entries_gathered` on the calling thread alone, with scratch
+        ``sq`` of ``(n_metrics + 1) * nc`` doubles: for callers that share
+        the rows among their own threads."""
+        cdef Py_ssize_t r
+        for r in range(nr):
+            self.values(G, self.dim * ldg, ldg, &self.R1[0, rows[r], 0], self.n1 * self.dim,
+                        nc, sq, out + r * nc)
 
     cdef int threads_for(self, Py_ssize_t work) noexcept nogil:
         """Threads for a call evaluating ``work`` kernel entries."""
