@@ -23,6 +23,7 @@ cdef class CyKernelEvaluator:
     cdef const int[::1] f_metric
     cdef const double[::1] f_inv_l2          # 1 / lengthscale^2 (periodic kinds)
     cdef const double[::1] f_freq            # pi / period (periodic kinds)
+    cdef const double[::1] f_inv_per         # 1 / period (periodic kinds)
     cdef const int[::1] m_kind               # per metric: 0 squared distance, 1 Hamming, 2 min-sum
     cdef const double[:, ::1] m_weight       # per metric and dimension: Hamming weights
     # log-parameter derivatives (set_gradient_map): parameter index of each
