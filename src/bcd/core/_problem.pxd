@@ -2,6 +2,9 @@ cimport cython
 from bcd.core._linalg cimport CyBlockWork
 from bcd.penalties._penalty cimport CyPenalty
 
+#: work handed to :meth:`CyProblem.hessian_entries_beside`, run once on one thread
+ctypedef void (*side_task)(void* ctx) noexcept nogil
+
 
 cdef class CyProblem:
     """Compiled state and oracles of a smooth objective f.
@@ -61,6 +64,9 @@ cdef class CyProblem:
                            double* out) noexcept nogil
     cdef bint hessian_entries(self, const int* rows, Py_ssize_t nr, const int* cols,
                               Py_ssize_t nc, double* out) noexcept nogil
+    cdef bint hessian_entries_beside(self, const int* rows, Py_ssize_t nr, const int* cols,
+                                     Py_ssize_t nc, double* out, side_task task,
+                                     void* ctx) noexcept nogil
 
     # -- provided -------------------------------------------------------
     @cython.final

@@ -170,6 +170,22 @@ cdef class CyProblem:
         (the greedy maximum-improvement rule reads them); False when unavailable."""
         return False
 
+    cdef bint hessian_entries_beside(self, const int* rows, Py_ssize_t nr, const int* cols,
+                                     Py_ssize_t nc, double* out, side_task task,
+                                     void* ctx) noexcept nogil:
+        """:meth:`hessian_entries`, with ``task(ctx)`` run once, on one thread,
+        before the entries are complete.
+
+        The greedy maximum-improvement rule hands its triangular solves over
+        as the task: problems that evaluate entries in parallel (kernels) run
+        it on one thread while the others start on the entries, so the
+        serial solves overlap the evaluation instead of following it.  The
+        task must not read ``out``.  This default runs it first, then
+        :meth:`hessian_entries`.
+        """
+        task(ctx)
+        return self.hessian_entries(rows, nr, cols, nc, out)
+
     # ------------------------------------------------------------ provided
     cdef void record_direction(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
         """Keep a copy of a direction being prepared, with the sums

@@ -59,8 +59,25 @@ cdef class CyGreedySelector(CySelector):
     cdef void _heap_down(self, int* h, Py_ssize_t n) noexcept nogil
 
 
+cdef struct MIFactor:
+    # the Cholesky factor of H_BB grown by the maximum-improvement rule, in
+    # the buffers of its selector, with the coordinate waiting to join B
+    double* chol            # lower factor L, row-major with leading dimension k
+    double* z               # L^{-1} g_B
+    double* delta           # -H_BB^{-1} g_B, for |B| = solved
+    int* order              # B in the order the coordinates were chosen
+    Py_ssize_t k
+    Py_ssize_t size         # |B|
+    Py_ssize_t solved
+    int pending             # coordinate whose H_Bj waits in row ``size`` of chol, or -1;
+                            # still set after joining it was found to make H_BB indefinite
+    double g_pending        # its g_j and H_jj
+    double h_pending
+
+
 cdef class CyMaxImprovementSelector(CySelector):
     cdef Py_ssize_t kappa
+    cdef MIFactor fac
     cdef double[::1] chol          # lower Cholesky factor of H_BB, row-major, k x k
     cdef double[::1] z             # L^{-1} g_B
     cdef double[::1] delta         # block minimizer of the quadratic over B
@@ -73,7 +90,5 @@ cdef class CyMaxImprovementSelector(CySelector):
     cdef Py_ssize_t sol_nb
     cdef bint has_sol
 
-    cdef void _back_substitute(self, Py_ssize_t size) noexcept nogil
-    cdef void _solve(self, Py_ssize_t size, bint transpose, double* x) noexcept nogil
     cdef Py_ssize_t _draw(self, Py_ssize_t remaining) noexcept nogil
     cdef Py_ssize_t _unit_of(self, int j) noexcept nogil

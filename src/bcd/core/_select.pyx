@@ -6,7 +6,7 @@ from libc.math cimport fabs, sqrt
 from scipy.linalg.cython_blas cimport dgemv, dtrsv
 
 from bcd.core._linalg cimport CyBlockWork, negative_pivot, spd_solve
-from bcd.core._problem cimport CyProblem
+from bcd.core._problem cimport CyProblem, side_task
 from bcd.core._random cimport RNG, rng_seed, rng_below, rng_uniform
 
 
@@ -673,6 +673,49 @@ cdef class CySparseQuadraticSelector(CySelector):
         return nb
 
 
+cdef inline void _mi_trsv(MIFactor* f, Py_ssize_t size, bint transpose, double* x) noexcept nogil:
+    """x <- L^{-1} x (``transpose`` false) or L^{-T} x.  The row-major
+    lower factor is, to column-major BLAS, the upper factor L^T."""
+    cdef int n = <int>size, lda = <int>f.k, one = 1
+    cdef char uplo = b'U', diag = b'N'
+    cdef char trans = b'N' if transpose else b'T'
+    dtrsv(&uplo, &trans, &diag, &n, f.chol, &lda, x, &one)
+
+
+cdef void _mi_extend(void* ctx) noexcept nogil:
+    """The serial part of a step of the maximum-improvement rule: join the
+    pending coordinate j to B (new factor row l = L^{-1} H_Bj, pivot
+    sqrt(H_jj - l.l), z_j), then bring ``delta`` up to date, each an
+    O(|B|^2) triangular solve.  A :data:`side_task` of
+    :meth:`CyProblem.hessian_entries_beside`."""
+    cdef MIFactor* f = <MIFactor*>ctx
+    cdef Py_ssize_t a, size = f.size, k = f.k
+    cdef double d2, s
+    cdef double* row
+    if f.pending >= 0:
+        row = f.chol + size * k
+        _mi_trsv(f, size, 0, row)
+        d2 = f.h_pending
+        for a in range(size):
+            d2 -= row[a] * row[a]
+        if d2 < -negative_pivot() * f.h_pending:
+            return                      # indefinite: j stays pending
+        f.pending = -1
+        if d2 > 1e-12 * f.h_pending:    # else numerically dependent on B: left out
+            f.chol[size * k + size] = sqrt(d2)
+            s = f.g_pending
+            for a in range(size):
+                s -= row[a] * f.z[a]
+            f.z[size] = s / f.chol[size * k + size]
+            f.size = size + 1
+    if f.solved != f.size:
+        # delta = -H_BB^{-1} g_B = -L^{-T} z
+        for a in range(f.size):
+            f.delta[a] = -f.z[a]
+        _mi_trsv(f, f.size, 1, f.delta)
+        f.solved = f.size
+
+
 cdef class CyMaxImprovementSelector(CySelector):
     """Greedy approximation of the maximum-improvement rule for quadratics
     (Bo and Sminchisescu's GBCD; the MI rule of Section 4.2).
@@ -705,21 +748,6 @@ cdef class CyMaxImprovementSelector(CySelector):
 
     def capacity(self):
         return self.k
-
-    cdef void _back_substitute(self, Py_ssize_t size) noexcept nogil:
-        """delta = -H_BB^{-1} g_B = -L^{-T} z."""
-        cdef Py_ssize_t a
-        for a in range(size):
-            self.delta[a] = -self.z[a]
-        self._solve(size, 1, &self.delta[0])
-
-    cdef void _solve(self, Py_ssize_t size, bint transpose, double* x) noexcept nogil:
-        """x <- L^{-1} x (``transpose`` false) or L^{-T} x.  The row-major
-        lower factor is, to column-major BLAS, the upper factor L^T."""
-        cdef int n = <int>size, lda = <int>self.k, one = 1
-        cdef char uplo = b'U', diag = b'N'
-        cdef char trans = b'N' if transpose else b'T'
-        dtrsv(&uplo, &trans, &diag, &n, &self.chol[0], &lda, x, &one)
 
     cdef Py_ssize_t _draw(self, Py_ssize_t remaining) noexcept nogil:
         """Put min(kappa, remaining) distinct units not yet taken into ``cand``
@@ -761,16 +789,22 @@ cdef class CyMaxImprovementSelector(CySelector):
         return min(nc, self.kappa)
 
     cdef Py_ssize_t select(self, CyProblem prob, int* block) noexcept nogil:
-        cdef Py_ssize_t u, a, b, c, nc, size, best, n_taken, k = self.k
-        cdef double v, best_v, d2, s, hss
+        cdef Py_ssize_t u, a, b, c, nc, ncols, size, best, n_taken, k = self.k
+        cdef double v, best_v
         cdef const double* g = &prob.g[0]
-        cdef int j, t, n_b, n_c, inc = 1
+        cdef int j, t, n_b, n_c, ld, inc = 1
         cdef double one = 1.0
         cdef char trans = b'T'
-        cdef double* row
+        cdef bint drawn
+        cdef MIFactor* f = &self.fac
         self.has_sol = False
         self.last_unit = -1
         self.last_L = 0.0
+        f.chol = &self.chol[0]
+        f.z = &self.z[0]
+        f.delta = &self.delta[0]
+        f.order = &self.order[0]
+        f.k = k
         # the first coordinate: the best of all (one-dimensional decrease)
         best = 0
         best_v = -1.0
@@ -785,20 +819,47 @@ cdef class CyMaxImprovementSelector(CySelector):
         self.taken[best] = 1
         self.chol[0] = sqrt(self.unit_L[best])
         self.z[0] = g[j] / self.chol[0]
-        size = 1
+        f.size = 1
+        f.solved = 0
+        f.pending = -1
         n_taken = 1         # the block and the units found dependent on it
-        while size < k and n_taken < self.n_units:
-            self._back_substitute(size)
-            nc = self._draw(self.n_units - n_taken)
-            for c in range(nc):
-                self.cand[c] = self.unit_coords[self.cand[c]]   # units -> coordinates
-            prob.hessian_entries(&self.cand[0], nc, &self.order[0], size, &self.rows[0])
-            # e_c = g_c + H_cB delta for every candidate c (one matrix-vector product)
+        while True:
+            # The chosen coordinate j joins B (f.pending, with its row of
+            # H_Bj in the factor) by two triangular solves, on one thread,
+            # while the others evaluate H between the next candidates and
+            # B + j: the candidates are drawn before j is known to be
+            # independent of B, as the draw does not depend on it.
+            ncols = f.size + (f.pending >= 0)
+            drawn = ncols < k and n_taken < self.n_units
+            nc = 0
+            if drawn:
+                nc = self._draw(self.n_units - n_taken)
+                for c in range(nc):
+                    self.cand[c] = self.unit_coords[self.cand[c]]   # units -> coordinates
+                prob.hessian_entries_beside(&self.cand[0], nc, &self.order[0], ncols,
+                                            &self.rows[0], _mi_extend, f)
+            else:
+                _mi_extend(f)
+            if f.pending >= 0:
+                # H_BB + j is indefinite: f is not convex on these coordinates
+                for a in range(f.size):
+                    block[a] = self.order[a]
+                block[f.size] = f.pending
+                for u in range(self.n_units):
+                    self.taken[u] = 0
+                return -(f.size + 1)
+            if not drawn:
+                if f.size < k and n_taken < self.n_units:
+                    continue            # j was left out: B can still grow
+                break
+            # e_c = g_c + H_cB delta for every candidate c (one matrix-vector
+            # product; a left-out j leaves an unused last column)
             for c in range(nc):
                 self.e[c] = g[self.cand[c]]
-            n_b = <int>size
+            n_b = <int>f.size
             n_c = <int>nc
-            dgemv(&trans, &n_b, &n_c, &one, &self.rows[0], &n_b, &self.delta[0], &inc,
+            ld = <int>ncols
+            dgemv(&trans, &n_b, &n_c, &one, &self.rows[0], &ld, &self.delta[0], &inc,
                   &one, &self.e[0], &inc)
             best = -1
             best_v = 0.0
@@ -810,36 +871,15 @@ cdef class CyMaxImprovementSelector(CySelector):
             if best < 0:
                 break                   # no candidate improves f
             j = self.cand[best]
-            # new row of the factor: l = L^{-1} H_Bj, pivot sqrt(H_jj - l.l)
-            row = &self.chol[size * k]
-            for a in range(size):
-                row[a] = self.rows[best * size + a]
-            self._solve(size, 0, row)
-            d2 = prob.lipschitz[j]
-            hss = d2
-            for a in range(size):
-                d2 -= row[a] * row[a]
-            u = self._unit_of(j)
-            self.taken[u] = 1
+            for a in range(f.size):
+                self.chol[f.size * k + a] = self.rows[best * ncols + a]
+            self.order[f.size] = j
+            f.pending = j
+            f.g_pending = g[j]
+            f.h_pending = prob.lipschitz[j]
+            self.taken[self._unit_of(j)] = 1
             n_taken += 1
-            if d2 < -negative_pivot() * hss:
-                # H_BB + j is indefinite: f is not convex on these coordinates
-                for a in range(size):
-                    block[a] = self.order[a]
-                block[size] = j
-                for u in range(self.n_units):
-                    self.taken[u] = 0
-                return -(size + 1)
-            if not d2 > 1e-12 * hss:
-                continue                # numerically dependent on B: skip it
-            self.chol[size * k + size] = sqrt(d2)
-            s = g[j]
-            for a in range(size):
-                s -= self.chol[size * k + a] * self.z[a]
-            self.z[size] = s / self.chol[size * k + size]
-            self.order[size] = j
-            size += 1
-        self._back_substitute(size)
+        size = f.size
         for u in range(self.n_units):
             self.taken[u] = 0
         # hand the block over sorted, with its solution in the same order

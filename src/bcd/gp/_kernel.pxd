@@ -23,6 +23,7 @@ cdef class CyKernelEvaluator:
     cdef const int[::1] f_metric
     cdef const double[::1] f_inv_l2          # 1 / lengthscale^2 (periodic kinds)
     cdef const double[::1] f_freq            # pi / period (periodic kinds)
+    cdef const double[::1] f_inv_per         # 1 / period (periodic kinds)
     cdef const int[::1] m_kind               # per metric: 0 squared distance, 1 Hamming, 2 min-sum
     cdef const double[:, ::1] m_weight       # per metric and dimension: Hamming weights
     # log-parameter derivatives (set_gradient_map): parameter index of each
@@ -41,6 +42,9 @@ cdef class CyKernelEvaluator:
     cdef void gather(self, const int* cols, Py_ssize_t nc, double* G, Py_ssize_t ldg) noexcept nogil
     cdef void entries_gathered(self, const int* rows, Py_ssize_t nr, const double* G,
                                Py_ssize_t ldg, Py_ssize_t nc, double* out) noexcept nogil
+    cdef void rows_gathered(self, const int* rows, Py_ssize_t nr, const double* G,
+                            Py_ssize_t ldg, Py_ssize_t nc, double* sq,
+                            double* out) noexcept nogil
     cdef int threads_for(self, Py_ssize_t work) noexcept nogil
     cdef double pair(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
     cdef double self_pair(self, Py_ssize_t i) noexcept nogil

@@ -34,6 +34,7 @@ from libc.stdlib cimport malloc, calloc, free
 
 cdef extern from "_vexp.h" nogil:
     double bcd_exp(double x)
+    double bcd_sin2pi(double t)
     # the array loops, one copy per instruction set (see _vexp.h)
     cdef struct bcd_kernel_loops:
         void (*sqdist)(const double* G, Py_ssize_t ldg, const double* z, Py_ssize_t dim,
@@ -44,7 +45,7 @@ cdef extern from "_vexp.h" nogil:
                         Py_ssize_t dim, double* s, Py_ssize_t w) noexcept nogil
         void (*minsum)(const double* G, Py_ssize_t ldg, const double* z, Py_ssize_t dim,
                        double* s, Py_ssize_t w) noexcept nogil
-        void (*factor_mul)(int code, const double* s, double inv_l2, double freq, double* out,
+        void (*factor_mul)(int code, const double* s, double inv_l2, double inv_per, double* out,
                            Py_ssize_t w) noexcept nogil
         void (*scaled_exp)(const double* s, double a, double p, double* out,
                            Py_ssize_t w) noexcept nogil
@@ -137,8 +138,8 @@ def max_threads():
     return bcd_max_threads()
 
 
-cdef inline double _factor(int code, double s, double inv_l2, double freq) noexcept nogil:
-    """Value of one factor at squared distance ``s``."""
+cdef inline double _factor(int code, double s, double inv_l2, double inv_per) noexcept nogil:
+    """Value of one factor at squared distance ``s`` (``inv_per``: 1 / period)."""
     cdef double r, t
     if code == 0:
         return bcd_exp(-0.5 * s)
@@ -153,10 +154,10 @@ cdef inline double _factor(int code, double s, double inv_l2, double freq) noexc
         return bcd_exp(-s)
     if code == 6:
         return s
-    t = sin(freq * r)
+    t = bcd_sin2pi(r * inv_per)
     if code == 3:
-        return bcd_exp(-2.0 * t * t * inv_l2)
-    return bcd_exp(-(0.5 * s + 2.0 * t * t) * inv_l2)
+        return bcd_exp(-2.0 * t * inv_l2)
+    return bcd_exp(-(0.5 * s + 2.0 * t) * inv_l2)
 
 
 @cython.final
@@ -193,7 +194,7 @@ cdef class CyKernelEvaluator:
         B2 = B1 if same else np.ascontiguousarray(A2.transpose(0, 2, 1))
         self.R1 = B1
         self.R2 = B2
-        ptr, coef, code, metric, inv_l2, freq = [0], [], [], [], [], []
+        ptr, coef, code, metric, inv_l2, freq, inv_per = [0], [], [], [], [], [], []
         for term in terms:
             c = 1.0
             for (kind, variance, m, lengthscale, period) in term:
@@ -203,6 +204,7 @@ cdef class CyKernelEvaluator:
                 periodic = kind in (PERIODIC, LOCALLY_PERIODIC)
                 inv_l2.append(1.0 / lengthscale ** 2 if periodic else 0.0)
                 freq.append(np.pi / period if periodic else 0.0)
+                inv_per.append(1.0 / period if periodic else 0.0)
             coef.append(c)
             ptr.append(len(code))
         self.term_ptr = np.asarray(ptr, dtype=np.int32)
@@ -211,6 +213,7 @@ cdef class CyKernelEvaluator:
         self.f_metric = np.asarray(metric, dtype=np.int32)
         self.f_inv_l2 = np.asarray(inv_l2, dtype=np.float64)
         self.f_freq = np.asarray(freq, dtype=np.float64)
+        self.f_inv_per = np.asarray(inv_per, dtype=np.float64)
         self.diag_value = float(np.sum(coef))
         self.single_se = len(code) == 1 and code[0] == SQUARED_EXPONENTIAL
         self.n_threads = max(1, int(n_threads) if n_threads else bcd_max_threads())
@@ -258,7 +261,7 @@ cdef class CyKernelEvaluator:
                 dest[i] = self.term_coef[t]
             for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
                 bcd_kl.factor_mul(self.f_code[f], sq + self.f_metric[f] * w, self.f_inv_l2[f],
-                                  self.f_freq[f], dest, w)
+                                  self.f_inv_per[f], dest, w)
             if t > 0:
                 for i in range(w):
                     out[i] += tv[i]
@@ -281,9 +284,19 @@ cdef class CyKernelEvaluator:
         with parallel(num_threads=nt):
             sq = <double*>malloc((self.n_metrics + 1) * nc * sizeof(double))
             for r in prange(nr, schedule="static"):
-                self.values(G, self.dim * ldg, ldg, &self.R1[0, rows[r], 0], self.n1 * self.dim,
-                            nc, sq, out + r * nc)
+                self.rows_gathered(rows + r, 1, G, ldg, nc, sq, out + r * nc)
             free(sq)
+
+    cdef void rows_gathered(self, const int* rows, Py_ssize_t nr, const double* G,
+                            Py_ssize_t ldg, Py_ssize_t nc, double* sq,
+                            double* out) noexcept nogil:
+        """:meth:`entries_gathered` on the calling thread alone, with scratch
+        ``sq`` of ``(n_metrics + 1) * nc`` doubles: for callers that share
+        the rows among their own threads."""
+        cdef Py_ssize_t r
+        for r in range(nr):
+            self.values(G, self.dim * ldg, ldg, &self.R1[0, rows[r], 0], self.n1 * self.dim,
+                        nc, sq, out + r * nc)
 
     cdef int threads_for(self, Py_ssize_t work) noexcept nogil:
         """Threads for a call evaluating ``work`` kernel entries."""
@@ -315,7 +328,7 @@ cdef class CyKernelEvaluator:
             p = self.term_coef[t]
             for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
                 p *= _factor(self.f_code[f], sp[self.f_metric[f]], self.f_inv_l2[f],
-                             self.f_freq[f])
+                             self.f_inv_per[f])
             total += p
         return total
 
@@ -365,7 +378,7 @@ cdef class CyKernelEvaluator:
             term = self.term_coef[t]
             for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
                 term *= _factor(self.f_code[f], sp[self.f_metric[f]], self.f_inv_l2[f],
-                                self.f_freq[f])
+                                self.f_inv_per[f])
             w = weight * term
             if w == 0.0:
                 continue
@@ -647,7 +660,7 @@ cdef class CyKernelEvaluator:
                 tv[i] = self.term_coef[t]
             for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
                 bcd_kl.factor_mul(self.f_code[f], sq + self.f_metric[f] * w, self.f_inv_l2[f],
-                                  self.f_freq[f], tv, w)
+                                  self.f_inv_per[f], tv, w)
             total = 0.0
             for i in range(w):
                 wv[i] = gw[i] * tv[i]
@@ -851,7 +864,7 @@ cdef class CyKernelGradient:
                 f = f0 + k
                 for i in range(W):
                     fv[k * W + i] = _factor(self.ev.f_code[f], sq[self.ev.f_metric[f] * W + i],
-                                            self.ev.f_inv_l2[f], self.ev.f_freq[f])
+                                            self.ev.f_inv_l2[f], self.ev.f_inv_per[f])
             for i in range(W):
                 p = w[i] * self.ev.term_coef[t]
                 for k in range(nf):

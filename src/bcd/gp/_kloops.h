@@ -191,13 +191,14 @@ BCD_TARGET static void BCD_SFX(bcd_minsum)(const double *G, ptrdiff_t ldg, const
 }
 
 /* out[i] *= factor `code` (see _kernel.pyx) at metric s[i], for i < w; the
-   kind is tested once, outside the loops.  The periodic kinds call the C
-   library's sine (they do not vectorize); the others do. */
+   kind is tested once, outside the loops, which all vectorize: exp, sqrt
+   and the periodic kinds' sin^2(pi r / period) (``inv_per`` = 1 / period)
+   are straight-line arithmetic. */
 BCD_TARGET static void BCD_SFX(bcd_factor_mul)(int code, const double *s, double inv_l2,
-                                              double freq, double *out, ptrdiff_t w)
+                                              double inv_per, double *out, ptrdiff_t w)
 {
     ptrdiff_t i;
-    double t, sn;
+    double t;
     switch (code) {
     case 0:
         for (i = 0; i < w; i++)
@@ -216,16 +217,12 @@ BCD_TARGET static void BCD_SFX(bcd_factor_mul)(int code, const double *s, double
         }
         break;
     case 3:
-        for (i = 0; i < w; i++) {
-            sn = sin(freq * sqrt(s[i]));
-            out[i] *= bcd_exp(-2.0 * sn * sn * inv_l2);
-        }
+        for (i = 0; i < w; i++)
+            out[i] *= bcd_exp(-2.0 * bcd_sin2pi(sqrt(s[i]) * inv_per) * inv_l2);
         break;
     case 4:
-        for (i = 0; i < w; i++) {
-            sn = sin(freq * sqrt(s[i]));
-            out[i] *= bcd_exp(-(0.5 * s[i] + 2.0 * sn * sn) * inv_l2);
-        }
+        for (i = 0; i < w; i++)
+            out[i] *= bcd_exp(-(0.5 * s[i] + 2.0 * bcd_sin2pi(sqrt(s[i]) * inv_per)) * inv_l2);
         break;
     case 5:
         for (i = 0; i < w; i++)

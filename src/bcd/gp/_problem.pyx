@@ -1,9 +1,9 @@
 """Compiled kernel of the Gaussian process linear system."""
 import numpy as np
-from cython.parallel cimport prange, parallel
+from cython.parallel cimport prange, parallel, threadid
 from libc.stdlib cimport malloc, free
 
-from bcd.core._problem cimport CyProblem
+from bcd.core._problem cimport CyProblem, side_task
 from bcd.gp._kernel cimport CyKernelEvaluator
 
 cdef enum:
@@ -119,19 +119,48 @@ cdef class CyGaussianProcess(CyProblem):
 
     cdef bint hessian_entries(self, const int* rows, Py_ssize_t nr, const int* cols,
                               Py_ssize_t nc, double* out) noexcept nogil:
-        cdef Py_ssize_t r, c, keep = 0, cap = self.g_cols.shape[0]
-        if nc <= cap and nr * nc >= 64:
-            while keep < self.n_gathered and keep < nc and self.g_cols[keep] == cols[keep]:
-                keep += 1
-            if keep < nc:
-                self.K.gather(cols + keep, nc - keep, &self.g_inputs[keep], cap)
-                for c in range(keep, nc):
-                    self.g_cols[c] = cols[c]
-            self.n_gathered = nc
-            self.K.entries_gathered(rows, nr, &self.g_inputs[0], cap, nc, out)
+        if self._gather(nr, cols, nc):
+            self.K.entries_gathered(rows, nr, &self.g_inputs[0], self.g_cols.shape[0], nc, out)
         else:
             self.K.entries(rows, nr, cols, nc, out)
         self._add_noise(rows, nr, cols, nc, out)
+        return True
+
+    cdef bint hessian_entries_beside(self, const int* rows, Py_ssize_t nr, const int* cols,
+                                     Py_ssize_t nc, double* out, side_task task,
+                                     void* ctx) noexcept nogil:
+        """Thread 0 runs ``task`` while the others start on the rows, which
+        all threads then share (dynamically: thread 0 joins late)."""
+        cdef Py_ssize_t r, cap = self.g_cols.shape[0]
+        cdef double* sq
+        cdef int nt = self.K.threads_for(nr * nc)
+        if nt < 2 or not self._gather(nr, cols, nc):
+            task(ctx)
+            return self.hessian_entries(rows, nr, cols, nc, out)
+        with parallel(num_threads=nt):
+            if threadid() == 0:
+                task(ctx)
+            sq = <double*>malloc((self.K.n_metrics + 1) * nc * sizeof(double))
+            for r in prange(nr, schedule="dynamic", chunksize=2):
+                self.K.rows_gathered(rows + r, 1, &self.g_inputs[0], cap, nc, sq, out + r * nc)
+            free(sq)
+        self._add_noise(rows, nr, cols, nc, out)
+        return True
+
+    cdef bint _gather(self, Py_ssize_t nr, const int* cols, Py_ssize_t nc) noexcept nogil:
+        """Gather the inputs of ``cols`` for :meth:`CyKernelEvaluator.entries_gathered`
+        (False when the block is too small or too wide for it).  A greedy
+        rule asks again with one more column: only the new ones are copied."""
+        cdef Py_ssize_t c, keep = 0, cap = self.g_cols.shape[0]
+        if nc > cap or nr * nc < 64:
+            return False
+        while keep < self.n_gathered and keep < nc and self.g_cols[keep] == cols[keep]:
+            keep += 1
+        if keep < nc:
+            self.K.gather(cols + keep, nc - keep, &self.g_inputs[keep], cap)
+            for c in range(keep, nc):
+                self.g_cols[c] = cols[c]
+        self.n_gathered = nc
         return True
 
     cdef void _add_noise(self, const int* rows, Py_ssize_t nr, const int* cols,
