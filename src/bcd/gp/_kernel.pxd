@@ -30,6 +30,7 @@ cdef class CyKernelEvaluator:
     # factor's variance, length-scales (or Hamming weights) per dimension, period
     cdef const int[::1] g_var
     cdef const int[:, ::1] g_len
+    cdef const int[::1] g_len1               # the index shared by every dimension, else -1
     cdef const int[::1] g_per
     cdef readonly Py_ssize_t n_params
     cdef object _keep
@@ -50,6 +51,11 @@ cdef class CyKernelEvaluator:
     cdef double self_pair(self, Py_ssize_t i) noexcept nogil
     cdef double metric(self, Py_ssize_t m, const double* a, const double* b) noexcept nogil
     cdef double value(self, const double* sp) noexcept nogil
+    cdef object _grad_run(self, const double* G, Py_ssize_t ldg, Py_ssize_t row0,
+                          Py_ssize_t nr, const int* cols, Py_ssize_t nc, const double* Ut,
+                          const double* V, Py_ssize_t rank, bint symmetric)
+    cdef void grad_dims(self, Py_ssize_t f, Py_ssize_t i0, Py_ssize_t w, Py_ssize_t j,
+                        const double* hv, double* g) noexcept nogil
     cdef void grad_tile(self, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t j, const double* gw,
                         double* scratch, double* g) noexcept nogil
     cdef void grad_pair(self, const double* a, Py_ssize_t sa, const double* b, Py_ssize_t sb,

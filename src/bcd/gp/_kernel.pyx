@@ -29,12 +29,13 @@ import os
 import numpy as np
 cimport cython
 from cython.parallel cimport prange, parallel, threadid
-from libc.math cimport sqrt, sin
+from libc.math cimport sqrt
 from libc.stdlib cimport malloc, calloc, free
 
 cdef extern from "_vexp.h" nogil:
     double bcd_exp(double x)
     double bcd_sin2pi(double t)
+    double bcd_sin_2pi(double t)
     # the array loops, one copy per instruction set (see _vexp.h)
     cdef struct bcd_kernel_loops:
         void (*sqdist)(const double* G, Py_ssize_t ldg, const double* z, Py_ssize_t dim,
@@ -404,15 +405,15 @@ cdef class CyKernelEvaluator:
                             g[self.g_len[f, k]] += w * h * u * u
                 elif code <= 4:
                     r = sqrt(sp[mf])
-                    sn = sin(self.f_freq[f] * r)
+                    sn = bcd_sin2pi(r * self.f_inv_per[f])
                     if self.g_len[f, 0] >= 0:
                         if code == 3:
-                            g[self.g_len[f, 0]] += w * 4.0 * sn * sn * self.f_inv_l2[f]
+                            g[self.g_len[f, 0]] += w * 4.0 * sn * self.f_inv_l2[f]
                         else:
-                            g[self.g_len[f, 0]] += w * (sp[mf] + 4.0 * sn * sn) * self.f_inv_l2[f]
+                            g[self.g_len[f, 0]] += w * (sp[mf] + 4.0 * sn) * self.f_inv_l2[f]
                     if self.g_per[f] >= 0:
                         g[self.g_per[f]] += (w * 2.0 * self.f_freq[f] * r * self.f_inv_l2[f]
-                                             * sin(2.0 * self.f_freq[f] * r))
+                                             * bcd_sin_2pi(r * self.f_inv_per[f]))
                 elif code == 5:
                     for k in range(self.dim):
                         if self.g_len[f, k] >= 0 and am[k] != bm[k]:
@@ -586,64 +587,186 @@ cdef class CyKernelEvaluator:
         for arr in (var_idx, len_idx, per_idx):
             if arr.size and (arr.max() >= n_params or arr.min() < -1):
                 raise ValueError("gradient map index out of range.")
+        # the factor's one length-scale (or Hamming weight) index where all
+        # dimensions share it: its derivative is contracted with the metric
+        # itself rather than dimension by dimension
+        one = np.full(nf, -1, dtype=np.int32)
+        for f in range(nf):
+            if self.dim and (self.f_code[f] in (PERIODIC, LOCALLY_PERIODIC)
+                             or np.all(len_idx[f] == len_idx[f, 0])):
+                one[f] = len_idx[f, 0]
         self.g_var = var_idx
         self.g_len = len_idx
+        self.g_len1 = one
         self.g_per = per_idx
         self.n_params = int(n_params)
 
-    def grad_contract(self, G, Py_ssize_t row0=0, cols=None):
+    def grad_contract(self, G, Py_ssize_t row0=0, cols=None, symmetric=False):
         """``sum_{r,c} G[r, c] dk(x1_{row0 + r}, x2_{cols[c]}) / dlog(theta_p)``
         for every log-parameter p (a vector of ``n_params``); ``G`` has shape
         (rows, len(cols)) (F-ordered avoids a copy); ``cols`` defaults to all
-        of X2.  Tiles of rows run in parallel, each column of a tile
-        vectorized over its rows."""
+        of X2.  ``symmetric``: G symmetric, of shape (n1, n1), and the
+        evaluator built on one set of inputs (X2 None): each pair is
+        evaluated once."""
         if self.g_var is None:
             raise ValueError("set_gradient_map first.")
         cdef int[::1] c = (np.arange(self.n2, dtype=np.int32) if cols is None
                            else np.ascontiguousarray(cols, dtype=np.int32))
-        Gf = np.asfortranarray(G, dtype=np.float64)
+        Gf = np.asarray(G, dtype=np.float64)
+        if symmetric:
+            if Gf.ndim != 2 or Gf.shape != (self.n1, self.n2) or self.n1 != self.n2 \
+                    or row0 != 0 or cols is not None:
+                raise ValueError("symmetric contractions need a square G over all of X1 and X2.")
+            if Gf.flags.c_contiguous:
+                Gf = Gf.T                 # the same matrix, F-ordered
+        Gf = np.asfortranarray(Gf)
         if Gf.ndim != 2 or Gf.shape[1] != c.shape[0] or row0 < 0 \
                 or row0 + Gf.shape[0] > self.n1:
             raise ValueError("G must have shape (rows, len(cols)) within X1.")
+        if np.any(np.asarray(c) < 0) or np.any(np.asarray(c) >= self.n2):
+            raise IndexError("column index out of range.")
         cdef const double[::1, :] Gv = Gf
-        cdef Py_ssize_t nr = Gf.shape[0], nc = c.shape[0], P = self.n_params
-        cdef Py_ssize_t n_tiles = (nr + TILE - 1) // TILE
-        cdef int nt = self.threads_for(nr * nc * 4)
-        acc = np.zeros((nt, max(P, 1)))
-        cdef double[:, ::1] av = acc
-        cdef Py_ssize_t t, j, q, tid, i0, i1
+        if Gf.shape[0] == 0 or c.shape[0] == 0:
+            return np.zeros(self.n_params)
+        return self._grad_run(&Gv[0, 0], Gf.shape[0], row0, Gf.shape[0], &c[0], c.shape[0],
+                              NULL, NULL, 0, bool(symmetric))
+
+    def grad_low_rank(self, U, V):
+        """``sum_ij (U V^T)[i, j] dk(x1_i, x2_j) / dlog(theta_p)`` for U (n1, r)
+        and V (n2, r) (1-D arrays are one column), without forming U V^T."""
+        if self.g_var is None:
+            raise ValueError("set_gradient_map first.")
+        U = np.asarray(U, dtype=np.float64)
+        V = np.asarray(V, dtype=np.float64)
+        if U.ndim == 1:
+            U = U[:, None]
+        if V.ndim == 1:
+            V = V[:, None]
+        if U.shape[0] != self.n1 or V.shape[0] != self.n2 or U.shape[1] != V.shape[1]:
+            raise ValueError(f"U must have shape ({self.n1}, r) and V ({self.n2}, r).")
+        cdef const double[:, ::1] Ut = np.ascontiguousarray(U.T)
+        cdef const double[:, ::1] Vc = np.ascontiguousarray(V)
+        cdef int[::1] c = np.arange(self.n2, dtype=np.int32)
+        if self.n1 == 0 or self.n2 == 0 or U.shape[1] == 0:
+            return np.zeros(self.n_params)
+        return self._grad_run(NULL, 0, 0, self.n1, &c[0], self.n2, &Ut[0, 0], &Vc[0, 0],
+                              U.shape[1], False)
+
+    cdef object _grad_run(self, const double* G, Py_ssize_t ldg, Py_ssize_t row0,
+                          Py_ssize_t nr, const int* cols, Py_ssize_t nc, const double* Ut,
+                          const double* V, Py_ssize_t rank, bint symmetric):
+        """``sum_{r < nr, c < nc} W[r, c] dk(x1_{row0 + r}, x2_{cols[c]}) /
+        dlog(theta_p)`` with W's column c at ``G + c * ldg`` or, ``Ut`` not
+        NULL, W = U V^T (U^T row-major (rank, nr), V row-major (nc, rank));
+        ``symmetric``: W and K symmetric, pairs with c >= r only.
+
+        Tiles of rows run in parallel, each column of a tile vectorized over
+        its rows; each tile adds into its own row of partial sums, added in a
+        fixed order, so the result does not depend on the number of threads."""
+        cdef Py_ssize_t n_tiles = (nr + TILE - 1) // TILE, P = self.n_params
+        partial = np.zeros((max(n_tiles, 1), max(P, 1)))
+        cdef double[:, ::1] part = partial
+        cdef Py_ssize_t t, j, i, q, i0, i1, j0
         cdef double* scratch
-        cdef double* loc
+        cdef double* wv
+        cdef const double* gw
+        cdef int nt = self.threads_for(nr * nc * 4)
         if nr == 0 or nc == 0 or P == 0:
             return np.zeros(P)
         with nogil, parallel(num_threads=nt):
             scratch = <double*>malloc((self.n_metrics + 4) * TILE * sizeof(double))
-            loc = <double*>calloc(P, sizeof(double))
-            for t in prange(n_tiles, schedule="static"):
+            wv = <double*>malloc(TILE * sizeof(double))
+            for t in prange(n_tiles, schedule="dynamic"):
                 i0 = t * TILE
                 i1 = min(i0 + TILE, nr)
-                for j in range(nc):
-                    self.grad_tile(row0 + i0, row0 + i1, c[j], &Gv[i0, j], scratch, loc)
-            tid = threadid()
-            for q in range(P):
-                av[tid, q] += loc[q]
+                j0 = i0 if symmetric else 0
+                for j in range(j0, nc):
+                    if Ut != NULL:
+                        for i in range(i1 - i0):
+                            wv[i] = 0.0
+                        for q in range(rank):
+                            for i in range(i1 - i0):
+                                wv[i] += Ut[q * nr + i0 + i] * V[j * rank + q]
+                        gw = wv
+                    elif symmetric:
+                        # pairs below the diagonal stand for those above
+                        for i in range(i1 - i0):
+                            if i0 + i < j:
+                                wv[i] = 2.0 * G[j * ldg + i0 + i]
+                            elif i0 + i == j:
+                                wv[i] = G[j * ldg + i0 + i]
+                            else:
+                                wv[i] = 0.0
+                        gw = wv
+                    else:
+                        gw = G + j * ldg + i0
+                    self.grad_tile(row0 + i0, row0 + i1, cols[j], gw, scratch, &part[t, 0])
             free(scratch)
-            free(loc)
-        return acc.sum(axis=0)
+            free(wv)
+        return partial[:, :P].sum(axis=0)
+
+    cdef void grad_dims(self, Py_ssize_t f, Py_ssize_t i0, Py_ssize_t w, Py_ssize_t j,
+                        const double* hv, double* g) noexcept nogil:
+        """g[len_idx[f, k]] += sum_i hv[i] (x1_{i0 + i, k} - x2_{j, k})^2 for
+        every dimension k with a length-scale index (inputs scaled by factor
+        f's metric)."""
+        cdef Py_ssize_t k, i, mf = self.f_metric[f]
+        cdef double acc, zk, u
+        cdef const double* xk
+        for k in range(self.dim):
+            if self.g_len[f, k] < 0:
+                continue
+            xk = &self.X1[mf, k, i0]
+            zk = self.R2[mf, j, k]
+            acc = 0.0
+            for i in range(w):
+                u = xk[i] - zk
+                acc += hv[i] * u * u
+            g[self.g_len[f, k]] += acc
 
     cdef void grad_tile(self, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t j, const double* gw,
                         double* scratch, double* g) noexcept nogil:
         """g[p] += sum_{i0 <= i < i1} gw[i - i0] dk(x1_i, x2_j) / dlog(theta_p);
-        ``scratch`` holds (n_metrics + 4) * TILE doubles."""
-        cdef Py_ssize_t w = i1 - i0, m, t, f, k, i, mf
+        ``scratch`` holds (n_metrics + 4) * TILE doubles.
+
+        The derivative of a factor is the term's value times a ratio that
+        depends on the metric only (e.g. 3 / (1 + sqrt(3) r) for Matern
+        3/2), so each term is evaluated once whatever its number of
+        factors."""
+        cdef Py_ssize_t w = i1 - i0, m, t, f, k, i, mf, q
         cdef double* sq = scratch
         cdef double* tv = scratch + self.n_metrics * TILE
         cdef double* wv = tv + TILE
         cdef double* hv = wv + TILE
         cdef double* rv = hv + TILE
-        cdef double total, acc, zk, u, r, sn, a
+        cdef double total, acc, zk, r, a, inv_per
         cdef const double* xk
         cdef int code, kind
+        if self.single_se:
+            # one squared exponential (SE, SE-ARD): distances and exponentials
+            # in one pass, and d k / d log l_k = k u_k^2 (u: scaled differences)
+            m = self.f_metric[0]
+            q = self.g_len1[0]
+            if q >= 0:
+                bcd_kl.sqdist(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim, sq, w)
+                bcd_kl.scaled_exp(sq, -0.5, self.term_coef[0], tv, w)
+            else:
+                bcd_kl.se(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim, -0.5,
+                          self.term_coef[0], tv, w)
+            total = 0.0
+            for i in range(w):
+                wv[i] = gw[i] * tv[i]
+                total += wv[i]
+            if self.g_var[0] >= 0:
+                g[self.g_var[0]] += total
+            if q >= 0:
+                acc = 0.0
+                for i in range(w):
+                    acc += wv[i] * sq[i]
+                g[q] += acc
+            else:
+                self.grad_dims(0, i0, w, j, wv, g)
+            return
         for m in range(self.n_metrics):
             kind = self.m_kind[m]
             if kind == 0:
@@ -670,7 +793,10 @@ cdef class CyKernelEvaluator:
                     g[self.g_var[f]] += total
                 code = self.f_code[f]
                 mf = self.f_metric[f]
+                q = self.g_len1[f]
                 if code <= 2:
+                    # d/dlog l_k of a factor of r^2 = sum_k u_k^2: the term
+                    # times h(r) u_k^2
                     if code == 0:
                         for i in range(w):
                             hv[i] = wv[i]
@@ -681,34 +807,39 @@ cdef class CyKernelEvaluator:
                         for i in range(w):
                             r = SQRT5 * sqrt(sq[mf * w + i])
                             hv[i] = wv[i] * (5.0 / 3.0) * (1.0 + r) / (1.0 + r + r * r / 3.0)
-                    for k in range(self.dim):
-                        if self.g_len[f, k] < 0:
-                            continue
-                        xk = &self.X1[mf, k, i0]
-                        zk = self.R2[mf, j, k]
+                    if q >= 0:
                         acc = 0.0
                         for i in range(w):
-                            u = xk[i] - zk
-                            acc += hv[i] * u * u
-                        g[self.g_len[f, k]] += acc
+                            acc += hv[i] * sq[mf * w + i]
+                        g[q] += acc
+                    else:
+                        self.grad_dims(f, i0, w, j, hv, g)
                 elif code <= 4:
+                    inv_per = self.f_inv_per[f]
                     for i in range(w):
                         rv[i] = sqrt(sq[mf * w + i])
-                    if self.g_len[f, 0] >= 0:
+                    if q >= 0:
                         acc = 0.0
                         for i in range(w):
-                            sn = sin(self.f_freq[f] * rv[i])
-                            a = 4.0 * sn * sn
+                            a = 4.0 * bcd_sin2pi(rv[i] * inv_per)
                             if code == 4:
-                                a += sq[mf * w + i]
+                                a = a + sq[mf * w + i]
                             acc += wv[i] * a
-                        g[self.g_len[f, 0]] += acc * self.f_inv_l2[f]
+                        g[q] += acc * self.f_inv_l2[f]
                     if self.g_per[f] >= 0:
+                        # d sin^2(pi r / p) / d log p = -(pi r / p) sin(2 pi r / p)
                         acc = 0.0
                         for i in range(w):
-                            acc += wv[i] * rv[i] * sin(2.0 * self.f_freq[f] * rv[i])
+                            acc += wv[i] * rv[i] * bcd_sin_2pi(rv[i] * inv_per)
                         g[self.g_per[f]] += acc * 2.0 * self.f_freq[f] * self.f_inv_l2[f]
                 elif code == 5:
+                    # d exp(-sum_k w_k [x_k != x'_k]) / d log w_k
+                    if q >= 0:
+                        acc = 0.0
+                        for i in range(w):
+                            acc += wv[i] * sq[mf * w + i]
+                        g[q] -= acc
+                        continue
                     for k in range(self.dim):
                         if self.g_len[f, k] < 0:
                             continue
@@ -749,50 +880,30 @@ cdef class CyKernelEvaluator:
             free(loc)
         return acc.sum(axis=0)
 
+
 # ------------------------------------------------------------------ gradients
-cdef enum:
-    # factors of one term a gradient contraction handles (products of more
-    # base kernels are rejected when the contraction is built)
-    MAX_FACTORS = 16
-
-
-cdef inline double _ls_weight(int code, double s, double fval) noexcept nogil:
-    """g(s) with d factor / d log lengthscale_d = g(s) u_d, where u_d is the
-    length-scaled squared difference in dimension d (kinds 0-2)."""
-    cdef double t
-    if code == 0:
-        return fval
-    t = sqrt(s)
-    if code == 1:
-        return 3.0 * bcd_exp(-SQRT3 * t)
-    return (5.0 / 3.0) * (1.0 + SQRT5 * t) * bcd_exp(-SQRT5 * t)
-
-
 @cython.final
 cdef class CyKernelGradient:
     """Contractions of the kernel's derivatives with respect to its
     log-parameters: ``g[p] = sum_ij W_ij dK_ij / dtheta_p`` for every p at
-    once, the entries and their derivatives evaluated on the fly.
+    once, the entries and their derivatives evaluated on the fly by the
+    evaluator's gradient contractions (:meth:`CyKernelEvaluator.grad_contract`).
 
     W is dense (:meth:`dense`) or of low rank, ``U V^T`` (:meth:`low_rank`).
-    Work is O(n1 n2 (d + p)); rows are taken in tiles, each tile adds into
-    its own row of p partial sums, and the partial sums are added in a fixed
-    order, so the result does not depend on the number of threads.
+    Work is O(n1 n2 (d + p)); the result does not depend on the number of
+    threads.
 
     Parameters (per factor of the evaluator's flattened kernel, in order):
     index in theta of the factor's variance, of its (first) length-scale and
     of its period, -1 where the parameter is fixed or absent; ``ls_ard`` is 1
-    where the factor has one length-scale per input dimension.
+    where the factor has one length-scale per input dimension.  The
+    evaluator's gradient map is set from them.
     """
     cdef CyKernelEvaluator ev
     cdef readonly Py_ssize_t n_params
-    cdef const int[::1] g_var
-    cdef const int[::1] g_ls
-    cdef const int[::1] g_ard
-    cdef const int[::1] g_per
 
     def __init__(self, CyKernelEvaluator ev, var_idx, ls_idx, ls_ard, per_idx, n_params):
-        cdef Py_ssize_t nf = ev.f_code.shape[0], t
+        cdef Py_ssize_t nf = ev.f_code.shape[0], f
         self.ev = ev
         self.n_params = int(n_params)
         arrays = [np.ascontiguousarray(a, dtype=np.int32).ravel()
@@ -802,174 +913,24 @@ cdef class CyKernelGradient:
                                       and arr is not arrays[2]):
                 raise ValueError("one parameter index (below n_params) per kernel factor "
                                  "is needed.")
-        self.g_var, self.g_ls, self.g_ard, self.g_per = arrays
-        for t in range(nf):
-            if ev.f_code[t] < 0 or ev.f_code[t] > LOCALLY_PERIODIC:
+        var, ls, ard, per = arrays
+        for f in range(nf):
+            if ev.f_code[f] < 0 or ev.f_code[f] > LOCALLY_PERIODIC:
                 raise NotImplementedError("gradients are implemented for the squared "
                                           "exponential, Matern, periodic and locally periodic "
                                           "factors only.")
-        for t in range(ev.term_ptr.shape[0] - 1):
-            if ev.term_ptr[t + 1] - ev.term_ptr[t] > MAX_FACTORS:
-                raise NotImplementedError(f"a product of more than {MAX_FACTORS} kernels.")
-
-    cdef void tile_grad(self, Py_ssize_t j, Py_ssize_t i0, Py_ssize_t i1, const double* w,
-                        double* buf, double* acc) noexcept nogil:
-        """acc[p] += sum_{i0 <= i < i1} w[i - i0] dk(x1_i, x2_j)/dtheta_p.
-
-        ``buf`` holds (n_metrics + MAX_FACTORS + 3) * TILE doubles."""
-        cdef Py_ssize_t W = i1 - i0, m, i, t, f, f0, nf, k, k2, d
-        cdef double* sq = buf
-        cdef double* fv = sq + self.ev.n_metrics * TILE
-        cdef double* tw = fv + MAX_FACTORS * TILE
-        cdef double* oth = tw + TILE
-        cdef double* gl = oth + TILE
-        cdef double p, a, b, s, r, sn, xd, diff, fval, inv_l2, freq
-        cdef const double* row
-        cdef int code
-        for m in range(self.ev.n_metrics):
-            bcd_kl.sqdist(&self.ev.X1[m, 0, i0], self.ev.n1, &self.ev.R2[m, j, 0], self.ev.dim,
-                          sq + m * W, W)
-        if self.ev.term_ptr.shape[0] == 2 and self.ev.term_ptr[1] == 1 and self.ev.f_code[0] == 0:
-            # a single squared exponential (the common SE-ARD case): vectorized
-            # loops; d k / d log l_d = w k u_d and d k / d log variance = w k
-            m = self.ev.f_metric[0]
-            bcd_kl.scaled_exp(sq + m * W, -0.5, self.ev.term_coef[0], tw, W)
-            for i in range(W):
-                tw[i] = tw[i] * w[i]
-            if self.g_var[0] >= 0:
-                a = 0.0
-                for i in range(W):
-                    a += tw[i]
-                acc[self.g_var[0]] += a
-            if self.g_ls[0] >= 0:
-                if self.g_ard[0]:
-                    for d in range(self.ev.dim):
-                        xd = self.ev.R2[m, j, d]
-                        row = &self.ev.X1[m, d, i0]
-                        a = 0.0
-                        for i in range(W):
-                            diff = row[i] - xd
-                            a += tw[i] * diff * diff
-                        acc[self.g_ls[0] + d] += a
-                else:
-                    a = 0.0
-                    for i in range(W):
-                        a += tw[i] * sq[m * W + i]
-                    acc[self.g_ls[0]] += a
-            return
-        for t in range(self.ev.term_ptr.shape[0] - 1):
-            f0 = self.ev.term_ptr[t]
-            nf = self.ev.term_ptr[t + 1] - f0
-            for k in range(nf):
-                f = f0 + k
-                for i in range(W):
-                    fv[k * W + i] = _factor(self.ev.f_code[f], sq[self.ev.f_metric[f] * W + i],
-                                            self.ev.f_inv_l2[f], self.ev.f_inv_per[f])
-            for i in range(W):
-                p = w[i] * self.ev.term_coef[t]
-                for k in range(nf):
-                    p *= fv[k * W + i]
-                tw[i] = p
-            for k in range(nf):
-                f = f0 + k
-                if self.g_var[f] >= 0:
-                    a = 0.0
-                    for i in range(W):
-                        a += tw[i]
-                    acc[self.g_var[f]] += a
-                if self.g_ls[f] < 0 and self.g_per[f] < 0:
-                    continue
-                # the weighted product of the term's other factors
-                for i in range(W):
-                    p = w[i] * self.ev.term_coef[t]
-                    for k2 in range(nf):
-                        if k2 != k:
-                            p *= fv[k2 * W + i]
-                    oth[i] = p
-                code = self.ev.f_code[f]
-                m = self.ev.f_metric[f]
-                if code <= 2:      # length-scaled kinds
-                    for i in range(W):
-                        gl[i] = oth[i] * _ls_weight(code, sq[m * W + i], fv[k * W + i])
-                    if self.g_ard[f]:
-                        for d in range(self.ev.dim):
-                            xd = self.ev.R2[m, j, d]
-                            row = &self.ev.X1[m, d, i0]
-                            a = 0.0
-                            for i in range(W):
-                                diff = row[i] - xd
-                                a += gl[i] * diff * diff
-                            acc[self.g_ls[f] + d] += a
-                    else:
-                        a = 0.0
-                        for i in range(W):
-                            a += gl[i] * sq[m * W + i]
-                        acc[self.g_ls[f]] += a
-                else:
-                    inv_l2 = self.ev.f_inv_l2[f]
-                    freq = self.ev.f_freq[f]
-                    a = 0.0
-                    b = 0.0
-                    for i in range(W):
-                        s = sq[m * W + i]
-                        r = sqrt(s)
-                        sn = sin(freq * r)
-                        fval = oth[i] * fv[k * W + i] * inv_l2
-                        if code == 3:  # periodic
-                            a += fval * 4.0 * sn * sn
-                        else:
-                            a += fval * (s + 4.0 * sn * sn)
-                        b += fval * 2.0 * freq * r * sin(2.0 * freq * r)
-                    if self.g_ls[f] >= 0:
-                        acc[self.g_ls[f]] += a
-                    if self.g_per[f] >= 0:
-                        acc[self.g_per[f]] += b
-
-    cdef object _run(self, const double[:, ::1] Wt, const double[:, ::1] Ut,
-                     const double[:, ::1] V, bint symmetric):
-        """The contraction with W given as Wt = W^T (dense) or as U V^T
-        (``Ut`` = U^T); ``symmetric``: W and K symmetric, use j >= i only."""
-        cdef CyKernelEvaluator ev = self.ev
-        cdef Py_ssize_t n_tiles = (ev.n1 + TILE - 1) // TILE
-        cdef Py_ssize_t npar = self.n_params
-        partial = np.zeros((max(n_tiles, 1), max(npar, 1)))
-        cdef double[:, ::1] part = partial
-        cdef Py_ssize_t t, j, i, c, i0, i1, j0, rank = 0
-        cdef double* buf
-        cdef double* wv
-        cdef bint dense = Ut is None
-        if not dense:
-            rank = Ut.shape[0]
-        cdef int nt = ev.threads_for(ev.n1 * ev.n2)
-        if ev.n1 == 0 or ev.n2 == 0 or npar == 0:
-            return np.zeros(npar)
-        with nogil, parallel(num_threads=nt):
-            buf = <double*>malloc((ev.n_metrics + MAX_FACTORS + 3) * TILE * sizeof(double))
-            wv = <double*>malloc(TILE * sizeof(double))
-            for t in prange(n_tiles, schedule="dynamic"):
-                i0 = t * TILE
-                i1 = min(i0 + TILE, ev.n1)
-                j0 = i0 if symmetric else 0
-                for j in range(j0, ev.n2):
-                    if dense:
-                        for i in range(i1 - i0):
-                            wv[i] = Wt[j, i0 + i]
-                        if symmetric:
-                            for i in range(i1 - i0):
-                                if i0 + i > j:
-                                    wv[i] = 0.0
-                                elif i0 + i < j:
-                                    wv[i] = 2.0 * wv[i]
-                    else:
-                        for i in range(i1 - i0):
-                            wv[i] = 0.0
-                        for c in range(rank):
-                            for i in range(i1 - i0):
-                                wv[i] += Ut[c, i0 + i] * V[j, c]
-                    self.tile_grad(j, i0, i1, wv, buf, &part[t, 0])
-            free(buf)
-            free(wv)
-        return partial[:, :npar].sum(axis=0)
+        # the evaluator's map: one index per factor and dimension
+        len_idx = np.full((nf, ev.dim), -1, dtype=np.int32)
+        for f in range(nf):
+            if ls[f] < 0 or ev.dim == 0:
+                continue
+            if ard[f]:
+                len_idx[f] = ls[f] + np.arange(ev.dim)
+            elif ev.f_code[f] in (PERIODIC, LOCALLY_PERIODIC):
+                len_idx[f, 0] = ls[f]
+            else:
+                len_idx[f] = ls[f]
+        ev.set_gradient_map(var, len_idx, per, self.n_params)
 
     def dense(self, W, symmetric=False):
         """``g[p] = sum_ij W[i, j] dK[i, j]/dtheta_p`` for a dense (n1, n2) W.
@@ -981,20 +942,9 @@ cdef class CyKernelGradient:
             raise ValueError(f"W must have shape ({self.ev.n1}, {self.ev.n2}).")
         if symmetric and self.ev.n1 != self.ev.n2:
             raise ValueError("symmetric contractions need a square W.")
-        Wt = np.ascontiguousarray(W) if symmetric else np.ascontiguousarray(W.T)
-        return self._run(Wt, None, None, bool(symmetric))
+        return self.ev.grad_contract(W, symmetric=bool(symmetric))
 
     def low_rank(self, U, V):
         """``g[p] = sum_ij (U V^T)[i, j] dK[i, j]/dtheta_p`` for U (n1, r) and
         V (n2, r) (1-D arrays are one column), without forming U V^T."""
-        U = np.asarray(U, dtype=np.float64)
-        V = np.asarray(V, dtype=np.float64)
-        if U.ndim == 1:
-            U = U[:, None]
-        if V.ndim == 1:
-            V = V[:, None]
-        if U.shape[0] != self.ev.n1 or V.shape[0] != self.ev.n2 or U.shape[1] != V.shape[1]:
-            raise ValueError(f"U must have shape ({self.ev.n1}, r) and V ({self.ev.n2}, r).")
-        Ut = np.ascontiguousarray(U.T)
-        Vc = np.ascontiguousarray(V)
-        return self._run(None, Ut, Vc, False)
+        return self.ev.grad_low_rank(U, V)

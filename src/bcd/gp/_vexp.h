@@ -115,6 +115,58 @@ static inline double bcd_sin2pi(double t)
     return p * p;
 }
 
+/* Taylor coefficients of cos(pi f) = 1 + c2 f^2 + ... + c22 f^22, rounded to
+   double: for |f| <= 1/2 the truncation error is below 1e-19. */
+#define BCD_COSPI_C2 -4.934802200544679
+#define BCD_COSPI_C4 4.0587121264167685
+#define BCD_COSPI_C6 -1.3352627688545895
+#define BCD_COSPI_C8 0.2353306303588932
+#define BCD_COSPI_C10 -0.02580689139001406
+#define BCD_COSPI_C12 0.0019295743094039231
+#define BCD_COSPI_C14 -0.0001046381049248457
+#define BCD_COSPI_C16 4.303069587032947e-06
+#define BCD_COSPI_C18 -1.3878952462213771e-07
+#define BCD_COSPI_C20 3.604730797462501e-09
+#define BCD_COSPI_C22 -7.700707130601354e-11
+
+/* sin(2 pi t) for t >= 0 (NaN propagates), the derivative of the periodic
+   kernels with respect to their period: with t = n + f reduced exactly as
+   in bcd_sin2pi, sin(2 pi t) = 2 sin(pi f) cos(pi f) whatever the parity
+   of n, both by polynomials in f (|f| <= 1/2, where cos(pi f) >= 0). */
+static inline double bcd_sin_2pi(double t)
+{
+    double n, f, u, s, c;
+    n = (t + BCD_TWO52) - BCD_TWO52;
+    f = t - n;
+    f = t >= BCD_TWO52 ? 0.0 : f;
+    u = f * f;
+    s = BCD_SINPI_C21;
+    s = s * u + BCD_SINPI_C19;
+    s = s * u + BCD_SINPI_C17;
+    s = s * u + BCD_SINPI_C15;
+    s = s * u + BCD_SINPI_C13;
+    s = s * u + BCD_SINPI_C11;
+    s = s * u + BCD_SINPI_C9;
+    s = s * u + BCD_SINPI_C7;
+    s = s * u + BCD_SINPI_C5;
+    s = s * u + BCD_SINPI_C3;
+    s = s * u + BCD_SINPI_C1;
+    s = s * f;
+    c = BCD_COSPI_C22;
+    c = c * u + BCD_COSPI_C20;
+    c = c * u + BCD_COSPI_C18;
+    c = c * u + BCD_COSPI_C16;
+    c = c * u + BCD_COSPI_C14;
+    c = c * u + BCD_COSPI_C12;
+    c = c * u + BCD_COSPI_C10;
+    c = c * u + BCD_COSPI_C8;
+    c = c * u + BCD_COSPI_C6;
+    c = c * u + BCD_COSPI_C4;
+    c = c * u + BCD_COSPI_C2;
+    c = c * u + 1.0;
+    return 2.0 * s * c;
+}
+
 /* The array loops of the kernels, compiled once per instruction set:
    "generic" (the compiler's baseline, SSE2 on x86-64), and on x86-64 with
    GCC >= 12 also "avx2" (x86-64-v3: AVX2 + FMA) and "avx512" (x86-64-v4).
