@@ -607,7 +607,7 @@ cdef class CyKernelEvaluator:
         (rows, len(cols)) (F-ordered avoids a copy); ``cols`` defaults to all
         of X2.  ``symmetric``: G symmetric, of shape (n1, n1), and the
         evaluator built on one set of inputs (X2 None): each pair is
-        evaluated once."""
+        evaluated once, from G's lower triangle."""
         if self.g_var is None:
             raise ValueError("set_gradient_map first.")
         cdef int[::1] c = (np.arange(self.n2, dtype=np.int32) if cols is None
@@ -617,8 +617,9 @@ cdef class CyKernelEvaluator:
             if Gf.ndim != 2 or Gf.shape != (self.n1, self.n2) or self.n1 != self.n2 \
                     or row0 != 0 or cols is not None:
                 raise ValueError("symmetric contractions need a square G over all of X1 and X2.")
-            if Gf.flags.c_contiguous:
-                Gf = Gf.T                 # the same matrix, F-ordered
+            # the lower triangle of G is read (G^T's upper, F-ordered: a view
+            # of a C-ordered G)
+            Gf = np.ascontiguousarray(Gf).T
         Gf = np.asfortranarray(Gf)
         if Gf.ndim != 2 or Gf.shape[1] != c.shape[0] or row0 < 0 \
                 or row0 + Gf.shape[0] > self.n1:
