@@ -67,7 +67,7 @@ ADMM_DEFAULTS = dict(rho=5.0, lambda0=1.0, epsilon=1e-2, max_iter=100,
                      # residual exceeds rho_mu times the dual one, rho /=
                      # rho_tau in the opposite case; False keeps the paper's
                      # fixed rho
-                     rho_update=False, rho_mu=10.0, rho_tau=2.0)
+                     rho_update=True, rho_mu=10.0, rho_tau=2.0)
 
 #: balanced rho stays within [rho / RHO_RANGE, rho * RHO_RANGE] of its start
 RHO_RANGE = 1e4
