@@ -215,6 +215,84 @@ def test_iteration_limit_warns_and_keeps_the_best():
     assert np.isfinite(gp.cv_mse_)
 
 
+def test_balance_rho_follows_the_larger_residual():
+    opts = dict(hyper.ADMM_DEFAULTS)
+    assert hyper.balance_rho(5.0, 11.0, 1.0, opts, 5.0) == 10.0      # primal > 10 dual
+    assert hyper.balance_rho(5.0, 1.0, 11.0, opts, 5.0) == 2.5       # dual > 10 primal
+    assert hyper.balance_rho(5.0, 9.0, 1.0, opts, 5.0) == 5.0        # balanced enough
+    assert hyper.balance_rho(5.0, 1.0, 9.0, opts, 5.0) == 5.0
+    assert hyper.balance_rho(5e4, 1.0, 0.0, opts, 5.0) == 5e4        # kept within 1e4 x
+    assert hyper.balance_rho(5e-4, 0.0, 1.0, opts, 5.0) == 5e-4
+
+
+def _holdout_state(rho, rho_update, n=300):
+    X, y = _paper_se(n)
+    perm = np.random.default_rng(2).permutation(n)
+    val, train = np.sort(perm[:n // 3]), np.sort(perm[n // 3:])
+    space = hyper.Space(SquaredExponential(0.7, variance_bounds="fixed"), 0.1, "fixed")
+    opts = dict(hyper.ADMM_DEFAULTS, rho=rho, rho_update=rho_update, epsilon=0.0)
+    return hyper.HoldOut(X, y, val, train, space, space.theta0(), opts, 0)
+
+
+@pytest.mark.parametrize("rho,direction", [(1e-3, 1), (1e3, -1)])
+def test_balanced_rho_moves_towards_the_smaller_residual(rho, direction):
+    """With a tiny rho the constraint is far from satisfied (primal residual
+    >> dual): rho must grow; with a huge rho z barely moves off feasibility
+    while rho C dz is large (dual >> primal): rho must shrink.  The fixed rho
+    stays put on the same case."""
+    state = _holdout_state(rho, True)
+    fixed = _holdout_state(rho, False)
+    for _ in range(3):
+        state.iterate()
+        fixed.iterate()
+        if direction > 0:
+            assert state.primal_residual > 10 * state.dual_residual
+        else:
+            assert state.dual_residual > 10 * state.primal_residual
+    assert state.rhos == [rho, rho * 2.0 ** direction, rho * 4.0 ** direction]
+    assert state.rho == rho * 8.0 ** direction
+    assert fixed.rhos == [rho] * 3 and fixed.rho == rho
+
+
+@pytest.mark.parametrize("cv,scheme", [(0.3, "naive"), (3, "naive"), (3, "consensus")])
+def test_balanced_rho_fits_are_deterministic(cv, scheme):
+    X, y = _paper_se(200)
+
+    def fit():
+        gp = GPRegressor(SquaredExponential(0.7, variance_bounds="fixed"), 0.1,
+                         noise_bounds="fixed", optimizer="cv_admm", cv=cv, cv_scheme=scheme,
+                         admm_options=dict(rho_update=True), random_state=3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return gp.fit(X, y)
+
+    a, b = fit(), fit()
+    assert np.array_equal(a.hyper_["theta"], b.hyper_["theta"])
+    assert a.cv_mse_ == b.cv_mse_
+    assert np.array_equal(a.history_, b.history_)
+    rho_a, rho_b = a.hyper_["rho"], b.hyper_["rho"]
+    assert len(rho_a["folds"]) == (1 if isinstance(cv, float) else cv)
+    for ra, rb in zip(rho_a["folds"], rho_b["folds"]):
+        assert np.array_equal(ra, rb) and ra[0] == 5.0
+    # balancing changed rho somewhere (else this test would not test it)
+    assert any(np.any(r != 5.0) for r in rho_a["folds"])
+    if scheme == "consensus":
+        assert np.array_equal(rho_a["consensus"], rho_b["consensus"])
+        assert rho_a["consensus"][0] == 5.0
+
+
+def test_fixed_rho_is_the_papers():
+    X, y = _paper_se(200)
+    gp = GPRegressor(SquaredExponential(0.7, variance_bounds="fixed"), 0.1,
+                     noise_bounds="fixed", optimizer="cv_admm", cv=3, cv_scheme="consensus",
+                     admm_options=dict(rho_update=False), random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gp.fit(X, y)
+    for r in gp.hyper_["rho"]["folds"] + [gp.hyper_["rho"]["consensus"]]:
+        assert len(r) >= 1 and np.all(r == 5.0)
+
+
 # ------------------------------------------------------------------ candidates
 
 CANDIDATES = np.log([[2.0, 0.3, 0.05], [0.5, 3.0, 0.5]])      # lengthscales, noise

@@ -61,7 +61,29 @@ ADMM_DEFAULTS = dict(rho=5.0, lambda0=1.0, epsilon=1e-2, max_iter=100,
                      # relative to max |y|
                      solve_tol=1e-3,
                      # Armijo's sufficient-decrease constant
-                     armijo=1e-4)
+                     armijo=1e-4,
+                     # residual balancing of rho (Boyd et al. 2011, 3.4.1):
+                     # after each iteration rho *= rho_tau when the primal
+                     # residual exceeds rho_mu times the dual one, rho /=
+                     # rho_tau in the opposite case; False keeps the paper's
+                     # fixed rho
+                     rho_update=True, rho_mu=10.0, rho_tau=2.0)
+
+#: balanced rho stays within [rho / RHO_RANGE, rho * RHO_RANGE] of its start
+RHO_RANGE = 1e4
+
+
+def balance_rho(rho, primal, dual, opts, rho0):
+    """Residual balancing (Boyd et al. 2011, section 3.4.1): rho times
+    ``rho_tau`` when the primal residual exceeds ``rho_mu`` times the dual
+    residual, divided by it in the opposite case, else unchanged; kept
+    within a factor RHO_RANGE of the starting rho0."""
+    mu, tau = float(opts["rho_mu"]), float(opts["rho_tau"])
+    if primal > mu * dual:
+        rho = rho * tau
+    elif dual > mu * primal:
+        rho = rho / tau
+    return float(min(max(rho, rho0 / RHO_RANGE), rho0 * RHO_RANGE))
 
 
 def convergence_warning():
@@ -361,6 +383,10 @@ class HoldOut:
         self.yT = np.ascontiguousarray(y[self.train])
         self.nv, self.nt = len(self.val), len(self.train)
         self.scale = 1.0 / self.nv
+        # the penalty parameter of this fold's constraint C(theta) z = y_T:
+        # the paper's fixed rho, or balanced after each iteration
+        self.rho = float(self.opts["rho"])
+        self.rhos = []
         self.theta = space.clip(np.asarray(theta0, dtype=np.float64))
         self.lam = np.full(self.nt, float(self.opts["lambda0"]))
         rng = np.random.default_rng(seed)
@@ -383,6 +409,7 @@ class HoldOut:
         new.theta, new.z, new.lam, new.kz = (self.theta.copy(), self.z.copy(),
                                              self.lam.copy(), self.kz.copy())
         new.history = list(self.history)
+        new.rhos = list(self.rhos)
         return new
 
     # -- products
@@ -400,13 +427,13 @@ class HoldOut:
         z = self.z if z is None else z
         lam = self.lam if lam is None else lam
         a, r = self._parts(kz, noise, z)
-        rho = self.opts["rho"]
+        rho = self.rho
         return self.scale * (float(a @ a) + float(lam @ r) + 0.5 * rho * float(r @ r))
 
     def _gradient(self, theta, kz, noise):
         """d lagrangian / d theta at (theta, z, lambda), one contraction pass."""
         a, r = self._parts(kz, noise, self.z)
-        w = self.lam + self.opts["rho"] * r
+        w = self.lam + self.rho * r
         kernel, _ = self.space.unpack(theta)
         g = np.empty(self.space.size)
         if self.space.n_kernel:
@@ -485,7 +512,7 @@ class HoldOut:
         kernel, noise = self.space.unpack(self.theta)
         ev = kernel.evaluator(self.XA, self.XT, self.n_threads)       # k(XA, X_T)
         evt = kernel.evaluator(self.XT, self.XA, self.n_threads)      # its transpose
-        rho = self.opts["rho"]
+        rho = self.rho
         z, kz = self.z, self.kz
         a, r = self._parts(kz, noise, z)
         w = self.lam + rho * r
@@ -513,22 +540,32 @@ class HoldOut:
 
     def dual_step(self):
         _, r = self._parts(self.kz, self.noise, self.z)
-        self.lam = self.lam + self.opts["rho"] * r
+        self.lam = self.lam + self.rho * r
         return r
 
     def iterate(self, center=None, mu=None, rho_c=0.0):
         """One ADMM iteration; returns ||theta_new - theta_old||_2."""
         old = self.theta.copy()
         value = self.theta_step(center, mu, rho_c)
+        z_old, kz_old = self.z, self.kz          # z_k, with products at theta_{k+1}
         self.z_step()
         r = self.dual_step()
+        # dual residual of the z-update: rho C(theta_{k+1}) (z_{k+1} - z_k),
+        # the change of lambda that is not the primal residual's
+        c_dz = (self.kz[self.nv:] - kz_old[self.nv:]) + self.noise * (self.z - z_old)
+        self.primal_residual = float(np.linalg.norm(r))
+        self.dual_residual = self.rho * float(np.linalg.norm(c_dz))
+        self.rhos.append(self.rho)
+        if self.opts["rho_update"]:
+            self.rho = balance_rho(self.rho, self.primal_residual, self.dual_residual,
+                                   self.opts, float(self.opts["rho"]))
         a = self.kz[:self.nv] - self.yV
         # the validation error the ADMM tracks (z standing for C_T^-1 y_T)
         merit = self.scale * float(a @ a)
         self.merit_change = (abs(merit - self.merit) / max(merit, 1e-300)
                              if self.merit is not None else np.inf)
         self.merit = merit
-        self.feasibility = float(np.linalg.norm(r)) / max(1e-300, float(np.linalg.norm(self.yT)))
+        self.feasibility = self.primal_residual / max(1e-300, float(np.linalg.norm(self.yT)))
         if merit < self.best[0] and self.feasibility <= self.opts["feasibility_tol"]:
             self.best = (merit, self.theta.copy())
         self.history.append(value)
@@ -591,7 +628,7 @@ def state_validation(state, theta, tol):
 
 def state_summary(state):
     return dict(theta=state.theta, history=np.asarray(state.history), n_iter=state.n_iter,
-                converged=state.converged)
+                converged=state.converged, rhos=np.asarray(state.rhos))
 
 
 def make_folds(n, cv, rng):
@@ -640,7 +677,7 @@ def fit_cv_admm(space, X, y, cv, scheme, n_restarts, rng, executor, options, tol
             progress.show(f"cv_admm ({scheme}, {len(folds)} folds): {max(n_iter)} "
                           f"iterations  time {progress.elapsed():.1f}s", force=True)
     else:
-        thetas, histories, converged, n_iter, states = _consensus(
+        thetas, histories, converged, n_iter, states, consensus_rhos = _consensus(
             space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress)
     # the cross-validation error of each candidate, with exact solves
     scores = []
@@ -648,6 +685,13 @@ def fit_cv_admm(space, X, y, cv, scheme, n_restarts, rng, executor, options, tol
         futs = [executor.submit(state_validation, st, theta, solve_tol) for st in states[c]]
         scores.append(float(np.mean(executor.gather(futs))))
     best = int(np.argmin(scores))
+    # the penalty parameters of the best start: per fold (and, for the
+    # consensus scheme, of the consensus constraint), one per iteration
+    fold_rhos = [s["rhos"] for s in executor.gather(
+        [executor.submit(state_summary, st) for st in states[best]])]
+    rho = dict(folds=fold_rhos)
+    if scheme == "consensus" and len(folds) > 1:
+        rho["consensus"] = consensus_rhos[best]
     if not converged[best]:
         warnings.warn(f"The cross-validation ADMM reached its iteration limit "
                       f"({opts['max_iter']}) before its stopping test (||delta theta|| < "
@@ -659,7 +703,7 @@ def fit_cv_admm(space, X, y, cv, scheme, n_restarts, rng, executor, options, tol
         progress.end(f"cv_admm: cross-validation MSE {scores[best]:.6g} (best of "
                      f"{len(thetas)} starts)  time {progress.elapsed():.1f}s")
     return dict(theta=thetas[best], cv_mse=scores[best], history=histories[best],
-                n_iter=n_iter[best], scores=scores, thetas=thetas, folds=folds,
+                n_iter=n_iter[best], scores=scores, thetas=thetas, folds=folds, rho=rho,
                 starts=[dict(start=s, theta=t, cv_mse=c) for s, t, c in
                         zip(starts, thetas, scores)])
 
@@ -670,8 +714,12 @@ def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress
     folds take one ADMM step of their own (a task each, the fold's state
     staying where it is), send theta_k back, and the driver updates z and
     mu_k.  Only theta-sized vectors move."""
-    rho = float(opts["rho"])
+    rho0 = float(opts["rho"])
     n_c, K = len(starts), len(folds)
+    # the consensus penalty of theta_k = z, per start: fixed, or balanced by
+    # the consensus residuals (each fold balances its own rho likewise)
+    rhos = [rho0] * n_c
+    rho_history = [[] for _ in range(n_c)]
     states = [[executor.submit(holdout_init, Xf, yf, v, t, space, t0, opts, int(s), nt)
                for (v, t), s in zip(folds, seeds)] for c, t0 in enumerate(starts)]
     centers = [space.clip(np.asarray(t0, dtype=np.float64)) for t0 in starts]
@@ -687,8 +735,8 @@ def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress
         if not cand:
             break
         for c in cand:
-            states[c] = [executor.submit(consensus_step, states[c][k], centers[c], mus[c][k], rho)
-                         for k in range(K)]
+            states[c] = [executor.submit(consensus_step, states[c][k], centers[c], mus[c][k],
+                                         rhos[c]) for k in range(K)]
         flat = executor.gather([executor.submit(state_theta, states[c][k])
                                 for c in cand for k in range(K)])
         for i, c in enumerate(cand):
@@ -701,11 +749,18 @@ def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress
             merits[c] = merit
             if merit < best[c][0] and feasible:
                 best[c] = (merit, centers[c].copy())
+            rho = rhos[c]
             new_center = space.clip(np.mean([t + m / rho for t, m in zip(thetas, mus[c])],
                                             axis=0))
             for k in range(K):
                 mus[c][k] = mus[c][k] + rho * (thetas[k] - new_center)
             change = float(np.linalg.norm(new_center - centers[c]))
+            rho_history[c].append(rho)
+            if opts["rho_update"]:
+                # consensus residuals (Boyd et al. 2011, 7.1): primal
+                # (sum_k ||theta_k - z||^2)^1/2, dual rho K^1/2 ||z_new - z_old||
+                primal = math.sqrt(sum(float(np.sum((t - new_center) ** 2)) for t in thetas))
+                rhos[c] = balance_rho(rho, primal, rho * math.sqrt(K) * change, opts, rho0)
             histories[c].append(value)
             centers[c] = new_center
             n_iter[c] = it + 1
@@ -717,4 +772,5 @@ def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress
                           f"time {progress.elapsed():.1f}s")
     thetas = [centers[c] if converged[c] or not np.isfinite(best[c][0]) else best[c][1]
               for c in range(n_c)]
-    return thetas, [np.asarray(h) for h in histories], converged, n_iter, states
+    return (thetas, [np.asarray(h) for h in histories], converged, n_iter, states,
+            [np.asarray(r) for r in rho_history])

@@ -348,7 +348,10 @@ class GPRegressor(_RegressorBase):
         ``lambda0`` (1), ``epsilon`` (1e-2, on ||delta theta||_2),
         ``max_iter`` (100), ``theta_steps``, ``theta_tol``, ``z_steps``,
         ``z_tol``, ``merit_tol``, ``feasibility_tol``, ``perturbation``,
-        ``solve_tol``, ``armijo``.
+        ``solve_tol``, ``armijo``, and ``rho_update`` (residual balancing
+        of rho after each iteration, Boyd et al. 2011; False keeps the
+        paper's fixed rho) with its constants ``rho_mu`` (10) and
+        ``rho_tau`` (2).
     candidates : array-like of shape (n_candidates, n_hyperparameters), optional
         Further starting points of the optimizer (a grid, or starts of the
         user's choosing), as log-parameters in the order of
@@ -393,7 +396,10 @@ class GPRegressor(_RegressorBase):
         Details of the hyperparameter fit: ``"names"`` (of the learned
         log-parameters), ``"theta"`` (their learned values) and ``"starts"``
         (per start: the starting point, the point reached and its criterion,
-        ``"lml"`` or ``"cv_mse"``), besides the optimizer's own counts.
+        ``"lml"`` or ``"cv_mse"``), besides the optimizer's own counts;
+        for ``"cv_admm"`` also ``"rho"``, the penalty parameter per
+        iteration of each fold (``"folds"``) and, for the consensus scheme,
+        of the consensus constraint (``"consensus"``).
     feature_names_in_ : ndarray of shape (n_features,)
         Names of the features seen by ``fit``, when ``X`` was a data frame
         whose column names are all strings.
