@@ -86,20 +86,23 @@ static inline double bcd_exp(double x)
 /* 2^52: from there on every double is an integer */
 #define BCD_TWO52 4503599627370496.0
 
-/* sin^2(pi t) for t >= 0 (NaN propagates).  t = n + f with n the nearest
-   integer and |f| <= 1/2, both exact: adding 2^52 rounds t < 2^52 to an
-   integer, and t - n is then representable.  sin^2 has period 1 in t, so
-   the result is sin^2(pi f), by an odd polynomial in f.  Unlike sin(x)
-   with x = (pi / period) * distance, no multiple of a rounded pi is
-   subtracted, so the reduction adds no error however large t is; the
-   error left is that of t itself (an ulp or two of distance / period). */
-static inline double bcd_sin2pi(double t)
+/* t - n for t >= 0 with n the nearest integer, so |f| <= 1/2, exactly
+   (NaN propagates): adding 2^52 rounds t < 2^52 to an integer, and t - n
+   is then representable; from 2^52 on every double is an integer.  Unlike
+   sin(x) with x = (pi / period) * distance, no multiple of a rounded pi is
+   subtracted, so the reduction adds no error however large t is; the error
+   left is that of t itself (an ulp or two of distance / period). */
+static inline double bcd_reduce_half(double t)
 {
-    double n, f, u, p;
-    n = (t + BCD_TWO52) - BCD_TWO52;
-    f = t - n;
-    f = t >= BCD_TWO52 ? 0.0 : f;
-    u = f * f;
+    double n = (t + BCD_TWO52) - BCD_TWO52;
+    double f = t - n;
+    return t >= BCD_TWO52 ? 0.0 : f;
+}
+
+/* sin(pi f) for |f| <= 1/2, by its odd Taylor polynomial. */
+static inline double bcd_sinpi_poly(double f)
+{
+    double u = f * f, p;
     p = BCD_SINPI_C21;
     p = p * u + BCD_SINPI_C19;
     p = p * u + BCD_SINPI_C17;
@@ -111,8 +114,7 @@ static inline double bcd_sin2pi(double t)
     p = p * u + BCD_SINPI_C5;
     p = p * u + BCD_SINPI_C3;
     p = p * u + BCD_SINPI_C1;
-    p = p * f;
-    return p * p;
+    return p * f;
 }
 
 /* Taylor coefficients of cos(pi f) = 1 + c2 f^2 + ... + c22 f^22, rounded to
@@ -129,29 +131,10 @@ static inline double bcd_sin2pi(double t)
 #define BCD_COSPI_C20 3.604730797462501e-09
 #define BCD_COSPI_C22 -7.700707130601354e-11
 
-/* sin(2 pi t) for t >= 0 (NaN propagates), the derivative of the periodic
-   kernels with respect to their period: with t = n + f reduced exactly as
-   in bcd_sin2pi, sin(2 pi t) = 2 sin(pi f) cos(pi f) whatever the parity
-   of n, both by polynomials in f (|f| <= 1/2, where cos(pi f) >= 0). */
-static inline double bcd_sin_2pi(double t)
+/* cos(pi f) for |f| <= 1/2, by its even Taylor polynomial. */
+static inline double bcd_cospi_poly(double f)
 {
-    double n, f, u, s, c;
-    n = (t + BCD_TWO52) - BCD_TWO52;
-    f = t - n;
-    f = t >= BCD_TWO52 ? 0.0 : f;
-    u = f * f;
-    s = BCD_SINPI_C21;
-    s = s * u + BCD_SINPI_C19;
-    s = s * u + BCD_SINPI_C17;
-    s = s * u + BCD_SINPI_C15;
-    s = s * u + BCD_SINPI_C13;
-    s = s * u + BCD_SINPI_C11;
-    s = s * u + BCD_SINPI_C9;
-    s = s * u + BCD_SINPI_C7;
-    s = s * u + BCD_SINPI_C5;
-    s = s * u + BCD_SINPI_C3;
-    s = s * u + BCD_SINPI_C1;
-    s = s * f;
+    double u = f * f, c;
     c = BCD_COSPI_C22;
     c = c * u + BCD_COSPI_C20;
     c = c * u + BCD_COSPI_C18;
@@ -163,8 +146,24 @@ static inline double bcd_sin_2pi(double t)
     c = c * u + BCD_COSPI_C6;
     c = c * u + BCD_COSPI_C4;
     c = c * u + BCD_COSPI_C2;
-    c = c * u + 1.0;
-    return 2.0 * s * c;
+    return c * u + 1.0;
+}
+
+/* sin^2(pi t) for t >= 0: sin^2 has period 1 in t, so it is sin^2(pi f)
+   with f = t - n reduced exactly. */
+static inline double bcd_sin2pi(double t)
+{
+    double s = bcd_sinpi_poly(bcd_reduce_half(t));
+    return s * s;
+}
+
+/* sin(2 pi t) for t >= 0, the derivative of the periodic kernels with
+   respect to their period: sin(2 pi t) = 2 sin(pi f) cos(pi f) whatever
+   the parity of n (|f| <= 1/2, where cos(pi f) >= 0). */
+static inline double bcd_sin_2pi(double t)
+{
+    double f = bcd_reduce_half(t);
+    return 2.0 * bcd_sinpi_poly(f) * bcd_cospi_poly(f);
 }
 
 /* The array loops of the kernels, compiled once per instruction set:
