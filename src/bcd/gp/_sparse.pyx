@@ -190,13 +190,28 @@ def zero_upper(double[::1, :] L, const int[::1] piv, Py_ssize_t p, Py_ssize_t mc
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef inline void _tile_product(const double[::1, :] L, Py_ssize_t i0, Py_ssize_t w,
+                               Py_ssize_t k, const double* v, double* acc) noexcept nogil:
+    """acc[:w] = L[i0:i0 + w, :k] v, column by column (each vectorized over
+    the rows of the tile)."""
+    cdef Py_ssize_t i, q
+    cdef double vq
+    for i in range(w):
+        acc[i] = 0.0
+    for q in range(k):
+        vq = v[q]
+        for i in range(w):
+            acc[i] += L[i0 + i, q] * vq
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def lmul(const double[::1, :] L, Py_ssize_t k, const double[::1] v, double[::1] out,
          double alpha=1.0, int n_threads=1):
     """out[i] += alpha * sum_{q < k} L[i, q] v[q]: one pass over L[:, :k],
     tiles of rows in parallel."""
     cdef Py_ssize_t n = L.shape[0], n_tiles = (n + ROWS - 1) // ROWS
-    cdef Py_ssize_t t, i, i0, i1, q
-    cdef double vq
+    cdef Py_ssize_t t, i, i0, i1
     cdef double* acc
     cdef int nt = n_threads if n * k >= PARALLEL_WORK else 1
     if n == 0 or k == 0:
@@ -206,12 +221,7 @@ def lmul(const double[::1, :] L, Py_ssize_t k, const double[::1] v, double[::1] 
         for t in prange(n_tiles, schedule="static"):
             i0 = t * ROWS
             i1 = min(i0 + ROWS, n)
-            for i in range(i1 - i0):
-                acc[i] = 0.0
-            for q in range(k):
-                vq = v[q]
-                for i in range(i1 - i0):
-                    acc[i] += L[i0 + i, q] * vq
+            _tile_product(L, i0, i1 - i0, k, &v[0], acc)
             for i in range(i1 - i0):
                 out[i0 + i] += alpha * acc[i]
         free(acc)
@@ -378,7 +388,6 @@ def column_and_projection(const double[::1, :] L, Py_ssize_t k, const double[::1
     over L: each tile of rows is read twice while it is in cache."""
     cdef Py_ssize_t n = L.shape[0], n_tiles = (n + ROWS - 1) // ROWS
     cdef Py_ssize_t t, i, i0, i1, q, r, tid
-    cdef double v, s
     cdef double* acc
     cdef double* wl
     cdef int nt = n_threads if n * k >= PARALLEL_WORK else 1
@@ -394,12 +403,7 @@ def column_and_projection(const double[::1, :] L, Py_ssize_t k, const double[::1
         for t in prange(n_tiles, schedule="static"):
             i0 = t * ROWS
             i1 = min(i0 + ROWS, n)
-            for i in range(i1 - i0):
-                acc[i] = 0.0
-            for q in range(k):
-                v = lj[q]
-                for i in range(i1 - i0):
-                    acc[i] += L[i0 + i, q] * v
+            _tile_product(L, i0, i1 - i0, k, &lj[0], acc)
             for i in range(i1 - i0):
                 col[i0 + i] = (col[i0 + i] - acc[i]) * scale
             for q in range(k):
