@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .._validation import _reject_masked, check_scalar
+from .._validation import _reject_masked, check_scalar, check_solver_options
 from .kernels import Kernel, _Parameters
 from .problem import GaussianProcess
 
@@ -474,17 +474,8 @@ class GPRegressor(_RegressorBase):
                             f"their sums and products), got {self.kernel!r}.")
         tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=False)
         self._check_predict_params()
-        options = self.solver_options
-        if options is None:
-            options = {}
-        elif not isinstance(options, dict):
-            raise TypeError(f"solver_options must be a dict of options of bcd.solve or None, "
-                            f"got {type(options).__name__}.")
-        reserved = sorted(set(options) & set(RESERVED_OPTIONS))
-        if reserved:
-            raise ValueError(f"solver_options may not set {', '.join(reserved)}: GPRegressor's "
-                             f"own parameters set them.")
-        return tol, dict(options)
+        return tol, check_solver_options(self.solver_options, RESERVED_OPTIONS,
+                                         "GPRegressor's own parameters set them")
 
     def _check_predict_params(self):
         if not isinstance(self.variance, str) or self.variance not in VARIANCE_METHODS:
