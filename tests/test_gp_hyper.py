@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.optimize
 
 import bcd
 from bcd.gp import (GPRegressor, LocallyPeriodic, Matern, Periodic, SquaredExponential)
@@ -293,12 +294,136 @@ def test_fixed_rho_is_the_papers():
         assert len(r) >= 1 and np.all(r == 5.0)
 
 
+# ------------------------------------------------------------------ CV, exact gradient
+
+def _dense_cv(space, theta, X, y, folds):
+    """The K-fold CV error by dense solves."""
+    kernel, noise = space.unpack(theta)
+    errors = []
+    for val, train in folds:
+        C = kernel(X[train]) + noise * np.eye(len(train))
+        pred = kernel(X[val], X[train]) @ np.linalg.solve(C, y[train])
+        errors.append(np.mean((pred - y[val]) ** 2))
+    return float(np.mean(errors))
+
+
+@pytest.mark.parametrize("name", ["se-ard", "lp", "se+lp", "(se+m52)*per 1-d"])
+def test_cv_fold_gradient_matches_dense_finite_differences(name):
+    X, y = _data(70, 1 if name != "se-ard" else 2, seed=2)
+    space = hyper.Space(KERNELS[name](), 0.2, (1e-3, 10.0))
+    folds = hyper.make_folds(70, 3, np.random.default_rng(0))
+    opts = dict(hyper.CV_DEFAULTS, solve_tol=1e-11)
+    theta = space.theta0()
+    states = [hyper.CVFold(X, y, v, t, space, opts).evaluate(theta) for v, t in folds]
+    value = np.mean([s.value for s in states])
+    grad = np.mean([s.grad for s in states], axis=0)
+    assert value == pytest.approx(_dense_cv(space, theta, X, y, folds), rel=1e-8)
+    fd = np.empty(space.size)
+    for p in range(space.size):
+        e = np.zeros(space.size)
+        e[p] = 1e-5
+        fd[p] = (_dense_cv(space, theta + e, X, y, folds)
+                 - _dense_cv(space, theta - e, X, y, folds)) / 2e-5
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-7 * np.max(np.abs(fd)))
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_scale_direction_scales_the_system(name):
+    """C(theta + t v) = e^t C(theta) along the declared direction; None
+    when a term has no learned variance or the noise is fixed."""
+    kernel = KERNELS[name]()
+    space = hyper.Space(kernel, 0.3, (1e-3, 10.0))
+    v = space.scale_direction()
+    assert hyper.Space(kernel, 0.3, "fixed").scale_direction() is None
+    if name == "fixed parts":
+        assert v is None
+        return
+    X = np.random.default_rng(0).uniform(0, 3, (15, 2 if "1-d" not in name else 1))
+    theta = space.theta0()
+    k0, n0 = space.unpack(theta)
+    k1, n1 = space.unpack(theta + 0.7 * v)
+    np.testing.assert_allclose(k1(X), np.exp(0.7) * k0(X), rtol=1e-12)
+    assert n1 == pytest.approx(np.exp(0.7) * n0, rel=1e-12)
+
+
+def test_cv_reaches_the_dense_cross_validation_minimum():
+    """optimizer="cv" (GBCD solves, exact gradient) reaches the minimum that
+    L-BFGS-B finds on the dense CV error from the same start (the noise held
+    at its start, the kernel's variance free: the CV error is constant along
+    the scale direction)."""
+    X, y = _data(150, 2, seed=9)
+    kernel = SquaredExponential([1.0, 1.0])
+    gp = GPRegressor(kernel, 0.1, optimizer="cv", cv=3, cv_scheme="consensus",
+                     random_state=0, tol=1e-10).fit(X, y)
+    space = hyper.Space(kernel, 0.1, (1e-5, 1e5))
+    folds = hyper.make_folds(150, 3, np.random.default_rng(0))
+    bounds = space.bounds.copy()
+    bounds[-1] = np.log(0.1)
+    dense = scipy.optimize.minimize(lambda t: _dense_cv(space, t, X, y, folds), space.theta0(),
+                                    method="L-BFGS-B", bounds=bounds)
+    assert gp.cv_mse_ <= dense.fun * (1 + 1e-6)
+    theta = np.append(gp.kernel_.theta, np.log(gp.noise_))
+    assert gp.cv_mse_ == pytest.approx(_dense_cv(space, theta, X, y, folds), rel=1e-7)
+    assert len(gp.history_) == gp.hyper_["n_iter"]
+    assert np.all(np.diff(gp.history_) <= 1e-12)
+
+
+def test_cv_sets_the_scale_by_maximum_likelihood():
+    """The scale the CV error leaves open is the marginal likelihood's
+    maximizer along the scale direction, and it does not change the
+    predictive mean."""
+    X, y = _data(120, 2, seed=10)
+    y = 30.0 * y                               # far from the start's scale
+    gp = GPRegressor(SquaredExponential([1.0, 1.0]), 0.1, optimizer="cv", cv=3,
+                     random_state=0, tol=1e-10).fit(X, y)
+    space = hyper.Space(SquaredExponential([1.0, 1.0]), 0.1, (1e-5, 1e5))
+    theta = np.append(gp.kernel_.theta, np.log(gp.noise_))
+    v = space.scale_direction()
+    _, grad = hyper.log_marginal_likelihood(space, theta, X, y)
+    assert abs(grad @ v) < 1e-6 * X.shape[0]
+    assert gp.hyper_["scale"] > 10                  # the variance followed y's scale
+    np.testing.assert_allclose(gp.hyper_["theta"], theta, rtol=1e-12)
+    np.testing.assert_allclose(gp.alpha_, gp.result_.x / gp.hyper_["scale"], rtol=1e-12)
+    again = GPRegressor(gp.kernel_, gp.noise_, tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(gp.predict(X[:9]), again.predict(X[:9]), rtol=1e-6,
+                               atol=1e-8 * np.abs(y).max())
+
+
+@pytest.mark.parametrize("cv,scheme", [(0.3, "naive"), (3, "naive"), (3, "consensus")])
+def test_cv_schemes_lower_the_error_and_report(cv, scheme):
+    X, y = _paper_se()
+    kw = dict(optimizer="cv", cv=cv, cv_scheme=scheme, random_state=0)
+    gp = GPRegressor(SquaredExponential(2.0, variance_bounds="fixed"), 0.1,
+                     noise_bounds="fixed", **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # converges: no ConvergenceWarning
+        gp.fit(X, y)
+    assert 0.3 < gp.kernel_.lengthscale < 0.8     # the truth is 0.5, the start 2.0
+    space = hyper.Space(SquaredExponential(2.0, variance_bounds="fixed"), 0.1, "fixed")
+    folds = gp.hyper_["folds"]
+    assert gp.cv_mse_ == pytest.approx(_dense_cv(space, gp.kernel_.theta, X, y, folds),
+                                       rel=1e-6)
+    assert gp.cv_mse_ < _dense_cv(space, space.theta0(), X, y, folds)
+    assert "scale" not in gp.hyper_                # the noise is fixed: no scale step
+    assert not hasattr(gp, "log_marginal_likelihood_value_")
+
+
+def test_cv_iteration_limit_warns_and_keeps_the_last(monkeypatch):
+    X, y = _data(90, 2, seed=11)
+    monkeypatch.setitem(hyper.CV_DEFAULTS, "max_iter", 1)
+    gp = GPRegressor(SquaredExponential([1.0, 1.0]), 0.1, optimizer="cv", cv=3,
+                     random_state=0)
+    with pytest.warns(hyper.convergence_warning(), match="before converging"):
+        gp.fit(X, y)
+    assert np.isfinite(gp.cv_mse_) and gp.hyper_["n_iter"] == 1
+
+
 # ------------------------------------------------------------------ candidates
 
 CANDIDATES = np.log([[2.0, 0.3, 0.05], [0.5, 3.0, 0.5]])      # lengthscales, noise
 
 
-@pytest.mark.parametrize("optimizer", ["ml", "cv_admm"])
+@pytest.mark.parametrize("optimizer", ["ml", "cv", "cv_admm"])
 def test_candidates_run_as_starts_and_the_best_is_kept(optimizer):
     """Each candidate gives the same result as a fit started from it alone,
     and the fit keeps the best start by its own criterion."""
@@ -345,11 +470,11 @@ def test_bad_candidates(candidates, error, match):
 
 def test_candidates_need_an_optimizer():
     X, y = _data(20)
-    with pytest.raises(ValueError, match="candidates needs optimizer"):
+    with pytest.raises(ValueError, match="candidates needs an optimizer"):
         GPRegressor(SquaredExponential(1.0), 0.1, candidates=[[0.0, 0.0, 0.0]]).fit(X, y)
 
 
-@pytest.mark.parametrize("optimizer", ["ml", "cv_admm"])
+@pytest.mark.parametrize("optimizer", ["ml", "cv", "cv_admm"])
 def test_thread_pool_tasks_do_not_touch_the_warning_filters(monkeypatch, optimizer):
     """The folds and restarts run on threads: nothing in them may use
     warnings.catch_warnings (process-wide, not thread-safe)."""
@@ -386,6 +511,9 @@ def test_optimizer_none_keeps_the_given_hyperparameters():
     (dict(optimizer="cv_admm", cv=0.0), ValueError, r"\(0, 1\)"),
     (dict(optimizer="cv_admm", cv=1), ValueError, "at least 2"),
     (dict(optimizer="cv_admm", cv=50), ValueError, "more than"),
+    (dict(optimizer="cv", cv=50), ValueError, "more than"),
+    (dict(optimizer="cv", cv=0.01), ValueError, "empty"),
+    (dict(optimizer="cv", cv_scheme="bagged"), ValueError, "cv_scheme"),
     (dict(optimizer="cv_admm", cv="5"), TypeError, "cv"),
     (dict(optimizer="ml", client="tcp://127.0.0.1:8786"), TypeError, "Client"),
     (dict(optimizer="ml", n_restarts=-1), ValueError, "n_restarts"),
@@ -397,7 +525,7 @@ def test_bad_input(params, error, match):
         GPRegressor(SquaredExponential(1.0), 0.1, **params).fit(X, y)
 
 
-@pytest.mark.parametrize("optimizer", ["ml", "cv_admm"])
+@pytest.mark.parametrize("optimizer", ["ml", "cv", "cv_admm"])
 def test_nan_in_the_data_is_rejected(optimizer):
     X, y = _data(20)
     Xn, yn = X.copy(), y.copy()
@@ -447,7 +575,7 @@ def test_problems_penalties_and_states_pickle():
 
 
 @pytest.mark.parametrize("params", [dict(), dict(optimizer="ml"),
-                                    dict(optimizer="cv_admm", cv=2)])
+                                    dict(optimizer="cv_admm", cv=2), dict(optimizer="cv", cv=2)])
 def test_fitted_estimators_pickle(params):
     X, y = _data(80)
     gp = GPRegressor(SquaredExponential([1.0, 1.0]), 0.1, random_state=0, **params).fit(X, y)
@@ -475,6 +603,8 @@ def client():
     dict(optimizer="cv_admm", cv=0.25),
     dict(optimizer="cv_admm", cv=3, cv_scheme="naive",
          candidates=np.log([[1.5, 0.5, 2.0, 0.05], [0.7, 2.0, 0.5, 0.3]])),
+    dict(optimizer="cv", cv=3, cv_scheme="consensus", n_restarts=1),
+    dict(optimizer="cv", cv=3, cv_scheme="naive"),
 ])
 def test_dask_cv_admm_equals_the_thread_pool_bitwise(client, params):
     X, y = _data(240, 2, seed=3)

@@ -9,6 +9,7 @@ and warning classes of an unfitted estimator or a column-vector ``y``.
 import copy
 import importlib
 import inspect
+import math
 import warnings
 
 import numpy as np
@@ -17,7 +18,7 @@ import scipy.sparse as sp
 
 from .._validation import _reject_masked, check_scalar, check_solver_options
 from .kernels import Kernel, _Parameters
-from .problem import GaussianProcess
+from .problem import MIN_RELATIVE_NOISE, GaussianProcess
 
 VARIANCE_METHODS = ("auto", "cholesky", "cg")
 #: options of bcd.solve that GPRegressor's own parameters set
@@ -137,6 +138,24 @@ def _same_value(value, default):
         return bool(value == default)
     except (TypeError, ValueError):
         return False
+
+
+def _ml_scale(hyper, y, alpha):
+    """The maximum likelihood scale of C = K + noise I along the learned
+    hyperparameters' scale direction v (C(theta + t v) = e^t C(theta)): for
+    C' = c C, log p(y) is largest at c = y^T C^-1 y / n = y^T alpha / n.
+    Moves theta by log c along v (within the bounds) and returns (kernel,
+    noise, alpha / c, c); the predictive mean is unchanged."""
+    space, v, theta = hyper["space"], hyper["scale_direction"], hyper["theta"]
+    t = math.log(max(float(y @ alpha), 1e-300) / y.shape[0])
+    moving = v != 0
+    lo = (space.bounds[moving, 0] - theta[moving]) / v[moving]
+    hi = (space.bounds[moving, 1] - theta[moving]) / v[moving]
+    t = min(max(t, float(np.max(np.minimum(lo, hi)))), float(np.min(np.maximum(lo, hi))))
+    hyper["theta"] = space.clip(theta + t * v)
+    kernel, noise = space.unpack(hyper["theta"])
+    noise = max(noise, MIN_RELATIVE_NOISE * kernel.diag_value() * (1 + 1e-12))
+    return kernel, noise, alpha / math.exp(t), math.exp(t)
 
 
 class _RegressorBase(_Parameters):
@@ -313,14 +332,18 @@ class GPRegressor(_RegressorBase):
         Progress of the training solve (see :func:`bcd.solve`) and of the
         hyperparameter fit: ``True`` prints a line at most about once a
         second, ``2`` rewrites one line on a terminal.
-    optimizer : {None, "ml", "cv_admm"}, default=None
+    optimizer : {None, "ml", "cv", "cv_admm"}, default=None
         How the hyperparameters (the kernel's parameters whose bounds are
         not ``"fixed"``, and the noise unless ``noise_bounds="fixed"``) are
         learned; ``kernel`` and ``noise`` are the starting point.  ``None``
         uses them as given.  ``"ml"`` maximizes the log marginal likelihood
         by L-BFGS-B on the log-parameters with analytic gradients, exactly
         (dense Cholesky: O(n^3) time, O(n^2) memory; n up to about 10,000).
-        ``"cv_admm"`` minimizes the cross-validation error by the ADMM of
+        ``"cv"`` minimizes the cross-validation error by L-BFGS-B with its
+        exact gradient, each fold's systems solved by GBCD (warm-started;
+        O(n) memory, kernel computed on the fly); the overall scale of the
+        kernel and noise, which the CV error does not determine, is then set
+        by maximum likelihood.  ``"cv_admm"`` minimizes the cross-validation error by the ADMM of
         Xu et al. (2019) with kernel products computed on the fly (O(n^2)
         time per iteration, O(n) memory); see ``cv``, ``cv_scheme`` and
         ``admm_options``.
@@ -331,13 +354,14 @@ class GPRegressor(_RegressorBase):
         bounds; the best run is kept (largest marginal likelihood, or
         lowest cross-validation error).
     cv : float or int, default=5
-        For ``"cv_admm"``: a fraction in (0, 1) held out (hold-out CV), or a
+        For ``"cv"`` and ``"cv_admm"``: a fraction in (0, 1) held out (hold-out CV), or a
         number of folds K (2 <= K <= n_samples).
     cv_scheme : {"naive", "consensus"}, default="naive"
-        K-fold CV-ADMM: ``"naive"`` runs each fold's ADMM on its own and
-        averages the log-parameters; ``"consensus"`` ties the folds'
-        parameters together by consensus ADMM (one step per fold and
-        iteration, only parameter vectors exchanged).
+        K-fold CV: ``"naive"`` optimizes each fold on its own and averages
+        the log-parameters; ``"consensus"`` optimizes one set of parameters
+        for all folds: for ``"cv"`` the mean of the folds' errors (one task
+        per fold and evaluation), for ``"cv_admm"`` by consensus ADMM (one
+        step per fold and iteration).  Only parameter vectors are exchanged.
     client : dask.distributed.Client, optional
         Run the folds, restarts and candidates as tasks on this Dask cluster
         (the data are scattered once).  Without a client they run on a
@@ -385,18 +409,24 @@ class GPRegressor(_RegressorBase):
         With ``optimizer="ml"``: the log marginal likelihood at the learned
         hyperparameters.
     cv_mse_ : float
-        With ``optimizer="cv_admm"``: the cross-validation mean squared
-        error at the learned hyperparameters (each fold's system solved by
-        GBCD, warm-started from the ADMM's auxiliary variable).
+        With ``optimizer="cv"`` or ``"cv_admm"``: the cross-validation mean
+        squared error at the learned hyperparameters (each fold's system
+        solved by GBCD; for ``"cv_admm"`` warm-started from the ADMM's
+        auxiliary variable).
     history_ : ndarray
         The objective per outer iteration of the hyperparameter fit (best
-        start): minus the log marginal likelihood per L-BFGS-B iteration, or
-        the (fold-summed) augmented Lagrangian per ADMM iteration.
+        start): minus the log marginal likelihood or the CV error per L-BFGS-B
+        iteration, or the (fold-summed) augmented Lagrangian per ADMM
+        iteration.
     hyper_ : dict
         Details of the hyperparameter fit: ``"names"`` (of the learned
         log-parameters), ``"theta"`` (their learned values) and ``"starts"``
         (per start: the starting point, the point reached and its criterion,
         ``"lml"`` or ``"cv_mse"``), besides the optimizer's own counts;
+        for ``"cv"`` also ``"scale"``, the factor by which the maximum
+        likelihood step multiplied the kernel's variances and the noise
+        (``result_`` is the training run before it: the residual is the
+        same, and ``alpha_`` is ``result_.x`` divided by the factor);
         for ``"cv_admm"`` also ``"rho"``, the penalty parameter per
         iteration of each fold (``"folds"``) and, for the consensus scheme,
         of the consensus constraint (``"consensus"``).
@@ -510,7 +540,7 @@ class GPRegressor(_RegressorBase):
         if self.optimizer is not None:
             kernel, noise, hyper = self._learn(kernel, X, y, tol)
         elif self.candidates is not None:
-            raise ValueError("candidates needs optimizer='ml' or 'cv_admm' (with "
+            raise ValueError("candidates needs an optimizer: 'ml', 'cv' or 'cv_admm' (with "
                              "optimizer=None the hyperparameters are not learned).")
         problem = GaussianProcess(X, y, kernel, noise, cache_size=self.cache_size,
                                   n_threads=self.n_threads)
@@ -531,6 +561,13 @@ class GPRegressor(_RegressorBase):
                            max_iter=self.max_iter, random_state=self.random_state,
                            verbose=self.verbose, **options)
             alpha, n_iter = result.x, result.n_iter
+            if hyper is not None and hyper.get("scale_direction") is not None:
+                kernel, noise, alpha, hyper["scale"] = _ml_scale(hyper, problem.y, alpha)
+                problem = GaussianProcess(X, y, kernel, noise, cache_size=self.cache_size,
+                                          n_threads=self.n_threads)
+        if hyper is not None:
+            hyper.pop("space", None)
+            hyper.pop("scale_direction", None)
         self.kernel_ = kernel
         self.noise_ = problem.noise
         for name in ("log_marginal_likelihood_value_", "cv_mse_", "history_", "hyper_"):
@@ -559,7 +596,7 @@ class GPRegressor(_RegressorBase):
         from . import hyper
 
         if self.optimizer not in hyper.OPTIMIZERS or isinstance(self.optimizer, bool):
-            raise ValueError(f"optimizer must be None, 'ml' or 'cv_admm', got "
+            raise ValueError(f"optimizer must be None, 'ml', 'cv' or 'cv_admm', got "
                              f"{self.optimizer!r}.")
         if not isinstance(self.cv_scheme, str) or self.cv_scheme not in hyper.CV_SCHEMES:
             raise ValueError(f"cv_scheme must be 'naive' or 'consensus', got "
@@ -571,7 +608,7 @@ class GPRegressor(_RegressorBase):
             if not 0.0 < cv < 1.0:
                 raise ValueError(f"cv as a fraction held out must lie in (0, 1), got {cv!r}.")
             cv = float(cv)
-            if self.optimizer == "cv_admm" and min(round(cv * n_samples),
+            if self.optimizer in ("cv", "cv_admm") and min(round(cv * n_samples),
                                                    n_samples - round(cv * n_samples)) < 1:
                 raise ValueError(f"cv={cv!r} leaves an empty training or validation set with "
                                  f"{n_samples} samples.")
@@ -579,7 +616,7 @@ class GPRegressor(_RegressorBase):
             cv = int(cv)
             if cv < 2:
                 raise ValueError(f"cv as a number of folds must be at least 2, got {cv}.")
-            if self.optimizer == "cv_admm" and cv > n_samples:
+            if self.optimizer in ("cv", "cv_admm") and cv > n_samples:
                 raise ValueError(f"cv={cv} folds is more than the {n_samples} samples.")
         n_restarts = self.n_restarts
         if isinstance(n_restarts, bool) or not isinstance(n_restarts, (int, np.integer)) \
@@ -603,7 +640,7 @@ class GPRegressor(_RegressorBase):
         if self.candidates is None:
             return np.zeros((0, space.size))
         if self.optimizer is None:
-            raise ValueError("candidates needs optimizer='ml' or 'cv_admm' (with "
+            raise ValueError("candidates needs an optimizer: 'ml', 'cv' or 'cv_admm' (with "
                              "optimizer=None the hyperparameters are not learned).")
         try:
             arr = np.array(self.candidates, dtype=np.float64)
@@ -651,6 +688,9 @@ class GPRegressor(_RegressorBase):
             if self.optimizer == "ml":
                 result = hyper.fit_ml(space, X64, y64, n_restarts, rng, executor, progress,
                                       candidates=candidates)
+            elif self.optimizer == "cv":
+                result = hyper.fit_cv(space, X64, y64, cv, self.cv_scheme, n_restarts, rng,
+                                      executor, progress=progress, candidates=candidates)
             else:
                 scale = max(1e-300, float(np.max(np.abs(y64))))
                 result = hyper.fit_cv_admm(space, X64, y64, cv, self.cv_scheme, n_restarts,
@@ -661,9 +701,9 @@ class GPRegressor(_RegressorBase):
         kernel, noise = space.unpack(result["theta"])
         # GaussianProcess needs noise >= MIN_RELATIVE_NOISE k(x, x); the learned
         # variance may have reached that limit with the noise at its lower bound
-        from .problem import MIN_RELATIVE_NOISE
         noise = max(noise, MIN_RELATIVE_NOISE * kernel.diag_value() * (1 + 1e-12))
         result["names"] = space.names
+        result["space"] = space
         return kernel, noise, result
 
     # ------------------------------------------------------------ predict
