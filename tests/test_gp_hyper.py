@@ -335,9 +335,8 @@ def test_scale_direction_scales_the_system(name):
     space = hyper.Space(kernel, 0.3, (1e-3, 10.0))
     v = space.scale_direction()
     assert hyper.Space(kernel, 0.3, "fixed").scale_direction() is None
-    if name == "fixed parts":
-        assert v is None
-        return
+    no_variance = SquaredExponential(1.0, variance_bounds="fixed") + Periodic(1.0, 1.0)
+    assert hyper.Space(no_variance, 0.3, (1e-3, 10.0)).scale_direction() is None
     X = np.random.default_rng(0).uniform(0, 3, (15, 2 if "1-d" not in name else 1))
     theta = space.theta0()
     k0, n0 = space.unpack(theta)
@@ -689,13 +688,15 @@ def test_reproduction_pieces(capsys, tmp_path):
     results = _repro.table1(sizes=(80,), draws=2, kernels=("SE", "LP"))
     text = capsys.readouterr().out
     assert "GPCV-ADMM estimates" in text and "paper" not in text.split("\n")[3]
+    assert "GPCV-exact estimates" in text
     for key in (("SE", 80), ("LP", 80)):
-        est, mse, seconds, iters = results[key]["cv"]
-        assert est.shape == (2, 1 if key[0] == "SE" else 2) and np.all(mse > 0)
+        for method in ("cv", "exact", "ml"):
+            est, mse, seconds, iters = results[key][method]
+            assert est.shape == (2, 1 if key[0] == "SE" else 2) and np.all(mse > 0)
     pytest.importorskip("statsmodels")
     pytest.importorskip("matplotlib")
     co2 = _repro.mauna_loa(n_restarts=0)
-    assert set(co2["fits"]) == {"ML", "GPCV-ADMM"}
+    assert set(co2["fits"]) == {"ML", "GPCV-ADMM", "GPCV-exact"}
     assert all(np.isfinite(f["smse"]) for f in co2["fits"].values())
     out = tmp_path / "co2.png"
     _repro.plot(co2, out)

@@ -1,6 +1,6 @@
 """GP hyperparameter learning on Friedman1 with the SE-ARD kernel (ten
 length-scales, a variance and the noise): one marginal-likelihood
-evaluation, the gradient contractions, the "ml" and "cv_admm" fits, and the
+evaluation, the gradient contractions, the "ml", "cv" and "cv_admm" fits, and the
 ratio of the "ml" fit time to scikit-learn's.  Larger sizes:
 ``python -m asv_benches.gp_hyper`` (see its docstring for the targets)."""
 import time
@@ -58,7 +58,7 @@ class GradientContraction:
 
 class Fit:
     """GPRegressor fits with learned hyperparameters."""
-    params = [["ml", "cv_admm-naive", "cv_admm-consensus"]]
+    params = [["ml", "cv-naive", "cv-consensus", "cv_admm-naive", "cv_admm-consensus"]]
     param_names = ["optimizer"]
     timeout = 600
 
