@@ -326,24 +326,34 @@ def log_marginal_likelihood(space, theta, X, y, eval_gradient=True, n_threads=No
 def ml_task(X, y, space, theta0, n_threads=None, maxiter=15000):
     """One L-BFGS-B run from theta0: (theta, -lml, history, converged, message,
     iterations, evaluations)."""
-    history = []
-    last = {}
-
     def fun(theta):
         lml, grad = log_marginal_likelihood(space, theta, X, y, n_threads=n_threads)
-        if not np.isfinite(lml):
-            return 1e25, np.zeros_like(theta)
-        last[theta.tobytes()] = -lml
         return -lml, -grad
+
+    res, history = _lbfgs(fun, theta0, space.bounds, maxiter)
+    return (res.x, float(res.fun), history, bool(res.success), str(res.message), int(res.nit),
+            int(res.nfev))
+
+
+def _lbfgs(fun, theta0, bounds, max_iter):
+    """L-BFGS-B on ``fun`` (value and gradient; a non-finite value counts as
+    a huge one): (result, objective per iteration)."""
+    history, last = [], {}
+
+    def wrapped(theta):
+        value, grad = fun(theta)
+        if not np.isfinite(value):
+            return 1e25, np.zeros_like(theta)
+        last[theta.tobytes()] = value
+        return value, grad
 
     def callback(xk):
         history.append(last.get(np.asarray(xk).tobytes(), np.nan))
 
-    res = scipy.optimize.minimize(fun, np.asarray(theta0, dtype=np.float64), jac=True,
-                                  method="L-BFGS-B", bounds=space.bounds, callback=callback,
-                                  options=dict(maxiter=maxiter))
-    return (res.x, float(res.fun), history, bool(res.success), str(res.message), int(res.nit),
-            int(res.nfev))
+    res = scipy.optimize.minimize(wrapped, np.asarray(theta0, dtype=np.float64), jac=True,
+                                  method="L-BFGS-B", bounds=bounds, callback=callback,
+                                  options=dict(maxiter=int(max_iter)))
+    return res, history
 
 
 def _starts(space, rng, n_restarts, candidates):
@@ -887,26 +897,6 @@ def cv_fold_message(state):
     return state.value, state.grad
 
 
-def _cv_lbfgs(fun, theta0, bounds, max_iter):
-    """L-BFGS-B on ``fun`` (value and gradient): (result, history)."""
-    history, last = [], {}
-
-    def wrapped(theta):
-        value, grad = fun(theta)
-        if not np.isfinite(value):
-            return 1e25, np.zeros_like(theta)
-        last[theta.tobytes()] = value
-        return value, grad
-
-    def callback(xk):
-        history.append(last.get(np.asarray(xk).tobytes(), np.nan))
-
-    res = scipy.optimize.minimize(wrapped, np.asarray(theta0, dtype=np.float64), jac=True,
-                                  method="L-BFGS-B", bounds=bounds, callback=callback,
-                                  options=dict(maxiter=int(max_iter)))
-    return res, history
-
-
 def _cv_bounds(space, theta0):
     """L-BFGS-B bounds: the space's, with the noise held at its start when
     the CV error is constant along :meth:`Space.scale_direction` (the
@@ -927,7 +917,7 @@ def cv_fold_run(X, y, val, train, space, theta0, options, n_threads):
         return state[0].value, state[0].grad
 
     theta0 = space.clip(np.asarray(theta0, dtype=np.float64))
-    res, history = _cv_lbfgs(fun, theta0, _cv_bounds(space, theta0), options["max_iter"])
+    res, history = _lbfgs(fun, theta0, _cv_bounds(space, theta0), options["max_iter"])
     return (res.x, float(res.fun), history, bool(res.success), str(res.message),
             int(res.nit), int(res.nfev))
 
@@ -976,7 +966,7 @@ def fit_cv(space, X, y, cv, scheme, n_restarts, rng, executor, options=None, pro
                               f"time {progress.elapsed():.1f}s")
             return value, grad
 
-        res, history = _cv_lbfgs(fun, theta0, _cv_bounds(space, theta0), opts["max_iter"])
+        res, history = _lbfgs(fun, theta0, _cv_bounds(space, theta0), opts["max_iter"])
         return dict(theta=res.x, cv_mse=float(res.fun), history=np.asarray(history),
                     converged=bool(res.success), message=str(res.message),
                     n_iter=int(res.nit), n_evaluations=int(res.nfev))
