@@ -63,7 +63,10 @@ with warnings.catch_warnings():
                      optimizer="ml"),
          GPRegressor(SquaredExponential(3.0, lengthscale_bounds="fixed"), noise=0.5,
                      noise_bounds="fixed", tol=1e-6, random_state=0, n_threads=1,
-                     optimizer="cv_admm", cv=2)],
+                     optimizer="cv_admm", cv=2),
+         # every parameter learned: the CV fit and its maximum likelihood scale
+         GPRegressor(SquaredExponential(3.0), noise=0.5, tol=1e-6, random_state=0,
+                     n_threads=1, optimizer="cv", cv=2)],
         expected_failed_checks=_expected_failures)
 
 
