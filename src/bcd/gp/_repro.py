@@ -263,7 +263,8 @@ def reproduce(plot_file=None, draws=10, quick=False, out=print):
     if quick:
         draws = min(draws, 2)
         sizes = (500, 1000)
-    out(f"Xu et al., GPCV-ADMM and GPCV-exact against ML ({'quick: ' if quick else ''}{draws} draws, "
+    out(f"Xu et al., GPCV-ADMM and GPCV-exact against ML ({'quick: ' if quick else ''}"
+        f"{draws} draws, "
         f"n = {', '.join(map(str, sizes))})")
     t0 = time.perf_counter()
     results = table1(sizes=sizes, draws=draws, out=out, progress=progress)

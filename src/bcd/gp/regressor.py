@@ -343,8 +343,8 @@ class GPRegressor(_RegressorBase):
         exact gradient, each fold's systems solved by GBCD (warm-started;
         O(n) memory, kernel computed on the fly); the overall scale of the
         kernel and noise, which the CV error does not determine, is then set
-        by maximum likelihood.  ``"cv_admm"`` minimizes the cross-validation error by the ADMM of
-        Xu et al. (2019) with kernel products computed on the fly (O(n^2)
+        by maximum likelihood.  ``"cv_admm"`` minimizes the cross-validation
+        error by the ADMM of Xu et al. (2019) with kernel products computed on the fly (O(n^2)
         time per iteration, O(n) memory); see ``cv``, ``cv_scheme`` and
         ``admm_options``.
     noise_bounds : pair of float or "fixed", default=(1e-5, 1e5)
@@ -354,8 +354,8 @@ class GPRegressor(_RegressorBase):
         bounds; the best run is kept (largest marginal likelihood, or
         lowest cross-validation error).
     cv : float or int, default=5
-        For ``"cv"`` and ``"cv_admm"``: a fraction in (0, 1) held out (hold-out CV), or a
-        number of folds K (2 <= K <= n_samples).
+        For ``"cv"`` and ``"cv_admm"``: a fraction in (0, 1) held out
+        (hold-out CV), or a number of folds K (2 <= K <= n_samples).
     cv_scheme : {"naive", "consensus"}, default="naive"
         K-fold CV: ``"naive"`` optimizes each fold on its own and averages
         the log-parameters; ``"consensus"`` optimizes one set of parameters
@@ -423,7 +423,8 @@ class GPRegressor(_RegressorBase):
         log-parameters), ``"theta"`` (their learned values) and ``"starts"``
         (per start: the starting point, the point reached and its criterion,
         ``"lml"`` or ``"cv_mse"``), besides the optimizer's own counts;
-        for ``"cv"`` also ``"scale"``, the factor by which the maximum
+        for ``"cv"``, when the noise and a variance of every term of the
+        kernel are learned, also ``"scale"``, the factor by which the maximum
         likelihood step multiplied the kernel's variances and the noise
         (``result_`` is the training run before it: the residual is the
         same, and ``alpha_`` is ``result_.x`` divided by the factor);
