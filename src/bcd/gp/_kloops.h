@@ -13,27 +13,14 @@ typedef int64_t BCD_SFX(vi) __attribute__((vector_size(8 * BCD_VL), aligned(8)))
 /* bcd_exp on a vector, the same operations lane by lane (see bcd_exp) */
 BCD_TARGET static inline __attribute__((always_inline)) VD BCD_SFX(bcd_vexp)(VD x)
 {
-    const VD shifter = (VD){0} + 6755399441055744.0;
+    const VD shifter = (VD){0} + BCD_EXP_SHIFTER;
     VD t, n, r, p, s1, s2, v;
     VI k, h;
-    t = x * 1.4426950408889634074 + shifter;
+    t = x * BCD_EXP_LOG2E + shifter;
     n = t - shifter;
-    k = (VI)t - (int64_t)0x4338000000000000LL + 2048;
-    r = (x - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
-    p = (VD){0} + 1.0 / 6227020800.0;
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
+    k = (VI)t - (int64_t)BCD_EXP_SHIFTER_BITS + 2048;
+    r = (x - n * BCD_EXP_LN2_HI) - n * BCD_EXP_LN2_LO;
+    BCD_EXP_TAYLOR(p, r, (VD){0});
     h = k >> 1;
     s1 = (VD)((h - 1) << 52);
     s2 = (VD)((k - h - 1) << 52);

@@ -20,40 +20,51 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Constants of bcd_exp and of its vector copies in _kloops.h: log2(e); ln 2
+   split so that n * ln2_hi is exact for |n| < 2^21; 1.5 * 2^52, whose
+   addition rounds to an integer held in the low mantissa bits, and its bits. */
+#define BCD_EXP_LOG2E 1.4426950408889634074
+#define BCD_EXP_LN2_HI 6.93147180369123816490e-01
+#define BCD_EXP_LN2_LO 1.90821492927058770002e-10
+#define BCD_EXP_SHIFTER 6755399441055744.0
+#define BCD_EXP_SHIFTER_BITS 0x4338000000000000ULL
+
+/* p = the Taylor polynomial of e^r to degree 13 by Horner's rule (for
+   |r| <= ln 2 / 2 its truncation error is below 5e-18); zero is 0 of p's
+   type, so that one definition serves doubles and vectors. */
+#define BCD_EXP_TAYLOR(p, r, zero) do {            \
+        (p) = (zero) + 1.0 / 6227020800.0;         \
+        (p) = (p) * (r) + 1.0 / 479001600.0;       \
+        (p) = (p) * (r) + 1.0 / 39916800.0;        \
+        (p) = (p) * (r) + 1.0 / 3628800.0;         \
+        (p) = (p) * (r) + 1.0 / 362880.0;          \
+        (p) = (p) * (r) + 1.0 / 40320.0;           \
+        (p) = (p) * (r) + 1.0 / 5040.0;            \
+        (p) = (p) * (r) + 1.0 / 720.0;             \
+        (p) = (p) * (r) + 1.0 / 120.0;             \
+        (p) = (p) * (r) + 1.0 / 24.0;              \
+        (p) = (p) * (r) + 1.0 / 6.0;               \
+        (p) = (p) * (r) + 0.5;                     \
+        (p) = (p) * (r) + 1.0;                     \
+        (p) = (p) * (r) + 1.0;                     \
+    } while (0)
+
 static inline double bcd_exp(double x)
 {
-    const double log2e = 1.4426950408889634074;
-    /* ln 2 split so that n * ln2_hi is exact for |n| < 2^21 */
-    const double ln2_hi = 6.93147180369123816490e-01;
-    const double ln2_lo = 1.90821492927058770002e-10;
-    /* adding 1.5 * 2^52 rounds to an integer held in the low mantissa bits */
-    const double shifter = 6755399441055744.0;
-    const uint64_t shifter_bits = 0x4338000000000000ULL;
+    const double shifter = BCD_EXP_SHIFTER;
+    const uint64_t shifter_bits = BCD_EXP_SHIFTER_BITS;
     double t, n, r, p, s1, s2, v;
     uint64_t b, k, h;
 
     /* Computed for every x and selected at the end (outside [-746, 710]
        the intermediate values are meaningless and unused): a branch before
        the arithmetic would keep loops over x from vectorizing. */
-    t = x * log2e + shifter;
+    t = x * BCD_EXP_LOG2E + shifter;
     n = t - shifter;
     memcpy(&b, &t, sizeof b);
     k = b - shifter_bits + 2048;        /* n + 2048, in [971, 3073] */
-    r = (x - n * ln2_hi) - n * ln2_lo;
-    p = 1.0 / 6227020800.0;
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
+    r = (x - n * BCD_EXP_LN2_HI) - n * BCD_EXP_LN2_LO;
+    BCD_EXP_TAYLOR(p, r, 0.0);
     /* 2^n as 2^m 2^(n-m) with m = floor(n / 2), both factors normal, so
        that subnormal results are rounded once */
     h = k >> 1;                          /* m + 1024 */
