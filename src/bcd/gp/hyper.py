@@ -1000,7 +1000,7 @@ def fit_cv(space, X, y, cv, scheme, n_restarts, rng, executor, options=None, pro
                      f"iterations (best of {len(starts)} starts)  time "
                      f"{progress.elapsed():.1f}s")
     out.update(scores=[r["cv_mse"] for r in results], thetas=[r["theta"] for r in results],
-               folds=folds, scale_direction=space.scale_direction(),
+               folds=folds,
                starts=[dict(start=s, theta=r["theta"], cv_mse=r["cv_mse"])
                        for s, r in zip(starts, results)])
     return out

@@ -140,13 +140,13 @@ def _same_value(value, default):
         return False
 
 
-def _ml_scale(hyper, y, alpha):
+def _ml_scale(space, v, hyper, y, alpha):
     """The maximum likelihood scale of C = K + noise I along the learned
     hyperparameters' scale direction v (C(theta + t v) = e^t C(theta)): for
     C' = c C, log p(y) is largest at c = y^T C^-1 y / n = y^T alpha / n.
     Moves theta by log c along v (within the bounds) and returns (kernel,
     noise, alpha / c, c); the predictive mean is unchanged."""
-    space, v, theta = hyper["space"], hyper["scale_direction"], hyper["theta"]
+    theta = hyper["theta"]
     t = math.log(max(float(y @ alpha), 1e-300) / y.shape[0])
     moving = v != 0
     lo = (space.bounds[moving, 0] - theta[moving]) / v[moving]
@@ -537,9 +537,9 @@ class GPRegressor(_RegressorBase):
         y = _check_target(y, X.shape[0])
         kernel = copy.deepcopy(self.kernel)
         noise = self.noise
-        hyper = None
+        hyper = space = None
         if self.optimizer is not None:
-            kernel, noise, hyper = self._learn(kernel, X, y, tol)
+            kernel, noise, hyper, space = self._learn(kernel, X, y, tol)
         elif self.candidates is not None:
             raise ValueError("candidates needs an optimizer: 'ml', 'cv' or 'cv_admm' (with "
                              "optimizer=None the hyperparameters are not learned).")
@@ -562,13 +562,12 @@ class GPRegressor(_RegressorBase):
                            max_iter=self.max_iter, random_state=self.random_state,
                            verbose=self.verbose, **options)
             alpha, n_iter = result.x, result.n_iter
-            if hyper is not None and hyper.get("scale_direction") is not None:
-                kernel, noise, alpha, hyper["scale"] = _ml_scale(hyper, problem.y, alpha)
+            v = space.scale_direction() if self.optimizer == "cv" else None
+            if v is not None:
+                kernel, noise, alpha, hyper["scale"] = _ml_scale(space, v, hyper, problem.y,
+                                                                  alpha)
                 problem = GaussianProcess(X, y, kernel, noise, cache_size=self.cache_size,
                                           n_threads=self.n_threads)
-        if hyper is not None:
-            hyper.pop("space", None)
-            hyper.pop("scale_direction", None)
         self.kernel_ = kernel
         self.noise_ = problem.noise
         for name in ("log_marginal_likelihood_value_", "cv_mse_", "history_", "hyper_"):
@@ -662,7 +661,8 @@ class GPRegressor(_RegressorBase):
         return np.clip(arr, low, high)
 
     def _learn(self, kernel, X, y, tol):
-        """Learn the hyperparameters: (kernel, noise, summary)."""
+        """Learn the hyperparameters: (kernel, noise, summary, the
+        hyperparameter space)."""
         from .._progress import make_progress
         from . import hyper
 
@@ -704,8 +704,7 @@ class GPRegressor(_RegressorBase):
         # variance may have reached that limit with the noise at its lower bound
         noise = max(noise, MIN_RELATIVE_NOISE * kernel.diag_value() * (1 + 1e-12))
         result["names"] = space.names
-        result["space"] = space
-        return kernel, noise, result
+        return kernel, noise, result, space
 
     # ------------------------------------------------------------ predict
 
