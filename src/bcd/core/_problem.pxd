@@ -2,10 +2,6 @@ cimport cython
 from bcd.core._linalg cimport CyBlockWork
 from bcd.penalties._penalty cimport CyPenalty
 
-#: work handed to :meth:`CyProblem.hessian_entries_beside`, run once on one thread
-ctypedef void (*side_task)(void* ctx) noexcept nogil
-
-
 cdef class CyProblem:
     """Compiled state and oracles of a smooth objective f.
 
@@ -64,9 +60,12 @@ cdef class CyProblem:
                            double* out) noexcept nogil
     cdef bint hessian_entries(self, const int* rows, Py_ssize_t nr, const int* cols,
                               Py_ssize_t nc, double* out) noexcept nogil
-    cdef bint hessian_entries_beside(self, const int* rows, Py_ssize_t nr, const int* cols,
-                                     Py_ssize_t nc, double* out, side_task task,
-                                     void* ctx) noexcept nogil
+    # rows of Hessian entries evaluated by a team of threads, one row each
+    cdef int row_threads(self, Py_ssize_t nc, Py_ssize_t work) noexcept nogil
+    cdef Py_ssize_t row_scratch(self, Py_ssize_t nc) noexcept nogil
+    cdef void rows_prepare(self, const int* cols, Py_ssize_t nc) noexcept nogil
+    cdef void hessian_row(self, int row, const int* cols, Py_ssize_t nc, double* scratch,
+                          double* out) noexcept nogil
 
     # -- provided -------------------------------------------------------
     @cython.final

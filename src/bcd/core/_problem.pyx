@@ -170,21 +170,33 @@ cdef class CyProblem:
         (the greedy maximum-improvement rule reads them); False when unavailable."""
         return False
 
-    cdef bint hessian_entries_beside(self, const int* rows, Py_ssize_t nr, const int* cols,
-                                     Py_ssize_t nc, double* out, side_task task,
-                                     void* ctx) noexcept nogil:
-        """:meth:`hessian_entries`, with ``task(ctx)`` run once, on one thread,
-        before the entries are complete.
-
-        The greedy maximum-improvement rule hands its triangular solves over
-        as the task: problems that evaluate entries in parallel (kernels) run
-        it on one thread while the others start on the entries, so the
-        serial solves overlap the evaluation instead of following it.  The
-        task must not read ``out``.  This default runs it first, then
+    cdef int row_threads(self, Py_ssize_t nc, Py_ssize_t work) noexcept nogil:
+        """Threads worth evaluating ``work`` Hessian entries in rows against
+        ``nc`` columns by :meth:`hessian_row`, one row per call from any
+        thread; 1 (this default) when rows are only available together, by
         :meth:`hessian_entries`.
-        """
-        task(ctx)
-        return self.hessian_entries(rows, nr, cols, nc, out)
+
+        The greedy maximum-improvement rule evaluates a few rows per added
+        coordinate, hundreds of times per block: problems whose entries are
+        costly (kernels) let a team of threads share them, so that each
+        step costs no thread wake-up."""
+        return 1
+
+    cdef Py_ssize_t row_scratch(self, Py_ssize_t nc) noexcept nogil:
+        """Doubles of scratch a thread passes to :meth:`hessian_row`."""
+        return 0
+
+    cdef void rows_prepare(self, const int* cols, Py_ssize_t nc) noexcept nogil:
+        """Get ready for :meth:`hessian_row` calls against ``cols``, distinct
+        coordinates (on one thread, before them)."""
+        pass
+
+    cdef void hessian_row(self, int row, const int* cols, Py_ssize_t nc, double* scratch,
+                          double* out) noexcept nogil:
+        """out[c] = (Hessian of f)[row, cols[c]], for the ``cols`` of the last
+        :meth:`rows_prepare`; safe to call from several threads at once
+        when :meth:`row_threads` allows more than one."""
+        self.hessian_entries(&row, 1, cols, nc, out)
 
     # ------------------------------------------------------------ provided
     cdef void record_direction(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:

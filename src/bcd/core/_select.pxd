@@ -75,6 +75,21 @@ cdef struct MIFactor:
     double h_pending
 
 
+cdef extern from "_team.h" nogil:
+    ctypedef struct bcd_team:
+        pass
+    void bcd_team_init(bcd_team* t)
+    long bcd_team_post(bcd_team* t, long n_items)
+    void bcd_team_publish(bcd_team* t, long value)
+    void bcd_team_await(bcd_team* t, long value)
+    long bcd_team_take(bcd_team* t)
+    void bcd_team_done(bcd_team* t, long n)
+    void bcd_team_finish(bcd_team* t)
+    void bcd_team_stop(bcd_team* t)
+    long bcd_team_join(bcd_team* t, long seen)
+    void bcd_team_leave(bcd_team* t)
+
+
 cdef class CyMaxImprovementSelector(CySelector):
     cdef Py_ssize_t kappa
     cdef MIFactor fac
@@ -89,6 +104,13 @@ cdef class CyMaxImprovementSelector(CySelector):
     cdef unsigned char[::1] taken
     cdef Py_ssize_t sol_nb
     cdef bint has_sol
+    cdef Py_ssize_t ncols          # columns of the candidate rows of the current step
+    cdef Py_ssize_t grown          # the block size _grow returned
 
+    cdef Py_ssize_t _grow(self, CyProblem prob, int* block, bcd_team* team,
+                          double* scratch, int* mine) noexcept nogil
+    cdef void _rows(self, CyProblem prob, bcd_team* team, long step, double* scratch,
+                    int* mine) noexcept nogil
+    cdef void _improvement(self, CyProblem prob, Py_ssize_t c) noexcept nogil
     cdef Py_ssize_t _draw(self, Py_ssize_t remaining) noexcept nogil
     cdef Py_ssize_t _unit_of(self, int j) noexcept nogil

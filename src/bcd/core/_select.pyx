@@ -3,10 +3,12 @@ import numpy as np
 from libc.stdint cimport uint64_t
 
 from libc.math cimport fabs, sqrt
-from scipy.linalg.cython_blas cimport dgemv, dtrsv
+from cython.parallel cimport parallel, threadid
+from libc.stdlib cimport malloc, free
+from scipy.linalg.cython_blas cimport ddot, dtrsv
 
 from bcd.core._linalg cimport CyBlockWork, negative_pivot, spd_solve
-from bcd.core._problem cimport CyProblem, side_task
+from bcd.core._problem cimport CyProblem
 from bcd.core._random cimport RNG, rng_seed, rng_below, rng_uniform
 
 
@@ -686,8 +688,8 @@ cdef void _mi_extend(void* ctx) noexcept nogil:
     """The serial part of a step of the maximum-improvement rule: join the
     pending coordinate j to B (new factor row l = L^{-1} H_Bj, pivot
     sqrt(H_jj - l.l), z_j), then bring ``delta`` up to date, each an
-    O(|B|^2) triangular solve.  A :data:`side_task` of
-    :meth:`CyProblem.hessian_entries_beside`."""
+    O(|B|^2) triangular solve, overlapping the evaluation of the next
+    candidates' rows."""
     cdef MIFactor* f = <MIFactor*>ctx
     cdef Py_ssize_t a, size = f.size, k = f.k
     cdef double d2, s
@@ -789,12 +791,74 @@ cdef class CyMaxImprovementSelector(CySelector):
         return min(nc, self.kappa)
 
     cdef Py_ssize_t select(self, CyProblem prob, int* block) noexcept nogil:
+        cdef int nt = prob.row_threads(self.k, self.kappa * self.k)
+        cdef bcd_team team
+        cdef double* scratch
+        cdef int* mine
+        cdef long step
+        cdef bint ready
+        if nt < 2:
+            return self._grow(prob, block, NULL, NULL, NULL)
+        # one parallel region for the whole block: thread 0 grows it and
+        # posts the candidate rows of each step to the team (_team.h)
+        bcd_team_init(&team)
+        with parallel(num_threads=nt):
+            scratch = <double*>malloc(prob.row_scratch(self.k) * sizeof(double))
+            mine = <int*>malloc(self.kappa * sizeof(int))
+            ready = scratch != NULL and mine != NULL
+            if threadid() == 0:
+                self.grown = self._grow(prob, block, &team if ready else NULL, scratch, mine)
+                bcd_team_stop(&team)
+            elif ready:
+                step = 0
+                while True:
+                    step = bcd_team_join(&team, step)
+                    if step < 0:
+                        break
+                    self._rows(prob, &team, step, scratch, mine)
+                    bcd_team_leave(&team)
+            free(scratch)
+            free(mine)
+        return self.grown
+
+    cdef void _rows(self, CyProblem prob, bcd_team* team, long step, double* scratch,
+                    int* mine) noexcept nogil:
+        """Take candidates of the posted step until none is left and
+        evaluate H between each and the columns (B and the pending
+        coordinate); then, once the leader has brought ``delta`` up to date
+        for the step, their e_c = g_c + H_cB delta.  ``mine``: room for
+        ``kappa`` indices."""
+        cdef long c
+        cdef Py_ssize_t i, n_mine = 0, ld = self.ncols
+        while True:
+            c = bcd_team_take(team)
+            if c < 0:
+                break
+            prob.hessian_row(self.cand[c], &self.order[0], ld, scratch, &self.rows[c * ld])
+            mine[n_mine] = <int>c
+            n_mine += 1
+        if n_mine:
+            bcd_team_await(team, step)
+            for i in range(n_mine):
+                self._improvement(prob, mine[i])
+            bcd_team_done(team, n_mine)
+
+    cdef void _improvement(self, CyProblem prob, Py_ssize_t c) noexcept nogil:
+        """e_c = g_c + H_cB delta for candidate c, from its row (of ``ncols``
+        entries, a left-out pending coordinate last and unused)."""
+        cdef int nb = <int>self.fac.size, one = 1
+        self.e[c] = prob.g[self.cand[c]] + ddot(&nb, &self.rows[c * self.ncols], &one,
+                                                &self.delta[0], &one)
+
+    cdef Py_ssize_t _grow(self, CyProblem prob, int* block, bcd_team* team,
+                          double* scratch, int* mine) noexcept nogil:
+        """Grow the block; with a ``team``, the candidate rows of each step
+        are shared with it (``scratch`` and ``mine``: as for :meth:`_rows`)."""
         cdef Py_ssize_t u, a, b, c, nc, ncols, size, best, n_taken, k = self.k
         cdef double v, best_v
         cdef const double* g = &prob.g[0]
-        cdef int j, t, n_b, n_c, ld, inc = 1
-        cdef double one = 1.0
-        cdef char trans = b'T'
+        cdef int j, t
+        cdef long step
         cdef bint drawn
         cdef MIFactor* f = &self.fac
         self.has_sol = False
@@ -825,10 +889,10 @@ cdef class CyMaxImprovementSelector(CySelector):
         n_taken = 1         # the block and the units found dependent on it
         while True:
             # The chosen coordinate j joins B (f.pending, with its row of
-            # H_Bj in the factor) by two triangular solves, on one thread,
-            # while the others evaluate H between the next candidates and
-            # B + j: the candidates are drawn before j is known to be
-            # independent of B, as the draw does not depend on it.
+            # H_Bj in the factor) by two triangular solves while the team
+            # evaluates H between the next candidates and B + j: the
+            # candidates are drawn before j is known to be independent of
+            # B, as the draw does not depend on it.
             ncols = f.size + (f.pending >= 0)
             drawn = ncols < k and n_taken < self.n_units
             nc = 0
@@ -836,8 +900,20 @@ cdef class CyMaxImprovementSelector(CySelector):
                 nc = self._draw(self.n_units - n_taken)
                 for c in range(nc):
                     self.cand[c] = self.unit_coords[self.cand[c]]   # units -> coordinates
-                prob.hessian_entries_beside(&self.cand[0], nc, &self.order[0], ncols,
-                                            &self.rows[0], _mi_extend, f)
+                self.ncols = ncols
+                if team != NULL:
+                    prob.rows_prepare(&self.order[0], ncols)
+                    step = bcd_team_post(team, nc)
+                    _mi_extend(f)
+                    bcd_team_publish(team, step)
+                    self._rows(prob, team, step, scratch, mine)
+                    bcd_team_finish(team)
+                else:
+                    _mi_extend(f)
+                    prob.hessian_entries(&self.cand[0], nc, &self.order[0], ncols,
+                                         &self.rows[0])
+                    for c in range(nc):
+                        self._improvement(prob, c)
             else:
                 _mi_extend(f)
             if f.pending >= 0:
@@ -852,15 +928,6 @@ cdef class CyMaxImprovementSelector(CySelector):
                 if f.size < k and n_taken < self.n_units:
                     continue            # j was left out: B can still grow
                 break
-            # e_c = g_c + H_cB delta for every candidate c (one matrix-vector
-            # product; a left-out j leaves an unused last column)
-            for c in range(nc):
-                self.e[c] = g[self.cand[c]]
-            n_b = <int>f.size
-            n_c = <int>nc
-            ld = <int>ncols
-            dgemv(&trans, &n_b, &n_c, &one, &self.rows[0], &ld, &self.delta[0], &inc,
-                  &one, &self.e[0], &inc)
             best = -1
             best_v = 0.0
             for c in range(nc):

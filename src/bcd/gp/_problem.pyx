@@ -1,9 +1,8 @@
 """Compiled kernel of the Gaussian process linear system."""
 import numpy as np
-from cython.parallel cimport prange, parallel, threadid
-from libc.stdlib cimport malloc, free
+from cython.parallel cimport prange
 
-from bcd.core._problem cimport CyProblem, side_task
+from bcd.core._problem cimport CyProblem
 from bcd.gp._kernel cimport CyKernelEvaluator
 
 cdef enum:
@@ -43,6 +42,7 @@ cdef class CyGaussianProcess(CyProblem):
     cdef int[::1] g_cols
     cdef double[::1] g_inputs
     cdef Py_ssize_t n_gathered
+    cdef int[::1] g_pos             # coordinate -> 1 + its position among g_cols, or 0
     cdef int[::1] col_pos           # coordinate -> 1 + its position among cols, or 0
 
     def __init__(self, CyKernelEvaluator K, y, double noise, lipschitz, Py_ssize_t max_block=1,
@@ -56,6 +56,7 @@ cdef class CyGaussianProcess(CyProblem):
         self.nz = np.zeros(n, dtype=np.int32)
         self.wz = np.zeros(n)
         self.col_pos = np.zeros(n, dtype=np.int32)
+        self.g_pos = np.zeros(n, dtype=np.int32)
         self.cache_columns = max(0, min(cache_columns, n))
         if self.cache_columns:
             self.cache = np.zeros(self.cache_columns * n)
@@ -119,47 +120,51 @@ cdef class CyGaussianProcess(CyProblem):
 
     cdef bint hessian_entries(self, const int* rows, Py_ssize_t nr, const int* cols,
                               Py_ssize_t nc, double* out) noexcept nogil:
-        if self._gather(nr, cols, nc):
+        # rows against gathered columns, whatever the size: the entries are
+        # then bitwise those of hessian_row, whichever path asks for them
+        if self._gather(cols, nc):
             self.K.entries_gathered(rows, nr, &self.g_inputs[0], self.g_cols.shape[0], nc, out)
         else:
             self.K.entries(rows, nr, cols, nc, out)
         self._add_noise(rows, nr, cols, nc, out)
         return True
 
-    cdef bint hessian_entries_beside(self, const int* rows, Py_ssize_t nr, const int* cols,
-                                     Py_ssize_t nc, double* out, side_task task,
-                                     void* ctx) noexcept nogil:
-        """Thread 0 runs ``task`` while the others start on the rows, which
-        all threads then share (dynamically: thread 0 joins late)."""
-        cdef Py_ssize_t r, cap = self.g_cols.shape[0]
-        cdef double* sq
-        cdef int nt = self.K.threads_for(nr * nc)
-        if nt < 2 or not self._gather(nr, cols, nc):
-            task(ctx)
-            return self.hessian_entries(rows, nr, cols, nc, out)
-        with parallel(num_threads=nt):
-            if threadid() == 0:
-                task(ctx)
-            sq = <double*>malloc((self.K.n_metrics + 1) * nc * sizeof(double))
-            for r in prange(nr, schedule="dynamic", chunksize=2):
-                self.K.rows_gathered(rows + r, 1, &self.g_inputs[0], cap, nc, sq, out + r * nc)
-            free(sq)
-        self._add_noise(rows, nr, cols, nc, out)
-        return True
+    cdef int row_threads(self, Py_ssize_t nc, Py_ssize_t work) noexcept nogil:
+        return self.K.threads_for(work) if nc <= self.g_cols.shape[0] else 1
 
-    cdef bint _gather(self, Py_ssize_t nr, const int* cols, Py_ssize_t nc) noexcept nogil:
+    cdef Py_ssize_t row_scratch(self, Py_ssize_t nc) noexcept nogil:
+        return (self.K.n_metrics + 1) * nc
+
+    cdef void rows_prepare(self, const int* cols, Py_ssize_t nc) noexcept nogil:
+        self._gather(cols, nc)
+
+    cdef void hessian_row(self, int row, const int* cols, Py_ssize_t nc, double* scratch,
+                          double* out) noexcept nogil:
+        cdef int p = self.g_pos[row]
+        self.K.rows_gathered(&row, 1, &self.g_inputs[0], self.g_cols.shape[0], nc, scratch,
+                             out)
+        if p:
+            out[p - 1] += self.noise
+
+    cdef bint _gather(self, const int* cols, Py_ssize_t nc) noexcept nogil:
         """Gather the inputs of ``cols`` for :meth:`CyKernelEvaluator.entries_gathered`
-        (False when the block is too small or too wide for it).  A greedy
-        rule asks again with one more column: only the new ones are copied."""
+        (False when there are more than the reserved block size), and keep
+        ``g_pos`` the positions of these columns (the last of a repeated
+        one).  A greedy rule asks again with one more column: only the new
+        ones are copied."""
         cdef Py_ssize_t c, keep = 0, cap = self.g_cols.shape[0]
-        if nc > cap or nr * nc < 64:
+        if nc > cap:
             return False
         while keep < self.n_gathered and keep < nc and self.g_cols[keep] == cols[keep]:
             keep += 1
+        for c in range(keep, self.n_gathered):
+            self.g_pos[self.g_cols[c]] = 0
         if keep < nc:
             self.K.gather(cols + keep, nc - keep, &self.g_inputs[keep], cap)
             for c in range(keep, nc):
                 self.g_cols[c] = cols[c]
+        for c in range(nc):
+            self.g_pos[cols[c]] = <int>c + 1
         self.n_gathered = nc
         return True
 
