@@ -234,6 +234,10 @@ def test_options_are_checked_against_their_spec():
         bcd.solve(problem, rule="gsd", gsd_diagonal="x")
     with pytest.raises(ValueError, match="mi_candidates must be a positive integer"):
         bcd.solve(_quadratic(), rule="gbcd", update="exact", mi_candidates=0)
+    with pytest.raises(ValueError, match="mi_refresh must be a positive integer or None"):
+        bcd.solve(_quadratic(), rule="gbcd", update="exact", mi_refresh=0)
+    with pytest.raises(ValueError, match="mi_refresh"):
+        bcd.solve(_quadratic(), rule="gs", update="exact", mi_refresh=5)
     result = bcd.solve(problem, blocks="fixed", max_iter=3, tol=0)
     assert result.options["partition"] == "sort"
     result = bcd.solve(_poisson(), blocks="fixed", update="newton", max_iter=3, tol=0)

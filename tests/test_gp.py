@@ -539,6 +539,55 @@ def test_gbcd_with_all_candidates_is_the_exact_greedy_rule(size, start, precompu
         np.testing.assert_allclose(result.x, expected, rtol=0, atol=1e-10)
 
 
+@pytest.mark.parametrize("precomputed", [False, True])
+@pytest.mark.parametrize("size", [2, 9, 40])
+def test_gbcd_pool_of_every_candidate_is_the_exact_greedy_rule(size, precomputed):
+    # with kappa = n every coordinate outside B is in the pool, and with
+    # mi_refresh=1 only the chosen one leaves it: the kept rows gain one
+    # column per step, and must give the exact greedy choices and delta
+    n = 120
+    X, y = _data(n, 2, seed=13)
+    spec = ("+", ("se", [0.3, 0.6], 1.0), ("m52", 0.5, 0.5))
+    H = _ref_kernel(spec, X, X) + 0.05 * np.eye(n)
+    x0 = np.random.default_rng(1).standard_normal(n) * 0.3
+    block_ref, delta_ref = _greedy_reference(H, H @ x0 - y, size)
+    expected = x0.copy()
+    expected[block_ref] += delta_ref
+    for threads in (1, 2):
+        problem = bcd.GaussianProcess(X, y, _build(spec), 0.05, precomputed=precomputed,
+                                      n_threads=threads)
+        result = bcd.solve(problem, rule="gbcd", block_size=size, update="exact", max_iter=1,
+                           tol=0.0, x0=x0, mi_candidates=n, mi_refresh=1, random_state=5)
+        np.testing.assert_allclose(result.x, expected, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("refresh", [1, 7, 30])
+def test_gbcd_pool_reaches_cho_solve_and_threads_do_not_change_it(big_problem, refresh):
+    X, y, alpha = big_problem
+    kernel = SquaredExponential(LS_BIG, variance=VAR_BIG)
+    xs = []
+    for threads in (1, 2):
+        problem = bcd.GaussianProcess(X, y, kernel, NOISE_BIG, n_threads=threads)
+        result = bcd.solve(problem, rule="gbcd", block_size=100, update="exact", tol=1e-9,
+                           max_iter=5000, mi_refresh=refresh, random_state=3)
+        assert result.converged
+        assert _rel(result.x, alpha) < 1e-6
+        xs.append(result.x)
+    assert np.array_equal(xs[0], xs[1])
+
+
+def test_gbcd_refreshing_every_candidate_is_the_default_rule():
+    X, y = _data(400, 3, seed=21)
+    problem = bcd.GaussianProcess(X, y, SquaredExponential(0.5), 0.05)
+    runs = [bcd.solve(problem, rule="gbcd", block_size=40, update="exact", max_iter=4, tol=0.0,
+                      random_state=2, mi_candidates=25, **extra).x
+            for extra in ({}, {"mi_refresh": 25}, {"mi_refresh": 100})]
+    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], runs[2])
+    kept = bcd.solve(problem, rule="gbcd", block_size=40, update="exact", max_iter=4, tol=0.0,
+                     random_state=2, mi_candidates=25, mi_refresh=5).x
+    assert not np.array_equal(runs[0], kept)
+
+
 def test_gbcd_exact_greedy_on_quadratic():
     rng = np.random.default_rng(14)
     n = 80
@@ -548,15 +597,16 @@ def test_gbcd_exact_greedy_on_quadratic():
     c = rng.standard_normal(n)
     H = Q.toarray()
     block_ref, delta_ref = _greedy_reference(H, -c, 12)
-    result = bcd.solve(bcd.Quadratic(Q, c), rule="gbcd", block_size=12, update="exact",
-                       max_iter=1, tol=0.0, mi_candidates=n)
     expected = np.zeros(n)
     expected[block_ref] = delta_ref
-    np.testing.assert_allclose(result.x, expected, rtol=0, atol=1e-12)
+    for refresh in (None, 1):       # the pool of all candidates, kept rows extended
+        result = bcd.solve(bcd.Quadratic(Q, c), rule="gbcd", block_size=12, update="exact",
+                           max_iter=1, tol=0.0, mi_candidates=n, mi_refresh=refresh)
+        np.testing.assert_allclose(result.x, expected, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("kappa", [5, 60, 1000])
-def test_gbcd_on_sparse_quadratic_reaches_spsolve(kappa):
+@pytest.mark.parametrize("kappa, refresh", [(5, None), (60, None), (1000, None), (60, 10)])
+def test_gbcd_on_sparse_quadratic_reaches_spsolve(kappa, refresh):
     m = 15
     T = sp.diags([[-1.0] * (m - 1), [4.0] * m, [-1.0] * (m - 1)], [-1, 0, 1])
     off = sp.diags([[-1.0] * (m - 1), [-1.0] * (m - 1)], [-1, 1])
@@ -564,7 +614,8 @@ def test_gbcd_on_sparse_quadratic_reaches_spsolve(kappa):
     c = np.random.default_rng(15).standard_normal(m * m)
     x_ref = spla.spsolve(Q, c)
     result = bcd.solve(bcd.Quadratic(Q, c), rule="gbcd", block_size=20, update="exact",
-                       tol=1e-10, random_state=0, mi_candidates=kappa, max_iter=100000)
+                       tol=1e-10, random_state=0, mi_candidates=kappa, mi_refresh=refresh,
+                       max_iter=100000)
     assert result.converged
     assert _rel(result.x, x_ref) < 1e-8
 

@@ -38,14 +38,16 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
           partition=None, max_iter=None, tol=None, max_time=None, x0=None,
           random_state=None, callback=None, verbose=False, check_every="auto",
           callback_every=1, lipschitz=None, gsd_diagonal=None, gsq_method=None,
-          target_support=None, mi_candidates=None, vertex_order=None, working_set="auto",
+          target_support=None, mi_candidates=None, mi_refresh=None, vertex_order=None,
+          working_set="auto",
           extrapolation="auto", screening=True, gap_tol=None, tol_mode="absolute",
           warn=True):
     """Minimize a problem by block coordinate descent.
 
     With ``rule``, ``blocks``, ``block_size`` and ``update`` all left at
     ``"auto"`` (and none of ``partition``, ``vertex_order``, ``lipschitz``,
-    ``gsd_diagonal``, ``gsq_method``, ``mi_candidates`` given), the
+    ``gsd_diagonal``, ``gsq_method``, ``mi_candidates``, ``mi_refresh``
+    given), the
     configuration is chosen from the problem's structure, penalty and size
     by the measured table :data:`bcd.core.auto.AUTO_TABLE` (for example
     coordinate descent on working sets with Anderson extrapolation for a
@@ -198,6 +200,12 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         Random candidates examined for each coordinate added to a block by
         rule "gbcd" (kappa; at least the number of coordinates makes every
         choice exact).
+    mi_refresh : int, optional
+        For rule "gbcd": how many of the ``mi_candidates`` are drawn afresh
+        for each added coordinate; the best-scoring others stay candidates,
+        and their rows of the Hessian need only the entries of the
+        coordinates added since.  Default: all of them, Bo and
+        Sminchisescu's rule.
     vertex_order : {"natural", "random", "lipschitz"}, default="natural"
         For ``blocks="forest_partition"`` and ``"coloring"``: the order in
         which the greedy algorithm visits the nodes (``"lipschitz"``:
@@ -225,7 +233,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         the gap is at most ``gap_tol`` (it bounds F(x) - F*).
 
     The options ``partition``, ``vertex_order``, ``lipschitz``,
-    ``gsd_diagonal``, ``gsq_method``, ``mi_candidates``, ``working_set``
+    ``gsd_diagonal``, ``gsq_method``, ``mi_candidates``, ``mi_refresh``, ``working_set``
     and ``extrapolation`` belong to one block strategy, update or rule each (see ``bcd.core.specs`` and the
     documentation's table of valid combinations); giving one that the
     chosen configuration does not use is an error.
@@ -275,7 +283,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     n = problem.n_coordinates
     spec_options = dict(partition=partition, vertex_order=vertex_order, lipschitz=lipschitz,
                         gsd_diagonal=gsd_diagonal, gsq_method=gsq_method,
-                        mi_candidates=mi_candidates)
+                        mi_candidates=mi_candidates, mi_refresh=mi_refresh)
     given = {name: value for name, value in (("rule", rule), ("blocks", blocks),
                                               ("block_size", block_size), ("update", update))
              if not _is_auto(value)}

@@ -64,8 +64,8 @@ cdef class CyProblem:
     cdef int row_threads(self, Py_ssize_t nc, Py_ssize_t work) noexcept nogil
     cdef Py_ssize_t row_scratch(self, Py_ssize_t nc) noexcept nogil
     cdef void rows_prepare(self, const int* cols, Py_ssize_t nc) noexcept nogil
-    cdef void hessian_row(self, int row, const int* cols, Py_ssize_t nc, double* scratch,
-                          double* out) noexcept nogil
+    cdef void hessian_row(self, int row, const int* cols, Py_ssize_t c0, Py_ssize_t c1,
+                          double* scratch, double* out) noexcept nogil
 
     # -- provided -------------------------------------------------------
     @cython.final

@@ -191,12 +191,13 @@ cdef class CyProblem:
         coordinates (on one thread, before them)."""
         pass
 
-    cdef void hessian_row(self, int row, const int* cols, Py_ssize_t nc, double* scratch,
-                          double* out) noexcept nogil:
-        """out[c] = (Hessian of f)[row, cols[c]], for the ``cols`` of the last
-        :meth:`rows_prepare`; safe to call from several threads at once
-        when :meth:`row_threads` allows more than one."""
-        self.hessian_entries(&row, 1, cols, nc, out)
+    cdef void hessian_row(self, int row, const int* cols, Py_ssize_t c0, Py_ssize_t c1,
+                          double* scratch, double* out) noexcept nogil:
+        """out[c - c0] = (Hessian of f)[row, cols[c]] for c0 <= c < c1, with
+        the ``cols`` of the last :meth:`rows_prepare`; safe to call from
+        several threads at once when :meth:`row_threads` allows more than
+        one."""
+        self.hessian_entries(&row, 1, cols + c0, c1 - c0, out)
 
     # ------------------------------------------------------------ provided
     cdef void record_direction(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:

@@ -91,26 +91,37 @@ cdef extern from "_team.h" nogil:
 
 
 cdef class CyMaxImprovementSelector(CySelector):
-    cdef Py_ssize_t kappa
+    cdef Py_ssize_t kappa          # candidates per step (slots of the pool)
+    cdef Py_ssize_t refresh        # candidates drawn afresh per step
     cdef MIFactor fac
     cdef double[::1] chol          # lower Cholesky factor of H_BB, row-major, k x k
     cdef double[::1] z             # L^{-1} g_B
     cdef double[::1] delta         # block minimizer of the quadratic over B
-    cdef double[::1] rows          # H[candidates, B]
-    cdef double[::1] e             # g + H delta at the candidates
+    cdef double[::1] rows          # H[candidate of each slot, B], leading dimension ld
+    cdef double[::1] e             # g + H delta at each slot's candidate
+    cdef double[::1] score         # e^2 / H_cc at each slot's candidate
     cdef double[::1] sol           # delta in the order of the returned block
     cdef int[::1] order            # B in the order the coordinates were chosen
-    cdef int[::1] cand
-    cdef unsigned char[::1] taken
+    cdef int[::1] cand             # coordinate of each slot
+    cdef int[::1] cand_unit        # and its unit
+    cdef unsigned char[::1] kind   # slot: 0 empty, 1 drawn this step, 2 kept
+    cdef int[::1] active           # the occupied slots
+    cdef int[::1] drawn_units
+    cdef double[::1] tmp           # rows evaluated together, before going to their slots
+    cdef int[::1] tmp_rows
+    cdef unsigned char[::1] taken  # unit: 1 in B or left out, 2 in the pool
     cdef Py_ssize_t sol_nb
     cdef bint has_sol
     cdef Py_ssize_t ncols          # columns of the candidate rows of the current step
+    cdef Py_ssize_t ld             # leading dimension of ``rows`` in the current step
+    cdef Py_ssize_t col0           # first column missing from kept rows
     cdef Py_ssize_t grown          # the block size _grow returned
 
     cdef Py_ssize_t _grow(self, CyProblem prob, int* block, bcd_team* team,
                           double* scratch, int* mine) noexcept nogil
     cdef void _rows(self, CyProblem prob, bcd_team* team, long step, double* scratch,
                     int* mine) noexcept nogil
-    cdef void _improvement(self, CyProblem prob, Py_ssize_t c) noexcept nogil
-    cdef Py_ssize_t _draw(self, Py_ssize_t remaining) noexcept nogil
-    cdef Py_ssize_t _unit_of(self, int j) noexcept nogil
+    cdef void _rows_serial(self, CyProblem prob, Py_ssize_t n_active) noexcept nogil
+    cdef void _improvement(self, CyProblem prob, Py_ssize_t sl) noexcept nogil
+    cdef Py_ssize_t _fill(self, Py_ssize_t n_taken, Py_ssize_t n_pool) noexcept nogil
+    cdef Py_ssize_t _draw(self, Py_ssize_t remaining, Py_ssize_t want, int* out) noexcept nogil

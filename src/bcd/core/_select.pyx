@@ -727,68 +727,85 @@ cdef class CyMaxImprovementSelector(CySelector):
     coordinate i outside B would decrease f further by ``e_i^2 / (2 H_ii)``
     with ``e_i = g_i + H_iB delta`` (eq. 10 of Bo and Sminchisescu).  The
     first coordinate is the best of all; each later one the best of
-    ``kappa`` coordinates drawn at random outside B.  The Cholesky factor of
-    H_BB is extended by one row per added coordinate (O(|B|^2)), and the
-    final ``delta`` is handed to the exact update.  The units must be single
-    coordinates (variable blocks) and L_i must equal H_ii.
+    ``kappa`` candidates outside B.  The Cholesky factor of H_BB is extended
+    by one row per added coordinate (O(|B|^2)), and the final ``delta`` is
+    handed to the exact update.  The units must be single coordinates
+    (variable blocks) and L_i must equal H_ii.
+
+    The candidates are a pool of ``kappa`` slots.  After each step the
+    chosen one and the ``refresh - 1`` lowest-scoring others leave it, and
+    as many are drawn at random outside B and the pool: ``refresh = kappa``
+    draws them all afresh every step, Bo and Sminchisescu's rule.  A kept
+    candidate's row H_cB needs only its entry for the coordinate that
+    joined B, so a smaller ``refresh`` evaluates fewer Hessian entries.
     """
 
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed,
-                 Py_ssize_t kappa):
+                 Py_ssize_t kappa, Py_ssize_t refresh=0):
         CySelector.__init__(self, unit_ptr, unit_coords, unit_L, k, seed)
-        self.kappa = max(1, kappa)
+        self.kappa = max(1, min(kappa, self.n_units))
+        self.refresh = self.kappa if refresh <= 0 else max(1, min(refresh, self.kappa))
         k = self.k
         self.chol = np.zeros(k * k)
         self.z = np.zeros(k)
         self.delta = np.zeros(k)
         self.sol = np.zeros(k)
         self.order = np.zeros(k, dtype=np.int32)
-        self.cand = np.zeros(min(self.kappa, self.n_units), dtype=np.int32)
-        self.rows = np.zeros(min(self.kappa, self.n_units) * k)
-        self.e = np.zeros(min(self.kappa, self.n_units))
+        self.cand = np.zeros(self.kappa, dtype=np.int32)
+        self.cand_unit = np.zeros(self.kappa, dtype=np.int32)
+        self.kind = np.zeros(self.kappa, dtype=np.uint8)
+        self.active = np.zeros(self.kappa, dtype=np.int32)
+        self.drawn_units = np.zeros(self.kappa, dtype=np.int32)
+        self.score = np.zeros(self.kappa)
+        self.rows = np.zeros(self.kappa * k)
+        self.e = np.zeros(self.kappa)
         self.taken = np.zeros(self.n_units, dtype=np.uint8)
+        if self.refresh < self.kappa:
+            self.tmp = np.zeros(self.kappa * k)
+            self.tmp_rows = np.zeros(self.kappa, dtype=np.int32)
 
     def capacity(self):
         return self.k
 
-    cdef Py_ssize_t _draw(self, Py_ssize_t remaining) noexcept nogil:
-        """Put min(kappa, remaining) distinct units not yet taken into ``cand``
-        (``remaining``: how many are not taken)."""
+    cdef Py_ssize_t _draw(self, Py_ssize_t remaining, Py_ssize_t want,
+                          int* out) noexcept nogil:
+        """Put min(want, remaining) distinct units neither taken nor in the
+        pool into ``out`` (``remaining``: how many such units there are)."""
         cdef Py_ssize_t nc = 0, u, a, r, tries = 0
-        if remaining <= self.kappa:
+        if remaining <= want:
             for u in range(self.n_units):
                 if not self.taken[u]:
-                    self.cand[nc] = <int>u
+                    out[nc] = <int>u
                     nc += 1
             return nc
-        if remaining >= 4 * self.kappa:
+        if remaining >= 4 * want:
             # rejection sampling: at least 3/4 of the draws succeed while
             # fewer than a quarter of the free units are drawn
-            while nc < self.kappa and tries < 64 * self.kappa:
+            while nc < want and tries < 64 * want:
                 tries += 1
                 u = rng_below(&self.rng, self.n_units)
                 if self.taken[u]:
                     continue
-                self.taken[u] = 2
-                self.cand[nc] = <int>u
+                self.taken[u] = 3
+                out[nc] = <int>u
                 nc += 1
             for a in range(nc):
-                self.taken[self.cand[a]] = 0
-            if nc == self.kappa:
+                self.taken[out[a]] = 0
+            if nc == want:
                 return nc
         # few free units, or the draws kept missing them (most units taken):
         # a uniform subset of the free units by reservoir sampling, O(n_units)
         nc = 0
         for u in range(self.n_units):
             if not self.taken[u]:
-                if nc < self.kappa:
-                    self.cand[nc] = <int>u
+                if nc < want:
+                    out[nc] = <int>u
                 else:
                     r = rng_below(&self.rng, nc + 1)
-                    if r < self.kappa:
-                        self.cand[r] = <int>u
+                    if r < want:
+                        out[r] = <int>u
                 nc += 1
-        return min(nc, self.kappa)
+        return min(nc, want)
 
     cdef Py_ssize_t select(self, CyProblem prob, int* block) noexcept nogil:
         cdef int nt = prob.row_threads(self.k, self.kappa * self.k)
@@ -823,19 +840,24 @@ cdef class CyMaxImprovementSelector(CySelector):
 
     cdef void _rows(self, CyProblem prob, bcd_team* team, long step, double* scratch,
                     int* mine) noexcept nogil:
-        """Take candidates of the posted step until none is left and
-        evaluate H between each and the columns (B and the pending
-        coordinate); then, once the leader has brought ``delta`` up to date
-        for the step, their e_c = g_c + H_cB delta.  ``mine``: room for
-        ``kappa`` indices."""
-        cdef long c
-        cdef Py_ssize_t i, n_mine = 0, ld = self.ncols
+        """Take active slots of the posted step until none is left and
+        evaluate the missing entries of their rows H_cB (all of a fresh
+        candidate's, the new columns of a kept one's); then, once the leader
+        has brought ``delta`` up to date for the step, their e_c.  ``mine``:
+        room for ``kappa`` indices."""
+        cdef long i
+        cdef int sl
+        cdef Py_ssize_t c0, n_mine = 0, ncols = self.ncols, ld = self.ld
         while True:
-            c = bcd_team_take(team)
-            if c < 0:
+            i = bcd_team_take(team)
+            if i < 0:
                 break
-            prob.hessian_row(self.cand[c], &self.order[0], ld, scratch, &self.rows[c * ld])
-            mine[n_mine] = <int>c
+            sl = self.active[i]
+            c0 = 0 if self.kind[sl] == 1 else self.col0
+            if c0 < ncols:
+                prob.hessian_row(self.cand[sl], &self.order[0], c0, ncols, scratch,
+                                 &self.rows[sl * ld + c0])
+            mine[n_mine] = sl
             n_mine += 1
         if n_mine:
             bcd_team_await(team, step)
@@ -843,23 +865,84 @@ cdef class CyMaxImprovementSelector(CySelector):
                 self._improvement(prob, mine[i])
             bcd_team_done(team, n_mine)
 
-    cdef void _improvement(self, CyProblem prob, Py_ssize_t c) noexcept nogil:
-        """e_c = g_c + H_cB delta for candidate c, from its row (of ``ncols``
-        entries, a left-out pending coordinate last and unused)."""
+    cdef void _rows_serial(self, CyProblem prob, Py_ssize_t n_active) noexcept nogil:
+        """The candidate rows of a step by :meth:`CyProblem.hessian_entries`
+        on the calling thread: the fresh candidates' together, then the
+        kept ones' new columns together."""
+        cdef Py_ssize_t i, a, c, nf = 0, nk = 0, ncols = self.ncols, ld = self.ld
+        cdef Py_ssize_t w = ncols - self.col0
+        cdef int sl
+        cdef int* rows_of = &self.tmp_rows[0]
+        cdef double* buf = &self.tmp[0]
+        for i in range(n_active):
+            if self.kind[self.active[i]] == 1:
+                rows_of[nf] = self.cand[self.active[i]]
+                nf += 1
+        if nf:
+            prob.hessian_entries(rows_of, nf, &self.order[0], ncols, buf)
+            for i in range(n_active):
+                sl = self.active[i]
+                if self.kind[sl] == 1:
+                    for a in range(ncols):
+                        self.rows[sl * ld + a] = buf[nk * ncols + a]
+                    nk += 1
+        nk = 0
+        if w > 0:
+            for i in range(n_active):
+                if self.kind[self.active[i]] == 2:
+                    rows_of[nk] = self.cand[self.active[i]]
+                    nk += 1
+            if nk:
+                prob.hessian_entries(rows_of, nk, &self.order[self.col0], w, buf)
+                c = 0
+                for i in range(n_active):
+                    sl = self.active[i]
+                    if self.kind[sl] == 2:
+                        for a in range(w):
+                            self.rows[sl * ld + self.col0 + a] = buf[c * w + a]
+                        c += 1
+
+    cdef void _improvement(self, CyProblem prob, Py_ssize_t sl) noexcept nogil:
+        """e_c = g_c + H_cB delta for the candidate in slot ``sl``, from its
+        row (a left-out pending coordinate is its last, unused entry)."""
         cdef int nb = <int>self.fac.size, one = 1
-        self.e[c] = prob.g[self.cand[c]] + ddot(&nb, &self.rows[c * self.ncols], &one,
-                                                &self.delta[0], &one)
+        self.e[sl] = prob.g[self.cand[sl]] + ddot(&nb, &self.rows[sl * self.ld], &one,
+                                                  &self.delta[0], &one)
+
+    cdef Py_ssize_t _fill(self, Py_ssize_t n_taken, Py_ssize_t n_pool) noexcept nogil:
+        """Draw candidates into the empty slots, mark the pool's slots fresh
+        (1) or kept (2) and list the occupied ones in ``active``; returns
+        how many there are."""
+        cdef Py_ssize_t sl, a = 0, nd, n_active = 0
+        cdef Py_ssize_t free = self.kappa - n_pool
+        nd = self._draw(self.n_units - n_taken - n_pool, free, &self.drawn_units[0]) \
+            if free else 0
+        for sl in range(self.kappa):
+            if self.kind[sl] != 0:
+                self.kind[sl] = 2
+            elif a < nd:
+                self.cand_unit[sl] = self.drawn_units[a]
+                self.cand[sl] = self.unit_coords[self.drawn_units[a]]
+                self.taken[self.drawn_units[a]] = 2
+                self.kind[sl] = 1
+                a += 1
+            if self.kind[sl] != 0:
+                self.active[n_active] = <int>sl
+                n_active += 1
+        return n_active
 
     cdef Py_ssize_t _grow(self, CyProblem prob, int* block, bcd_team* team,
                           double* scratch, int* mine) noexcept nogil:
         """Grow the block; with a ``team``, the candidate rows of each step
         are shared with it (``scratch`` and ``mine``: as for :meth:`_rows`)."""
-        cdef Py_ssize_t u, a, b, c, nc, ncols, size, best, n_taken, k = self.k
+        cdef Py_ssize_t u, a, b, i, ncols, size, best, n_taken, n_pool = 0, n_active
+        cdef Py_ssize_t k = self.k, n_out
         cdef double v, best_v
         cdef const double* g = &prob.g[0]
-        cdef int j, t
+        cdef int j, t, sl
         cdef long step
         cdef bint drawn
+        cdef bint pooled = self.refresh < self.kappa
         cdef MIFactor* f = &self.fac
         self.has_sol = False
         self.last_unit = -1
@@ -869,6 +952,8 @@ cdef class CyMaxImprovementSelector(CySelector):
         f.delta = &self.delta[0]
         f.order = &self.order[0]
         f.k = k
+        for sl in range(self.kappa):
+            self.kind[sl] = 0
         # the first coordinate: the best of all (one-dimensional decrease)
         best = 0
         best_v = -1.0
@@ -890,30 +975,38 @@ cdef class CyMaxImprovementSelector(CySelector):
         while True:
             # The chosen coordinate j joins B (f.pending, with its row of
             # H_Bj in the factor) by two triangular solves while the team
-            # evaluates H between the next candidates and B + j: the
-            # candidates are drawn before j is known to be independent of
-            # B, as the draw does not depend on it.
+            # evaluates H between the candidates and B + j: the candidates
+            # are drawn before j is known to be independent of B, as the
+            # draw does not depend on it.
             ncols = f.size + (f.pending >= 0)
             drawn = ncols < k and n_taken < self.n_units
-            nc = 0
+            n_active = 0
             if drawn:
-                nc = self._draw(self.n_units - n_taken)
-                for c in range(nc):
-                    self.cand[c] = self.unit_coords[self.cand[c]]   # units -> coordinates
+                n_active = self._fill(n_taken, n_pool)
+                n_pool = n_active
                 self.ncols = ncols
+                # rows with a fixed leading dimension when they are kept
+                self.ld = k if pooled else ncols
+                # kept rows hold B as it was before j: the entries from the
+                # pending coordinate's position on are missing
+                self.col0 = f.size
                 if team != NULL:
                     prob.rows_prepare(&self.order[0], ncols)
-                    step = bcd_team_post(team, nc)
+                    step = bcd_team_post(team, n_active)
                     _mi_extend(f)
                     bcd_team_publish(team, step)
                     self._rows(prob, team, step, scratch, mine)
                     bcd_team_finish(team)
                 else:
                     _mi_extend(f)
-                    prob.hessian_entries(&self.cand[0], nc, &self.order[0], ncols,
-                                         &self.rows[0])
-                    for c in range(nc):
-                        self._improvement(prob, c)
+                    if pooled:
+                        self._rows_serial(prob, n_active)
+                    else:
+                        # every slot fresh, in order: the rows straight in
+                        prob.hessian_entries(&self.cand[0], n_active, &self.order[0], ncols,
+                                             &self.rows[0])
+                    for i in range(n_active):
+                        self._improvement(prob, self.active[i])
             else:
                 _mi_extend(f)
             if f.pending >= 0:
@@ -930,22 +1023,45 @@ cdef class CyMaxImprovementSelector(CySelector):
                 break
             best = -1
             best_v = 0.0
-            for c in range(nc):
-                v = self.e[c] * self.e[c] / prob.lipschitz[self.cand[c]]
+            for i in range(n_active):
+                sl = self.active[i]
+                v = self.e[sl] * self.e[sl] / prob.lipschitz[self.cand[sl]]
+                self.score[sl] = v
                 if v > best_v:
                     best_v = v
-                    best = c
+                    best = sl
             if best < 0:
                 break                   # no candidate improves f
             j = self.cand[best]
             for a in range(f.size):
-                self.chol[f.size * k + a] = self.rows[best * ncols + a]
+                self.chol[f.size * k + a] = self.rows[best * self.ld + a]
             self.order[f.size] = j
             f.pending = j
             f.g_pending = g[j]
             f.h_pending = prob.lipschitz[j]
-            self.taken[self._unit_of(j)] = 1
+            self.taken[self.cand_unit[best]] = 1
+            self.kind[best] = 0
             n_taken += 1
+            n_pool -= 1
+            # the refresh - 1 lowest-scoring others leave the pool too
+            n_out = min(self.refresh - 1, n_pool)
+            if n_out == n_pool:
+                for i in range(n_active):
+                    sl = self.active[i]
+                    if self.kind[sl] != 0:
+                        self.kind[sl] = 0
+                        self.taken[self.cand_unit[sl]] = 0
+                n_pool = 0
+                n_out = 0
+            for i in range(n_out):
+                b = -1
+                for a in range(n_active):
+                    sl = self.active[a]
+                    if self.kind[sl] != 0 and (b < 0 or self.score[sl] < self.score[b]):
+                        b = sl
+                self.kind[b] = 0
+                self.taken[self.cand_unit[b]] = 0
+                n_pool -= 1
         size = f.size
         for u in range(self.n_units):
             self.taken[u] = 0
@@ -966,17 +1082,6 @@ cdef class CyMaxImprovementSelector(CySelector):
         self.sol_nb = size
         self.has_sol = True
         return size
-
-    cdef Py_ssize_t _unit_of(self, int j) noexcept nogil:
-        """Unit of coordinate j (binary search: the units are sorted coordinates)."""
-        cdef Py_ssize_t lo = 0, hi = self.n_units - 1, mid
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.unit_coords[mid] < j:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
 
     cdef bint solved_block(self, const int* blk, Py_ssize_t nb, double* d) noexcept nogil:
         cdef Py_ssize_t a

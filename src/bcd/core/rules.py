@@ -112,7 +112,8 @@ def _max_improvement(ctx):
     # Bo and Sminchisescu's greedy approximation of the MI rule (GBCD)
     u = ctx.units
     return CyMaxImprovementSelector(u.ptr, u.coords, u.lipschitz, u.per_iteration, ctx.seed,
-                                    ctx.options["mi_candidates"])
+                                    ctx.options["mi_candidates"],
+                                    ctx.options["mi_refresh"] or ctx.options["mi_candidates"])
 
 
 _NOT_TREE = frozenset({"fixed", "variable", "forest_partition", "coloring"})
@@ -156,7 +157,12 @@ RULES = {
     "gbcd": Spec("rule", "gbcd", _max_improvement, needs(["hessian_entries"], penalty=None),
                  frozenset({"variable"}), gradient=True,
                  options=(Option("mi_candidates", 60, "random candidates per added coordinate",
-                                 check=integer_at_least("mi_candidates", 1)),),
+                                 check=integer_at_least("mi_candidates", 1)),
+                          Option("mi_refresh", None,
+                                 "candidates drawn afresh per added coordinate, the "
+                                 "best-scoring others kept (None: all, Bo and "
+                                 "Sminchisescu's rule)",
+                                 check=integer_at_least("mi_refresh", 1, none=True)),),
                  default_block_size=lambda n: min(500, n), default_tol=1e-4,
                  doc="greedy maximum improvement (Bo and Sminchisescu)"),
 }

@@ -172,11 +172,15 @@ class Spec:
     alias_of: Optional[str] = None
 
 
-def integer_at_least(name, low):
-    """A check of an integer option ``name`` >= ``low``."""
+def integer_at_least(name, low, none=False):
+    """A check of an integer option ``name`` >= ``low`` (or None, if ``none``)."""
     what = {0: "a non-negative integer", 1: "a positive integer"}.get(low, f"an integer >= {low}")
+    if none:
+        what += " or None"
 
     def check(value):
+        if none and value is None:
+            return None
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
             raise ValueError(f"{name} must be {what}, got {value!r}.")
         return int(value)

@@ -138,13 +138,15 @@ cdef class CyGaussianProcess(CyProblem):
     cdef void rows_prepare(self, const int* cols, Py_ssize_t nc) noexcept nogil:
         self._gather(cols, nc)
 
-    cdef void hessian_row(self, int row, const int* cols, Py_ssize_t nc, double* scratch,
-                          double* out) noexcept nogil:
-        cdef int p = self.g_pos[row]
-        self.K.rows_gathered(&row, 1, &self.g_inputs[0], self.g_cols.shape[0], nc, scratch,
-                             out)
-        if p:
-            out[p - 1] += self.noise
+    cdef void hessian_row(self, int row, const int* cols, Py_ssize_t c0, Py_ssize_t c1,
+                          double* scratch, double* out) noexcept nogil:
+        cdef int p = self.g_pos[row] - 1
+        # the gathered inputs are laid out (metric, dim, cap): column c0 on
+        # is the same layout from c0
+        self.K.rows_gathered(&row, 1, &self.g_inputs[c0], self.g_cols.shape[0], c1 - c0,
+                             scratch, out)
+        if c0 <= p < c1:
+            out[p - c0] += self.noise
 
     cdef bint _gather(self, const int* cols, Py_ssize_t nc) noexcept nogil:
         """Gather the inputs of ``cols`` for :meth:`CyKernelEvaluator.entries_gathered`
