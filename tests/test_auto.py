@@ -205,15 +205,24 @@ def test_solve_with_no_options_reaches_the_reference(name, pen_name):
         assert kkt <= 1.01 * result.options["tol"]
 
 
-@pytest.mark.parametrize("n, precomputed", [(150, False), (600, True)])
-def test_gaussian_process_with_no_options_matches_a_direct_solve(n, precomputed):
+@pytest.mark.parametrize("n, precomputed, dense_up_to, row", [
+    (150, False, auto.DENSE_KERNEL, "small kernel system"),
+    (600, True, auto.DENSE_KERNEL, "small kernel system"),
+    (600, False, 599, "kernel system"),
+    (600, True, 599, "kernel system")])
+def test_gaussian_process_with_no_options_matches_a_direct_solve(n, precomputed, dense_up_to,
+                                                                 row, monkeypatch):
+    monkeypatch.setattr(auto, "DENSE_KERNEL", dense_up_to)
     X, y = _gp_data(n)
     problem = bcd.GaussianProcess(X, y, bcd.gp.SquaredExponential(0.3), noise=0.1,
                                   precomputed=precomputed)
     result = bcd.solve(problem)
     assert result.converged
     _assert_row_consistent(result, problem)
-    assert result.options["auto"] == "kernel system"
+    assert result.options["auto"] == row
+    if row == "small kernel system":
+        # one exact block of every coordinate: the direct solve itself
+        assert result.n_iter == 1 and result.options["block_size"] == n
     K = problem.kernel(X) + 0.1 * np.eye(n)
     alpha = scipy.linalg.solve(K, y, assume_a="pos")
     f_ref = problem.objective(alpha)

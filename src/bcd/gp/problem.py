@@ -52,6 +52,11 @@ class GaussianProcess(Problem):
 
     Notes
     -----
+    ``bcd.solve(problem)`` with no options solves a system of at most 4096
+    points (``bcd.core.auto.DENSE_KERNEL``) as one exact block of every
+    coordinate, a dense Cholesky solve that forms K and its factor (at
+    most 256 MB), and larger ones by GBCD without forming K.
+
     The gradient is :math:`(K + \sigma^2 I)\alpha - y`, the residual of the
     linear system, so ``tol`` bounds that residual; L_i = k(x_i, x_i) +
     noise (the same for every i with a stationary kernel).
