@@ -684,13 +684,12 @@ cdef inline void _mi_trsv(MIFactor* f, Py_ssize_t size, bint transpose, double* 
     dtrsv(&uplo, &trans, &diag, &n, f.chol, &lda, x, &one)
 
 
-cdef void _mi_extend(void* ctx) noexcept nogil:
+cdef void _mi_extend(MIFactor* f) noexcept nogil:
     """The serial part of a step of the maximum-improvement rule: join the
     pending coordinate j to B (new factor row l = L^{-1} H_Bj, pivot
     sqrt(H_jj - l.l), z_j), then bring ``delta`` up to date, each an
     O(|B|^2) triangular solve, overlapping the evaluation of the next
     candidates' rows."""
-    cdef MIFactor* f = <MIFactor*>ctx
     cdef Py_ssize_t a, size = f.size, k = f.k
     cdef double d2, s
     cdef double* row

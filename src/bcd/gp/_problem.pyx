@@ -141,8 +141,8 @@ cdef class CyGaussianProcess(CyProblem):
     cdef void hessian_row(self, int row, const int* cols, Py_ssize_t c0, Py_ssize_t c1,
                           double* scratch, double* out) noexcept nogil:
         cdef int p = self.g_pos[row] - 1
-        # the gathered inputs are laid out (metric, dim, cap): column c0 on
-        # is the same layout from c0
+        # the inputs are gathered (metric, dim, cap): those of columns c0 on
+        # start at offset c0, with the same leading dimension
         self.K.rows_gathered(&row, 1, &self.g_inputs[c0], self.g_cols.shape[0], c1 - c0,
                              scratch, out)
         if c0 <= p < c1:
