@@ -122,6 +122,8 @@ cdef class CyMaxImprovementSelector(CySelector):
     cdef void _rows(self, CyProblem prob, bcd_team* team, long step, double* scratch,
                     int* mine) noexcept nogil
     cdef void _rows_serial(self, CyProblem prob, Py_ssize_t n_active) noexcept nogil
+    cdef void _rows_of_kind(self, CyProblem prob, Py_ssize_t n_active, unsigned char kind,
+                            Py_ssize_t c0) noexcept nogil
     cdef void _improvement(self, CyProblem prob, Py_ssize_t sl) noexcept nogil
     cdef Py_ssize_t _fill(self, Py_ssize_t n_taken, Py_ssize_t n_pool) noexcept nogil
     cdef Py_ssize_t _draw(self, Py_ssize_t remaining, Py_ssize_t want, int* out) noexcept nogil

@@ -868,38 +868,33 @@ cdef class CyMaxImprovementSelector(CySelector):
         """The candidate rows of a step by :meth:`CyProblem.hessian_entries`
         on the calling thread: the fresh candidates' together, then the
         kept ones' new columns together."""
-        cdef Py_ssize_t i, a, c, nf = 0, nk = 0, ncols = self.ncols, ld = self.ld
-        cdef Py_ssize_t w = ncols - self.col0
+        self._rows_of_kind(prob, n_active, 1, 0)
+        self._rows_of_kind(prob, n_active, 2, self.col0)
+
+    cdef void _rows_of_kind(self, CyProblem prob, Py_ssize_t n_active, unsigned char kind,
+                            Py_ssize_t c0) noexcept nogil:
+        """Columns c0 .. ncols - 1 of the rows of the slots of this kind, in
+        one call, then copied to their slots."""
+        cdef Py_ssize_t i, a, nr = 0, w = self.ncols - c0, ld = self.ld
         cdef int sl
         cdef int* rows_of = &self.tmp_rows[0]
         cdef double* buf = &self.tmp[0]
+        if w <= 0:
+            return
         for i in range(n_active):
-            if self.kind[self.active[i]] == 1:
-                rows_of[nf] = self.cand[self.active[i]]
-                nf += 1
-        if nf:
-            prob.hessian_entries(rows_of, nf, &self.order[0], ncols, buf)
-            for i in range(n_active):
-                sl = self.active[i]
-                if self.kind[sl] == 1:
-                    for a in range(ncols):
-                        self.rows[sl * ld + a] = buf[nk * ncols + a]
-                    nk += 1
-        nk = 0
-        if w > 0:
-            for i in range(n_active):
-                if self.kind[self.active[i]] == 2:
-                    rows_of[nk] = self.cand[self.active[i]]
-                    nk += 1
-            if nk:
-                prob.hessian_entries(rows_of, nk, &self.order[self.col0], w, buf)
-                c = 0
-                for i in range(n_active):
-                    sl = self.active[i]
-                    if self.kind[sl] == 2:
-                        for a in range(w):
-                            self.rows[sl * ld + self.col0 + a] = buf[c * w + a]
-                        c += 1
+            if self.kind[self.active[i]] == kind:
+                rows_of[nr] = self.cand[self.active[i]]
+                nr += 1
+        if nr == 0:
+            return
+        prob.hessian_entries(rows_of, nr, &self.order[c0], w, buf)
+        nr = 0
+        for i in range(n_active):
+            sl = self.active[i]
+            if self.kind[sl] == kind:
+                for a in range(w):
+                    self.rows[sl * ld + c0 + a] = buf[nr * w + a]
+                nr += 1
 
     cdef void _improvement(self, CyProblem prob, Py_ssize_t sl) noexcept nogil:
         """e_c = g_c + H_cB delta for the candidate in slot ``sl``, from its
