@@ -34,8 +34,11 @@ from .regressor import GPRegressor
 
 NOISE = 0.1
 N_TEST = 20
-#: the methods compared: key, GPRegressor optimizer, label
-METHODS = (("cv", "cv_admm", "GPCV-ADMM"), ("exact", "cv", "GPCV-exact"), ("ml", "ml", "ML"))
+#: the methods compared: key, GPRegressor optimizer, label, plot colour
+METHODS = (("cv", "cv_admm", "GPCV-ADMM", "tab:red"), ("exact", "cv", "GPCV-exact", "tab:green"),
+           ("ml", "ml", "ML", "tab:blue"))
+#: the CV methods' scheme: the paper's naive two-fold CV
+CV_OPTIONS = dict(cv=2, cv_scheme="naive")
 START_FACTOR = 1.35
 
 #: the paper's Table 1 (50 draws): (estimates, test MSE) of GPCV-ADMM and GPML
@@ -88,14 +91,14 @@ def table1(sizes=(500, 1000, 2000), draws=10, kernels=("SE", "LP", "SE+LP"), see
     results = {}
     for name in kernels:
         for n in sizes:
-            rows = {key: [] for key, _, _ in METHODS}
+            rows = {key: [] for key, *_ in METHODS}
             for draw in range(draws):
                 rng = np.random.default_rng([seed, n, draw, len(name)])
                 X, y, Xs, ys = _draw(name, n, rng)
-                for method, optimizer, _ in METHODS:
+                for method, optimizer, *_ in METHODS:
                     gp = GPRegressor(_kernel(name, START_FACTOR), NOISE, noise_bounds="fixed",
-                                     optimizer=optimizer,
-                                     cv=2, cv_scheme="naive", random_state=draw, tol=1e-6)
+                                     optimizer=optimizer, random_state=draw, tol=1e-6,
+                                     **CV_OPTIONS)
                     t0 = time.perf_counter()
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
@@ -122,7 +125,7 @@ def _fmt_est(est):
 
 
 def format_table1(results, draws):
-    labels = [label for _, _, label in METHODS]
+    labels = [label for _, _, label, _ in METHODS]
     lines = [f"Table 1 (ours: mean(std) over {draws} draws; paper: means over 50 draws; "
              f"columns: {', '.join(labels)})",
              f"{'kernel':<6} {'n':>5}  " + " ".join(f"{lab + ' estimates':<34}" for lab in labels)
@@ -133,7 +136,7 @@ def format_table1(results, draws):
                                for lab in labels)]
     for (name, n), res in results.items():
         sd = (lambda a: a.std(ddof=1)) if draws > 1 else (lambda a: 0.0)
-        cols = [res[key] for key, _, _ in METHODS]
+        cols = [res[key] for key, *_ in METHODS]
         lines.append(f"{name:<6} {n:>5}  " + " ".join(f"{_fmt_est(c[0]):<34}" for c in cols)
                      + "  " + " ".join(f"{c[1].mean():>7.3f}({sd(c[1]):.3f})" for c in cols)
                      + "  " + " ".join(f"{c[2].mean():>9.2f}" for c in cols)
@@ -185,11 +188,10 @@ def mauna_loa(test_years=7, out=print, progress=None, n_restarts=9):
     z = (ppm - mean) / std
     X, y, Xs, ys = t[split, None], z[split], t[~split, None], z[~split]
     fits = {}
-    for method, kw in (("ML", dict(optimizer="ml")),
-                       ("GPCV-ADMM", dict(optimizer="cv_admm", cv=2, cv_scheme="naive")),
-                       ("GPCV-exact", dict(optimizer="cv", cv=2, cv_scheme="naive"))):
+    for _, optimizer, method, _ in METHODS:
         gp = GPRegressor(_co2_kernel(), 0.01, n_restarts=n_restarts, random_state=0, tol=1e-6,
-                         noise_bounds=CO2_BOUNDS["noise"], **kw)
+                         noise_bounds=CO2_BOUNDS["noise"], optimizer=optimizer,
+                         **CV_OPTIONS)
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -224,7 +226,7 @@ def plot(co2, filename, results=None):
     t, ppm, split = co2["t"], co2["ppm"], co2["split"]
     grid = np.linspace(t[0], t[-1] + 0.5, 8000)[:, None]
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw=dict(width_ratios=[2, 1]))
-    colors = {"ML": "tab:blue", "GPCV-ADMM": "tab:red", "GPCV-exact": "tab:green"}
+    colors = {label: color for _, _, label, color in METHODS}
     for ax, zoom in zip(axes, (False, True)):
         ax.plot(t, ppm, ".", color="0.55", ms=3, label="monthly means (data)")
         for method, fit in co2["fits"].items():

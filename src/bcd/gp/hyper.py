@@ -394,11 +394,11 @@ def exact_solve(space, theta, X, y, tol, x0=None, n_threads=None):
     """(K + noise I)^-1 y by bcd.solve (GBCD, exact block updates),
     warm-started from x0."""
     from .._solve import solve
-    from .problem import MIN_RELATIVE_NOISE, GaussianProcess
+    from .problem import GaussianProcess, admissible_noise
 
     kernel, noise = space.unpack(theta)
-    noise = max(noise, MIN_RELATIVE_NOISE * kernel.diag_value() * (1 + 1e-12))
-    problem = GaussianProcess(X, y, kernel, noise, n_threads=n_threads)
+    problem = GaussianProcess(X, y, kernel, admissible_noise(kernel, noise),
+                              n_threads=n_threads)
     n = X.shape[0]
     # (no warnings.catch_warnings here: it is not thread-safe, and tasks run
     # on threads)

@@ -15,6 +15,13 @@ from .kernels import Kernel, _check_inputs
 MIN_RELATIVE_NOISE = 1e-8
 
 
+def admissible_noise(kernel, noise):
+    """``noise``, raised to the smallest value :class:`GaussianProcess`
+    accepts with ``kernel`` when below it (learned hyperparameters may reach
+    that limit with the noise at its lower bound)."""
+    return max(noise, MIN_RELATIVE_NOISE * kernel.diag_value() * (1 + 1e-12))
+
+
 class GaussianProcess(Problem):
     r"""Gaussian process regression as the quadratic
     :math:`f(\alpha) = \tfrac12 \alpha^T (K + \sigma^2 I) \alpha - y^T \alpha`.

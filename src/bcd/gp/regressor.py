@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from .._validation import _reject_masked, check_scalar, check_solver_options
 from .kernels import Kernel, _Parameters
-from .problem import MIN_RELATIVE_NOISE, GaussianProcess
+from .problem import GaussianProcess, admissible_noise
 
 VARIANCE_METHODS = ("auto", "cholesky", "cg")
 #: options of bcd.solve that GPRegressor's own parameters set
@@ -154,8 +154,7 @@ def _ml_scale(space, v, hyper, y, alpha):
     t = min(max(t, float(np.max(np.minimum(lo, hi)))), float(np.min(np.maximum(lo, hi))))
     hyper["theta"] = space.clip(theta + t * v)
     kernel, noise = space.unpack(hyper["theta"])
-    noise = max(noise, MIN_RELATIVE_NOISE * kernel.diag_value() * (1 + 1e-12))
-    return kernel, noise, alpha / math.exp(t), math.exp(t)
+    return kernel, admissible_noise(kernel, noise), alpha / math.exp(t), math.exp(t)
 
 
 class _RegressorBase(_Parameters):
@@ -700,11 +699,8 @@ class GPRegressor(_RegressorBase):
         finally:
             executor.close()
         kernel, noise = space.unpack(result["theta"])
-        # GaussianProcess needs noise >= MIN_RELATIVE_NOISE k(x, x); the learned
-        # variance may have reached that limit with the noise at its lower bound
-        noise = max(noise, MIN_RELATIVE_NOISE * kernel.diag_value() * (1 + 1e-12))
         result["names"] = space.names
-        return kernel, noise, result, space
+        return kernel, admissible_noise(kernel, noise), result, space
 
     # ------------------------------------------------------------ predict
 
