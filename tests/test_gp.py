@@ -166,8 +166,9 @@ def test_column_cache_is_used_and_changes_nothing(big_problem):
         parts.run(40)
         xs.append(np.asarray(k.get_x()).copy())
         stats.append(k.cache_stats())
-    # same seed, same blocks: the cached columns are the computed ones
-    np.testing.assert_allclose(xs[1], xs[0], rtol=0, atol=1e-12)
+    # same seed, same blocks: the cached columns are the computed ones (the
+    # run without a cache sums K[:, b] d row by row, in another order)
+    np.testing.assert_allclose(xs[1], xs[0], rtol=0, atol=1e-10)
     hits, misses = stats[1]
     assert hits > 0 and misses > 0
     assert stats[0] == (0, 0)

@@ -10,8 +10,8 @@ import numpy as np
 from bcd.gp import (Hamming, HistogramIntersection, LocallyPeriodic, Matern, Periodic,
                     SquaredExponential)
 
-#: flops of one exponential (degree-13 polynomial and scaling), nominal
-EXP_FLOPS = 25
+#: flops of one exponential (degree-11 polynomial and scaling), nominal
+EXP_FLOPS = 21
 
 
 def kernels(d):

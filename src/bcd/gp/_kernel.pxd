@@ -62,6 +62,8 @@ cdef class CyKernelEvaluator:
                         double weight, double* sp, double* g) noexcept nogil
     cdef void gemv_cols(self, const int* cols, const double* w, Py_ssize_t m,
                         double* out) noexcept nogil
+    cdef bint _se_gemv(self, const int* cols, const double* w, Py_ssize_t m, double* out,
+                       int nt) noexcept nogil
     cdef void columns(self, const int* cols, Py_ssize_t m, double* out) noexcept nogil
     cdef void columns_to(self, const int* cols, Py_ssize_t m, double* base,
                          const int* slot) noexcept nogil

@@ -50,6 +50,8 @@ cdef extern from "_vexp.h" nogil:
                            Py_ssize_t w) noexcept nogil
         void (*scaled_exp)(const double* s, double a, double p, double* out,
                            Py_ssize_t w) noexcept nogil
+        double (*se_dot)(const double* G, Py_ssize_t ldg, const double* z, Py_ssize_t dim,
+                         double a, double p, const double* wv, Py_ssize_t w) noexcept nogil
     const bcd_kernel_loops* bcd_kl
     int bcd_isa_available(int isa)
     int bcd_isa_best()
@@ -76,6 +78,8 @@ cdef enum:
     PARALLEL_MIN = 4096
     # the same for entries evaluated one by one (several times dearer)
     PARALLEL_MIN_ENTRIES = 8192
+    # columns from which K[:, cols] w is summed row by row (squared exponential)
+    SE_DOT_MIN = 8
 
 cdef double SQRT3 = sqrt(3.0)
 cdef double SQRT5 = sqrt(5.0)
@@ -430,6 +434,8 @@ cdef class CyKernelEvaluator:
         cdef double* kv
         cdef double wa
         cdef int nt = self.threads_for(self.n1 * m)
+        if self.single_se and m >= SE_DOT_MIN and self._se_gemv(cols, w, m, out, nt):
+            return
         with parallel(num_threads=nt):
             sq = <double*>malloc((self.n_metrics + 1) * TILE * sizeof(double))
             kv = <double*>malloc(TILE * sizeof(double))
@@ -445,6 +451,31 @@ cdef class CyKernelEvaluator:
                         out[i0 + i] += wa * kv[i]
             free(sq)
             free(kv)
+
+    cdef bint _se_gemv(self, const int* cols, const double* w, Py_ssize_t m, double* out,
+                       int nt) noexcept nogil:
+        """:meth:`gemv_cols` for a squared-exponential kernel, row by row:
+        the columns' inputs gathered once, each row's entries summed
+        against w as they are evaluated (a row is a dot product, not a
+        buffer to write and read back).  False, and nothing done, when out
+        of memory."""
+        cdef Py_ssize_t a, c = 0, i, k, mt = self.f_metric[0]
+        cdef double* G = <double*>malloc(m * (self.dim + 1) * sizeof(double))
+        cdef double* wz
+        if G == NULL:
+            return False
+        wz = G + m * self.dim
+        for a in range(m):
+            if w[a] != 0.0:
+                for k in range(self.dim):
+                    G[k * m + c] = self.X2[mt, k, cols[a]]
+                wz[c] = w[a]
+                c += 1
+        for i in prange(self.n1, schedule="static", chunksize=TILE, num_threads=nt):
+            out[i] += bcd_kl.se_dot(G, m, &self.R1[mt, i, 0], self.dim, -0.5,
+                                    self.term_coef[0], wz, c)
+        free(G)
+        return True
 
     cdef void columns(self, const int* cols, Py_ssize_t m, double* out) noexcept nogil:
         """out[a * n1 + i] = k(x1_i, x2_{cols[a]}): whole columns, one after

@@ -20,7 +20,7 @@ BCD_TARGET static inline __attribute__((always_inline)) VD BCD_SFX(bcd_vexp)(VD 
     n = t - shifter;
     k = (VI)t - (int64_t)BCD_EXP_SHIFTER_BITS + 2048;
     r = (x - n * BCD_EXP_LN2_HI) - n * BCD_EXP_LN2_LO;
-    BCD_EXP_TAYLOR(p, r, (VD){0});
+    BCD_EXP_POLY(p, r, (VD){0});
     h = k >> 1;
     s1 = (VD)((h - 1) << 52);
     s2 = (VD)((k - h - 1) << 52);
@@ -113,6 +113,41 @@ BCD_TARGET static void BCD_SFX(bcd_se)(const double *G, ptrdiff_t ldg, const dou
     }
     for (; i < w; i++)
         out[i] = p * bcd_exp(a * BCD_SFX(bcd_sqdist_one)(G + i, ldg, z, dim));
+}
+
+/* sum_i wv[i] exp(a * sum_k (G[k * ldg + i] - z[k])^2) over i < w, times p:
+   a squared-exponential row times a vector, the row never stored (no pass
+   over a buffer, as evaluating the row and then its dot product would) */
+BCD_TARGET static double BCD_SFX(bcd_se_dot)(const double *G, ptrdiff_t ldg, const double *z,
+                                            ptrdiff_t dim, double a, double p,
+                                            const double *wv, ptrdiff_t w)
+{
+    ptrdiff_t i = 0;
+    int u;
+    VD acc[BCD_NV], part[BCD_NV], x;
+    double lanes[BCD_VL], total = 0.0;
+    for (u = 0; u < BCD_NV; u++)
+        part[u] = (VD){0};
+    for (; i + BCD_NV * BCD_VL <= w; i += BCD_NV * BCD_VL) {
+        BCD_SFX(bcd_chunk_sqdist)(G + i, ldg, z, dim, acc, BCD_NV);
+        for (u = 0; u < BCD_NV; u++) {
+            memcpy(&x, wv + i + u * BCD_VL, sizeof(VD));
+            part[u] += BCD_SFX(bcd_vexp)(a * acc[u]) * x;
+        }
+    }
+    for (; i + BCD_VL <= w; i += BCD_VL) {
+        BCD_SFX(bcd_chunk_sqdist)(G + i, ldg, z, dim, acc, 1);
+        memcpy(&x, wv + i, sizeof(VD));
+        part[0] += BCD_SFX(bcd_vexp)(a * acc[0]) * x;
+    }
+    for (u = 1; u < BCD_NV; u++)
+        part[0] += part[u];
+    memcpy(lanes, &part[0], sizeof(VD));
+    for (u = 0; u < BCD_VL; u++)
+        total += lanes[u];
+    for (; i < w; i++)
+        total += wv[i] * bcd_exp(a * BCD_SFX(bcd_sqdist_one)(G + i, ldg, z, dim));
+    return p * total;
 }
 
 /* s[i] = sum_k wt[k] [G[k * ldg + i] != z[k]] for i < w (Hamming), whole
@@ -249,7 +284,7 @@ BCD_TARGET static double BCD_SFX(bcd_dot)(const double *a, const double *b, ptrd
 
 static const struct bcd_kernel_loops BCD_SFX(bcd_loops) = {
     BCD_SFX(bcd_sqdist), BCD_SFX(bcd_se), BCD_SFX(bcd_hamming), BCD_SFX(bcd_minsum),
-    BCD_SFX(bcd_factor_mul), BCD_SFX(bcd_scaled_exp), BCD_SFX(bcd_dot),
+    BCD_SFX(bcd_factor_mul), BCD_SFX(bcd_scaled_exp), BCD_SFX(bcd_dot), BCD_SFX(bcd_se_dot),
 };
 
 #undef VD
