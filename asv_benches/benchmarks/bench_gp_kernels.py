@@ -28,8 +28,10 @@ def kernels(d):
         "Matern32": (m32, normal, dist + EXP_FLOPS + 5),
         "Matern52": (m52, normal, dist + EXP_FLOPS + 7),
         "Periodic": (per, normal, dist + EXP_FLOPS + 25),
-        "LocPeriodic": (lp, normal, dist + 2 * EXP_FLOPS + 25),
-        "SE+Matern52": (se + m52, normal, 2 * dist + 2 * EXP_FLOPS + 8),
+        # one exponential of the sum of both exponents
+        "LocPeriodic": (lp, normal, dist + EXP_FLOPS + 27),
+        # the same length-scales: one squared distance for both terms
+        "SE+Matern52": (se + m52, normal, dist + 2 * EXP_FLOPS + 8),
         "SE*Periodic": (se * per, normal, 2 * dist + 2 * EXP_FLOPS + 26),
         "Hamming": (Hamming(np.full(d, 0.5)), codes, 2 * d + EXP_FLOPS),
         "Intersection": (HistogramIntersection(), hist, 2 * d + 1),
