@@ -78,8 +78,10 @@ cdef enum:
     PARALLEL_MIN = 4096
     # the same for entries evaluated one by one (several times dearer)
     PARALLEL_MIN_ENTRIES = 8192
-    # columns from which K[:, cols] w is summed row by row (squared exponential)
+    # columns from which K[:, cols] w is summed row by row (squared
+    # exponential), and the columns a tile of rows meets at a time
     SE_DOT_MIN = 8
+    DOT_COLS = 512
 
 cdef double SQRT3 = sqrt(3.0)
 cdef double SQRT5 = sqrt(5.0)
@@ -457,9 +459,11 @@ cdef class CyKernelEvaluator:
         """:meth:`gemv_cols` for a squared-exponential kernel, row by row:
         the columns' inputs gathered once, each row's entries summed
         against w as they are evaluated (a row is a dot product, not a
-        buffer to write and read back).  False, and nothing done, when out
-        of memory."""
-        cdef Py_ssize_t a, c = 0, i, k, mt = self.f_metric[0]
+        buffer to write and read back).  Tiles of rows meet the columns
+        DOT_COLS at a time, whose inputs stay in cache over the tile.
+        False, and nothing done, when out of memory."""
+        cdef Py_ssize_t a, c = 0, i, k, t, b0, nb, mt = self.f_metric[0]
+        cdef Py_ssize_t n_tiles = (self.n1 + TILE - 1) // TILE
         cdef double* G = <double*>malloc(m * (self.dim + 1) * sizeof(double))
         cdef double* wz
         if G == NULL:
@@ -471,9 +475,14 @@ cdef class CyKernelEvaluator:
                     G[k * m + c] = self.X2[mt, k, cols[a]]
                 wz[c] = w[a]
                 c += 1
-        for i in prange(self.n1, schedule="static", chunksize=TILE, num_threads=nt):
-            out[i] += bcd_kl.se_dot(G, m, &self.R1[mt, i, 0], self.dim, -0.5,
-                                    self.term_coef[0], wz, c)
+        for t in prange(n_tiles, schedule="static", num_threads=nt):
+            b0 = 0
+            while b0 < c:
+                nb = min(<Py_ssize_t>DOT_COLS, c - b0)
+                for i in range(t * TILE, min((t + 1) * TILE, self.n1)):
+                    out[i] += bcd_kl.se_dot(G + b0, m, &self.R1[mt, i, 0], self.dim, -0.5,
+                                            self.term_coef[0], wz + b0, nb)
+                b0 = b0 + nb
         free(G)
         return True
 
