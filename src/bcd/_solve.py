@@ -47,11 +47,11 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     With ``rule``, ``blocks``, ``block_size`` and ``update`` all left at
     ``"auto"`` (and none of ``partition``, ``vertex_order``, ``lipschitz``,
     ``gsd_diagonal``, ``gsq_method``, ``mi_candidates``, ``mi_refresh``
-    given), the
-    configuration is chosen from the problem's structure, penalty and size
-    by the measured table :data:`bcd.core.auto.AUTO_TABLE` (for example
-    coordinate descent on working sets with Anderson extrapolation for a
-    Lasso, forest-structured blocks for label propagation); the choice is
+    given), the configuration is chosen from the problem's structure,
+    penalty and size by the measured table :data:`bcd.core.auto.AUTO_TABLE`
+    (for example coordinate descent on working sets with Anderson
+    extrapolation for a Lasso, forest-structured blocks for label
+    propagation); the choice is
     recorded in ``result.options`` (``options["auto"]`` names the table's
     row) and printed with ``verbose=True``.  As soon as one of them is
     given, those not given take the defaults ``rule="gs"``,
@@ -233,8 +233,9 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         the gap is at most ``gap_tol`` (it bounds F(x) - F*).
 
     The options ``partition``, ``vertex_order``, ``lipschitz``,
-    ``gsd_diagonal``, ``gsq_method``, ``mi_candidates``, ``mi_refresh``, ``working_set``
-    and ``extrapolation`` belong to one block strategy, update or rule each (see ``bcd.core.specs`` and the
+    ``gsd_diagonal``, ``gsq_method``, ``mi_candidates``, ``mi_refresh``,
+    ``working_set`` and ``extrapolation`` belong to one block strategy,
+    update or rule each (see ``bcd.core.specs`` and the
     documentation's table of valid combinations); giving one that the
     chosen configuration does not use is an error.
 

@@ -734,7 +734,8 @@ cdef class CyMaxImprovementSelector(CySelector):
     The candidates are a pool of ``kappa`` slots.  After each step the
     chosen one and the ``refresh - 1`` lowest-scoring others leave it, and
     as many are drawn at random outside B and the pool: ``refresh = kappa``
-    draws them all afresh every step, Bo and Sminchisescu's rule.  A kept
+    (or 0, the default) draws them all afresh every step, Bo and
+    Sminchisescu's rule.  A kept
     candidate's row H_cB needs only its entry for the coordinate that
     joined B, so a smaller ``refresh`` evaluates fewer Hessian entries.
     """

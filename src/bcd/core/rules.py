@@ -112,8 +112,7 @@ def _max_improvement(ctx):
     # Bo and Sminchisescu's greedy approximation of the MI rule (GBCD)
     u = ctx.units
     return CyMaxImprovementSelector(u.ptr, u.coords, u.lipschitz, u.per_iteration, ctx.seed,
-                                    ctx.options["mi_candidates"],
-                                    ctx.options["mi_refresh"] or ctx.options["mi_candidates"])
+                                    ctx.options["mi_candidates"], ctx.options["mi_refresh"] or 0)
 
 
 _NOT_TREE = frozenset({"fixed", "variable", "forest_partition", "coloring"})
