@@ -166,7 +166,7 @@ def main(argv=None):
         print(f"{name:38} {fmt_time(seconds):>12} {result.status:>9} "
               f"{result.optimality:10.2e} {peer:>24} {fmt_time(peer_s):>10} "
               f"{peer_opt:10.2e} {ratio}", flush=True)
-        chosen = {k: result.options[k] for k in ("rule", "blocks", "block_size", "update")}
+        chosen = bcd.core.auto.configuration(result.options)
         print(f"{'':38}   options: {chosen}")
 
 

@@ -65,6 +65,11 @@ class Result:
         For least squares with an L1 penalty (l2 = 0, all weights
         positive): P(x) - D(theta) >= F(x) - F*, with theta the residual
         b - Ax scaled into the dual feasible set.  None otherwise.
+    dual : ndarray or None
+        With ``formulation="dual"``: the dual variables at the solution,
+        one per sample (n_samples x n_classes for :class:`bcd.Multinomial`):
+        alpha_i = -s_i phi'(a_i^T x) at the optimum (the residual b - Ax for
+        least squares).  None otherwise.
     active_set_iteration : int or None
         With a penalty: the last iteration that changed the support or a
         sign (for boxes: which bound a coordinate sits on); from then on the
@@ -98,8 +103,9 @@ class Result:
 
     def __init__(self, x, objective, optimality, n_iter, converged, status, message,
                  history, time, options, iteration_time=0.0, duality_gap=None,
-                 active_set_iteration=None, support_iteration=None):
+                 active_set_iteration=None, support_iteration=None, dual=None):
         self.duality_gap = duality_gap
+        self.dual = dual
         self.active_set_iteration = active_set_iteration
         self.support_iteration = support_iteration
         self.x = x

@@ -1,5 +1,6 @@
 """The solver entry point."""
 import math
+import time
 import warnings
 
 import numpy as np
@@ -14,6 +15,7 @@ from .core._monitor import CyFaceMonitor
 from .core import auto
 from .core.assembly import TABLES, assemble
 from .problems import Problem
+from .problems.dual import check_dual, solve_dual
 
 _INT_MAX = 2**62
 #: the default max_iter allows this many passes over the coordinates
@@ -41,7 +43,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
           target_support=None, mi_candidates=None, mi_refresh=None, vertex_order=None,
           working_set="auto",
           extrapolation="auto", screening=True, gap_tol=None, tol_mode="absolute",
-          warn=True):
+          warn=True, formulation="auto", shrinking=True):
     """Minimize a problem by block coordinate descent.
 
     With ``rule``, ``blocks``, ``block_size`` and ``update`` all left at
@@ -231,6 +233,27 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     gap_tol : float, optional
         With working sets, on problems with a duality gap: also stop when
         the gap is at most ``gap_tol`` (it bounds F(x) - F*).
+    formulation : {"auto", "primal", "dual"}, default="auto"
+        The problem coordinate descent runs on.  ``"primal"``: the problem
+        as given.  ``"dual"``: for L2-regularized linear models without a
+        penalty and with ``l2 > 0`` on every coordinate (:class:`bcd.LeastSquares`,
+        :class:`bcd.Logistic`, :class:`bcd.Multinomial`,
+        :class:`bcd.LinearSVM`), its Fenchel dual, one coordinate per
+        sample (:mod:`bcd.problems.dual`): exact or safeguarded Newton
+        coordinate steps, the samples in a fresh random permutation every
+        pass (``rule="random"``, the default), in order (``"cyclic"``) or
+        the most violating ones (``"gs"``).  ``result.x`` is the primal
+        solution, ``result.dual`` the dual variables and
+        ``result.duality_gap`` certifies it; ``max_iter`` counts passes over
+        the samples (default 1000) and ``n_iter`` the passes made.  No
+        other option of the primal configuration applies.  ``"auto"``: as
+        the automatic configuration chooses (when no rule, block or update
+        option is given), else ``"primal"``.
+    shrinking : bool, default=True
+        With ``formulation="dual"`` and a hinge loss: leave the dual
+        variables held at a bound out of the passes until the others
+        converge (liblinear's shrinking).  The stopping test always covers
+        every sample.
 
     The options ``partition``, ``vertex_order``, ``lipschitz``,
     ``gsd_diagonal``, ``gsq_method``, ``mi_candidates``, ``mi_refresh``,
@@ -288,10 +311,18 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     given = {name: value for name, value in (("rule", rule), ("blocks", blocks),
                                               ("block_size", block_size), ("update", update))
              if not _is_auto(value)}
+    if not isinstance(formulation, str) or formulation not in FORMULATIONS:
+        raise ValueError(f"formulation must be one of {list(FORMULATIONS)}, got "
+                         f"{formulation!r}.")
     auto_row = None
-    if not given and all(v is None for v in spec_options.values()):
+    if formulation == "dual":
+        return _solve_dual(problem, given, spec_options, locals(), None)
+    if not given and all(v is None for v in spec_options.values()) \
+            and formulation == "auto":
         config, auto_row = auto.choose(problem, TABLES)
         config = dict(config)
+        if config.pop("formulation", "primal") == "dual":
+            return _solve_dual(problem, {}, spec_options, locals(), auto_row)
     else:
         config = dict(auto.EXPLICIT_DEFAULTS, **given)
     rule, blocks, update = config.pop("rule"), config.pop("blocks"), config.pop("update")
@@ -449,6 +480,84 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
                   support_iteration=(None if monitor is None or target_faces is None
                                      or monitor.target_reached_at < 0
                                      else int(monitor.target_reached_at)))
+
+
+#: the values of ``formulation``
+FORMULATIONS = ("auto", "primal", "dual")
+
+
+def _solve_dual(problem, given, spec_options, args, auto_row):
+    """:func:`solve` with ``formulation="dual"``; ``args`` are its arguments."""
+    check_dual(problem)
+    unused = [name for name in ("blocks", "block_size", "update") if name in given]
+    unused += [name for name, value in spec_options.items() if value is not None]
+    for name, default in (("working_set", "auto"), ("extrapolation", "auto"),
+                          ("check_every", "auto"), ("callback", None),
+                          ("target_support", None), ("gap_tol", None)):
+        value = args[name]
+        if not (value is default or (isinstance(value, str) and value == default)):
+            unused.append(name)
+    if unused:
+        raise ValueError(f"formulation='dual' runs coordinate ascent over the samples and "
+                         f"takes only rule ('random', 'cyclic' or 'gs'), max_iter, tol, "
+                         f"tol_mode, max_time, x0, random_state, shrinking, verbose and "
+                         f"warn; got {', '.join(sorted(unused))}.")
+    rule = given.get("rule", "random")
+    max_iter, tol, max_time = args["max_iter"], args["tol"], args["max_time"]
+    max_iter = MAX_PASSES if max_iter is None else check_scalar(
+        max_iter, "max_iter", low=0, high=_INT_MAX, integer=True)
+    tol = 1e-6 if tol is None else check_scalar(tol, "tol", low=0.0)
+    tol_mode = args["tol_mode"]
+    if not isinstance(tol_mode, str) or tol_mode not in ("absolute", "relative"):
+        raise ValueError(f"tol_mode must be 'absolute' or 'relative', got {tol_mode!r}.")
+    if tol_mode == "relative":
+        tol = tol * _gradient_scale(problem)
+    if max_time is not None and not (isinstance(max_time, (int, float, np.floating))
+                                     and max_time == np.inf):
+        max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
+    if max_time == np.inf:
+        max_time = None
+    x0 = args["x0"]
+    if x0 is not None:
+        x0 = check_vector(x0, "x0", problem.n_coordinates)
+    shrinking = args["shrinking"]
+    if not isinstance(shrinking, (bool, np.bool_)):
+        raise TypeError(f"shrinking must be True or False, got {shrinking!r}.")
+    progress = make_progress(args["verbose"])
+    options = dict(formulation="dual", rule=rule, shrinking=bool(shrinking), tol=tol,
+                   tol_mode=tol_mode, max_iter=max_iter,
+                   auto=None if auto_row is None else auto_row.name)
+    if progress is not None and auto_row is not None:
+        print(f"automatic configuration ({auto_row.name}): formulation='dual', rule={rule!r}",
+              file=progress.stream, flush=True)
+    t0 = time.perf_counter()
+    x_start = np.zeros(problem.n_coordinates) if x0 is None else x0
+    start = problem.objective(x_start)
+    start_opt = float(np.max(np.abs(problem.gradient(x_start)), initial=0.0))
+    out = solve_dual(problem, tol, max_iter, max_time, rule, args["random_state"], x0,
+                     bool(shrinking))
+    elapsed = time.perf_counter() - t0
+    objective = problem.objective(out.x)
+    status = out.status
+    if status == "converged" and not np.isfinite(objective):
+        status = "diverged"
+    message = _engine.STATUS_MESSAGES[_engine.STATUS_CODES[status]]
+    if status == "max_iter":
+        message = message.replace("max_iter", "max_iter passes over the samples")
+    if progress is not None:
+        progress.end(progress.format(out.n_epochs, objective, out.optimality, status))
+    x = out.x
+    with np.errstate(over="ignore"):
+        x_out = x.astype(problem.dtype, copy=False)
+    if args["warn"] and status != "converged":
+        detail = "" if status == "diverged" else \
+            f" Optimality {out.optimality:.3e} > tol {tol:.3e}."
+        warnings.warn(message + detail, ConvergenceWarning, stacklevel=3)
+    history = History([0, out.n_epochs], [start, objective], [start_opt, out.optimality],
+                      [0.0, elapsed])
+    return Result(x_out, float(objective), float(out.optimality), int(out.n_epochs),
+                  status == "converged", status, message, history, elapsed, options,
+                  elapsed, duality_gap=out.duality_gap, dual=out.dual)
 
 
 def _gradient_scale(problem):

@@ -36,6 +36,8 @@ STATUS_NAMES = {
     INDEFINITE: "indefinite",
 }
 
+#: the code of each status name
+STATUS_CODES = {name: code for code, name in STATUS_NAMES.items()}
 STATUS_MESSAGES = {
     CONVERGED: "Converged: the optimality measure reached tol.",
     MAX_ITER: "Stopped: reached max_iter before the optimality measure reached tol.",

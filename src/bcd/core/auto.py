@@ -65,6 +65,12 @@ SMALL = 256
 DENSE_KERNEL = 4096
 
 
+def _dual(problem):
+    # imported here: the problems package imports the core
+    from ..problems.dual import has_dual
+    return has_dual(problem)
+
+
 def _small_kernel(problem):
     return problem.n_coordinates <= DENSE_KERNEL
 
@@ -112,6 +118,10 @@ AUTO_TABLE = (
         dict(rule="gbcd", blocks="variable", update="exact"),
         "the greedy block rule of Bo and Sminchisescu with exact block solves, the "
         "configuration of their GP experiments (asv_benches/gp_scaling.py)"),
+    Row("L2-regularized linear model (dual)",
+        _all(_not(_penalized), _structure("linear_model"), _dual),
+        dict(formulation="dual", rule="random"),
+        "DUAL_WHY"),
     Row("smooth model with few coordinates",
         _all(_not(_penalized), _has("block_hessian"), _at_most(SMALL),
              lambda problem: getattr(problem, "structure", None) in ("linear_model",
@@ -183,6 +193,10 @@ def choose(problem, tables):
         if not row.when(problem):
             continue
         config = _resolve(row.config, n)
+        if config.get("formulation") == "dual":
+            if _dual(problem):
+                return config, row
+            continue
         options = {k: v for k, v in config.items()
                    if k not in ("rule", "blocks", "block_size", "update")}
         try:
@@ -198,8 +212,8 @@ def choose(problem, tables):
 
 
 #: the options that make up a configuration (see :func:`configuration`)
-RECORDED = ("rule", "blocks", "block_size", "update", "partition", "working_set",
-            "extrapolation")
+RECORDED = ("formulation", "rule", "blocks", "block_size", "update", "partition",
+            "working_set", "extrapolation", "shrinking")
 
 
 def configuration(options):

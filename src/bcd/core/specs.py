@@ -55,6 +55,7 @@ PROBLEM_CAPABILITIES = {
     "quadratic": "a quadratic objective",
     "graph": "the sparse graph of the Hessian",
     "duality_gap": "a duality gap",
+    "dual": "a Fenchel dual over the samples (formulation='dual')",
 }
 
 PENALTY_CAPABILITIES = {

@@ -75,7 +75,8 @@ class Problem:
 
     #: attributes that hold compiled objects or caches built on demand: a
     #: pickle or a deep copy leaves them out, and they are rebuilt when used
-    _TRANSIENT = ("_column_access", "_weighted_column_access", "_graph_cache", "_dense")
+    _TRANSIENT = ("_column_access", "_weighted_column_access", "_graph_cache", "_dense",
+                  "_dual_rows")
 
     def __getstate__(self):
         state = dict(self.__dict__)

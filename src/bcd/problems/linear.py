@@ -125,7 +125,7 @@ class LeastSquares(_LinearModel):
     array([1., 1.])
     """
 
-    capabilities = _LinearModel.capabilities | {"quadratic", "duality_gap"}
+    capabilities = _LinearModel.capabilities | {"quadratic", "duality_gap", "dual"}
     _compiled_class = CyLeastSquares
     _curvature = 1.0
 
@@ -139,6 +139,10 @@ class LeastSquares(_LinearModel):
         super().__init__(A, dtype, b, l2)
         self.b = b
         self._set_penalty(penalty)
+
+    def _dual_loss(self):
+        # the rows and targets already carry sqrt(s_i)
+        return "squared", self.b, np.ones(self.n_samples)
 
     def duality_gap(self, x, state=None):
         """P(x) - D(theta) for 1/2 ||Ax - b||^2 + sum_i lam_i |x_i| (x >= 0 with
@@ -247,6 +251,7 @@ class Logistic(_LinearModel):
 
     _compiled_class = CyLogistic
     _curvature = 0.25
+    capabilities = _LinearModel.capabilities | {"dual"}
 
     def __init__(self, A, y, l2=0.0, penalty=None, sample_weight=None):
         A, dtype = check_matrix(A, "A")
@@ -263,6 +268,11 @@ class Logistic(_LinearModel):
         self._set_penalty(penalty)
         self.classes = classes
         self.y = t
+
+    def _dual_loss(self):
+        weights = self.sample_weight if self.sample_weight is not None else \
+            np.ones(self.n_samples)
+        return "logistic", self.y, weights
 
     def smooth_objective(self, x):
         """Value of the smooth objective f at ``x`` (``objective`` adds the penalty)."""

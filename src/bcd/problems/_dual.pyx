@@ -1,0 +1,561 @@
+"""Dual coordinate ascent for L2-regularized linear models.
+
+The primal problem is
+
+    P(w) = sum_i s_i phi(a_i^T w; t_i) + 1/2 sum_j r_j w_j^2        (r_j > 0)
+
+and its Fenchel dual has one variable per sample.  With beta_i the signed
+dual variable, the primal point of a dual point is w = R^{-1} A^T beta,
+kept up to date by every step (one pass over the row a_i).  The losses and
+their dual variables:
+
+* least squares, phi = (z - b)^2 / 2: beta_i = alpha_i free, the dual term
+  alpha b - alpha^2 / (2 s); the coordinate maximizer is closed form;
+* logistic, phi = log(1 + exp(-t z)): beta_i = t_i alpha_i with alpha_i in
+  (0, s_i), the dual term the binary entropy of alpha_i / s_i (times s_i);
+  alpha_i is kept through its logit u_i, alpha_i = s_i sigmoid(u_i), so
+  that alpha_i and s_i - alpha_i are both accurate near the bounds, and the
+  coordinate maximizer is found by a safeguarded Newton iteration on u
+  (the one-variable problem of Yu, Huang and Lin, 2011);
+* hinge, phi = max(0, 1 - t z): alpha_i in [0, s_i], dual term alpha;
+* squared hinge, phi = max(0, 1 - t z)^2: alpha_i >= 0, dual term
+  alpha - alpha^2 / (4 s) (Hsieh et al., 2008).
+
+The two hinge losses shrink: a variable at a bound whose projected gradient
+points outward by more than the largest violation of the previous pass is
+left out of the following passes, until the remaining ones converge, when
+all are brought back (liblinear's heuristic).  Shrinking never decides
+convergence: the stopping test always runs on all samples.
+
+Stopping: ``||grad P(w)||_inf <= tol`` at the current w (the hinge loss,
+which has no gradient, stops on the duality gap instead, see ``tol``).  A
+test costs about one pass; they are spaced by the observed linear rate so
+that they add little to the run.
+"""
+import numpy as np
+from cpython.exc cimport PyErr_CheckSignals
+from libc.math cimport exp, log, log1p, fabs, isfinite, INFINITY, ceil
+from libc.stdlib cimport malloc, free
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+from bcd.core._random cimport RNG, rng_seed, rng_below
+
+cdef enum Loss:
+    SQUARED = 0
+    LOGISTIC = 1
+    HINGE = 2
+    SQUARED_HINGE = 3
+
+#: loss names accepted by :func:`linear_dual`, with their codes
+LOSSES = {"squared": SQUARED, "logistic": LOGISTIC, "hinge": HINGE,
+          "squared_hinge": SQUARED_HINGE}
+#: sample orders accepted by :func:`linear_dual`
+ORDERS = ("cyclic", "random", "greedy")
+
+cdef enum Status:
+    CONVERGED = 0
+    MAX_ITER = 1
+    MAX_TIME = 2
+    INTERRUPTED = 5
+    DIVERGED = 6
+
+STATUS_NAMES = {CONVERGED: "converged", MAX_ITER: "max_iter", MAX_TIME: "max_time",
+                INTERRUPTED: "interrupted", DIVERGED: "diverged"}
+
+#: seconds between checks for Ctrl-C
+cdef double SIGNAL_INTERVAL = 0.1
+#: the most passes between two stopping tests
+cdef int MAX_SPACING = 8
+#: with "greedy", a pass updates the samples whose violation is at least this
+#: fraction of the largest
+cdef double GREEDY_FRACTION = 0.1
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef int _interrupted() except -1 nogil:
+    with gil:
+        try:
+            PyErr_CheckSignals()
+        except KeyboardInterrupt:
+            return 1
+    return 0
+
+
+cdef inline double _sigmoid(double u) noexcept nogil:
+    cdef double e
+    if u >= 0.0:
+        return 1.0 / (1.0 + exp(-u))
+    e = exp(u)
+    return e / (1.0 + e)
+
+
+cdef inline double _log1pexp(double u) noexcept nogil:
+    """log(1 + exp(u)), overflow-free."""
+    if u > 0.0:
+        return u + log1p(exp(-u))
+    return log1p(exp(u))
+
+
+cdef struct Rows:
+    # the rows a_i of A: dense row-major (data[i * n + j]) or CSR
+    bint dense
+    Py_ssize_t m
+    Py_ssize_t n
+    const int* indptr
+    const int* indices
+    const double* data
+
+
+cdef inline double _row_dot(const Rows* A, Py_ssize_t i, const double* w) noexcept nogil:
+    """a_i^T w."""
+    cdef Py_ssize_t k, k0, k1
+    cdef double s = 0.0
+    cdef const double* row
+    if A.dense:
+        row = A.data + i * A.n
+        for k in range(A.n):
+            s += row[k] * w[k]
+        return s
+    k0 = A.indptr[i]
+    k1 = A.indptr[i + 1]
+    for k in range(k0, k1):
+        s += A.data[k] * w[A.indices[k]]
+    return s
+
+
+cdef inline void _row_axpy(const Rows* A, Py_ssize_t i, double c, const double* inv_r,
+                           bint uniform, double* w) noexcept nogil:
+    """w += c R^{-1} a_i (inv_r[0] is 1/r when the ridge is uniform)."""
+    cdef Py_ssize_t k, k0, k1
+    cdef const double* row
+    cdef double cr
+    if uniform:
+        cr = c * inv_r[0]
+        if A.dense:
+            row = A.data + i * A.n
+            for k in range(A.n):
+                w[k] += cr * row[k]
+        else:
+            k0 = A.indptr[i]
+            k1 = A.indptr[i + 1]
+            for k in range(k0, k1):
+                w[A.indices[k]] += cr * A.data[k]
+        return
+    if A.dense:
+        row = A.data + i * A.n
+        for k in range(A.n):
+            w[k] += c * row[k] * inv_r[k]
+    else:
+        k0 = A.indptr[i]
+        k1 = A.indptr[i + 1]
+        for k in range(k0, k1):
+            w[A.indices[k]] += c * A.data[k] * inv_r[A.indices[k]]
+
+
+cdef inline void _row_scatter(const Rows* A, Py_ssize_t i, double c, double* g) noexcept nogil:
+    """g += c a_i."""
+    cdef Py_ssize_t k
+    cdef const double* row
+    if A.dense:
+        row = A.data + i * A.n
+        for k in range(A.n):
+            g[k] += c * row[k]
+    else:
+        for k in range(A.indptr[i], A.indptr[i + 1]):
+            g[A.indices[k]] += c * A.data[k]
+
+
+cdef inline double _dloss(int loss, double z, double t) noexcept nogil:
+    """phi'(z; t)."""
+    cdef double u
+    if loss == SQUARED:
+        return z - t
+    if loss == LOGISTIC:
+        u = t * z
+        return -t * _sigmoid(-u)
+    u = 1.0 - t * z
+    if loss == SQUARED_HINGE:
+        return -2.0 * t * u if u > 0.0 else 0.0
+    return -t if u > 0.0 else 0.0          # a subgradient of the hinge
+
+
+cdef inline double _loss(int loss, double z, double t) noexcept nogil:
+    """phi(z; t)."""
+    cdef double u
+    if loss == SQUARED:
+        return 0.5 * (z - t) * (z - t)
+    if loss == LOGISTIC:
+        return _log1pexp(-t * z)
+    u = 1.0 - t * z
+    if u <= 0.0:
+        return 0.0
+    return u * u if loss == SQUARED_HINGE else u
+
+
+cdef double _logistic_step(double u, double q, double C, double G) noexcept nogil:
+    """The logit u' of the minimizer over alpha' = C sigmoid(u') of
+    q/2 (alpha' - alpha)^2 + G (alpha' - alpha) + alpha' log alpha'
+    + (C - alpha') log (C - alpha'), alpha = C sigmoid(u): the root of
+    h(u') = u' + G + q C (sigmoid(u') - sigmoid(u)), increasing in u', by
+    Newton's method from u kept inside a bracket of the root."""
+    cdef double qC = q * C, base = G - qC * _sigmoid(u)
+    # u' + q C sigmoid(u') lies in (u', u' + qC): the root is in [lo, hi]
+    cdef double lo = -base - qC, hi = -base
+    cdef double x = u, h, s, step
+    cdef int it
+    if x <= lo or x >= hi:
+        x = 0.5 * (lo + hi)
+    for it in range(100):
+        s = _sigmoid(x)
+        h = x + base + qC * s
+        if h > 0.0:
+            hi = x
+        else:
+            lo = x
+        step = h / (1.0 + qC * s * (1.0 - s))
+        if fabs(step) <= 1e-14 * (1.0 + fabs(x)) or hi - lo <= 1e-14 * (1.0 + fabs(x)):
+            return x - step if lo <= x - step <= hi else x
+        x -= step
+        if not (lo < x < hi):
+            x = 0.5 * (lo + hi)
+    return x
+
+
+cdef struct Work:
+    Rows A
+    int loss
+    const double* t          # targets b_i or labels t_i
+    const double* C          # sample weights s_i
+    const double* inv_r      # 1 / r_j (one entry when uniform)
+    const double* ridge      # r_j (one entry when uniform)
+    bint uniform
+    const double* q          # a_i^T R^{-1} a_i
+    double* alpha            # alpha_i (the logit u_i for the logistic loss)
+    double* w
+    double* grad             # scratch of n
+    double* z                # scratch of m
+
+
+cdef double _optimality(Work* k, double* gap_out) noexcept nogil:
+    """``||grad P(w)||_inf`` at the current w (for the hinge loss the
+    duality gap, relative to max(1, P)); ``gap_out`` receives P(w) - D(alpha)
+    computed with the current w."""
+    cdef Py_ssize_t i, j, m = k.A.m, n = k.A.n
+    cdef double zi, t, s, a, v, primal = 0.0, dual = 0.0, wRw = 0.0, best = 0.0, r
+    for j in range(n):
+        k.grad[j] = 0.0
+    for i in range(m):
+        s = k.C[i]
+        if s == 0.0:
+            continue
+        t = k.t[i]
+        zi = _row_dot(&k.A, i, k.w)
+        primal += s * _loss(k.loss, zi, t)
+        a = k.alpha[i]
+        if k.loss == SQUARED:
+            dual += a * t - 0.5 * a * a / s
+        elif k.loss == LOGISTIC:
+            # s [sigma log sigma + (1 - sigma) log(1 - sigma)], sigma = sigmoid(u)
+            v = _sigmoid(a)
+            dual -= s * (-v * _log1pexp(-a) - (1.0 - v) * _log1pexp(a))
+        elif k.loss == HINGE:
+            dual += a
+        else:
+            dual += a - 0.25 * a * a / s
+        v = s * _dloss(k.loss, zi, t)
+        if v != 0.0:
+            _row_scatter(&k.A, i, v, k.grad)
+    for j in range(n):
+        r = k.ridge[0] if k.uniform else k.ridge[j]
+        wRw += r * k.w[j] * k.w[j]
+        v = fabs(k.grad[j] + r * k.w[j])
+        if v > best or not isfinite(v):
+            best = v
+    primal += 0.5 * wRw
+    dual -= 0.5 * wRw
+    gap_out[0] = primal - dual
+    if k.loss == HINGE:
+        return gap_out[0] / (primal if primal > 1.0 else 1.0)
+    return best
+
+
+cdef inline double _violation(Work* k, Py_ssize_t i, double zi) noexcept nogil:
+    """How far sample i is from its coordinate optimum (0 there)."""
+    cdef double a = k.alpha[i], t = k.t[i], s = k.C[i], G
+    if k.loss == SQUARED:
+        return fabs(t - zi - a / s)
+    if k.loss == LOGISTIC:
+        return fabs(t * zi + a)
+    G = t * zi - 1.0
+    if k.loss == SQUARED_HINGE:
+        G += 0.5 * a / s
+        return fabs(G) if a > 0.0 else (-G if G < 0.0 else 0.0)
+    if a <= 0.0:
+        return -G if G < 0.0 else 0.0
+    if a >= s:
+        return G if G > 0.0 else 0.0
+    return fabs(G)
+
+
+def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
+                const double[::1] ridge, str loss, double[::1] alpha, double[::1] w,
+                double tol, long max_epochs, double max_time, str order, seed,
+                bint shrinking=True):
+    """Run dual coordinate ascent in place on ``alpha`` and ``w``.
+
+    Parameters
+    ----------
+    rows : tuple
+        ``("dense", X)`` with X a C-contiguous float64 array of shape (m, n),
+        or ``("csr", indptr, indices, data, n)`` (int32 indices).
+    target : (m,) targets b_i (squared) or labels t_i in {-1, +1}.
+    sample_weight : (m,) s_i >= 0 (the box of the hinge duals).
+    ridge : (n,) r_j > 0, or (1,) for a uniform ridge.
+    loss : a key of ``LOSSES``.
+    alpha : (m,) the dual variables (logits for the logistic loss); ``w``
+        must equal R^{-1} A^T beta for them.
+    tol : stopping tolerance (see the module docstring).
+    max_epochs : passes over the samples.
+    max_time : seconds, 0 for no limit.
+    order : a key of ``ORDERS``: natural order, a fresh random permutation
+        every pass, or the samples whose violation is within
+        ``GREEDY_FRACTION`` of the largest, measured at the start of the pass.
+    seed : two 64-bit integers seeding the permutations.
+    shrinking : leave bound-held variables of the hinge losses out of passes.
+
+    Returns
+    -------
+    (status_name, epochs, optimality, gap, n_tests)
+    """
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}.")
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {list(ORDERS)}, got {order!r}.")
+    cdef Work k
+    cdef object keep_data = rows
+    cdef const double[:, ::1] X
+    cdef const int[::1] indptr, indices
+    cdef const double[::1] data
+    if rows[0] == "dense":
+        X = rows[1]
+        k.A.dense = True
+        k.A.m = X.shape[0]
+        k.A.n = X.shape[1]
+        k.A.data = &X[0, 0] if X.shape[0] * X.shape[1] > 0 else NULL
+        k.A.indptr = NULL
+        k.A.indices = NULL
+    else:
+        indptr, indices, data = rows[1], rows[2], rows[3]
+        k.A.dense = False
+        k.A.m = indptr.shape[0] - 1
+        k.A.n = rows[4]
+        k.A.indptr = &indptr[0]
+        k.A.indices = &indices[0] if indices.shape[0] else NULL
+        k.A.data = &data[0] if data.shape[0] else NULL
+    cdef Py_ssize_t m = k.A.m, n = k.A.n, i, j, pos, n_active, kk
+    k.loss = LOSSES[loss]
+    k.t = &target[0]
+    k.C = &sample_weight[0]
+    k.uniform = ridge.shape[0] == 1
+    inv = 1.0 / np.asarray(ridge)
+    cdef const double[::1] inv_r = inv
+    k.inv_r = &inv_r[0]
+    k.ridge = &ridge[0]
+    # q_i = a_i^T R^{-1} a_i
+    q_arr = np.zeros(m)
+    cdef double[::1] q = q_arr
+    grad_arr = np.zeros(max(n, 1))
+    z_arr = np.zeros(max(m, 1))
+    cdef double[::1] grad = grad_arr, zbuf = z_arr
+    k.q = &q[0]
+    k.alpha = &alpha[0]
+    k.w = &w[0]
+    k.grad = &grad[0]
+    k.z = &zbuf[0]
+    rs = np.random.RandomState(seed)
+    cdef unsigned long long s0 = int(rs.randint(0, 2**63, dtype=np.int64))
+    cdef unsigned long long s1 = int(rs.randint(0, 2**63, dtype=np.int64))
+    cdef RNG rng
+    active_arr = np.arange(m, dtype=np.intp)
+    cdef Py_ssize_t[::1] active = active_arr
+    cdef bint greedy = order == "greedy", shuffle = order == "random"
+    cdef bint shrink = shrinking and (k.loss == HINGE or k.loss == SQUARED_HINGE)
+    cdef int status = MAX_ITER
+    cdef long epoch = 0, next_test = 1, last_test_epoch = 0, n_tests = 0
+    cdef double opt = INFINITY, last_opt = INFINITY, gap = INFINITY, rate, needed
+    cdef double t0, t_signal, zi, a, a_new, s, t, G, qi, d, u, vmax, thresh
+    cdef double PGmax_old = INFINITY, PGmin_old = -INFINITY, PGmax, PGmin, PG, qq
+    cdef Py_ssize_t m_live
+    cdef double shrink_tol = 0.1
+    with nogil:
+        rng_seed(&rng, s0, s1)
+        for i in range(m):
+            if k.C[i] == 0.0:
+                q[i] = 0.0
+                continue
+            if k.A.dense:
+                for j in range(n):
+                    d = k.A.data[i * n + j]
+                    q[i] += d * d * (k.inv_r[0] if k.uniform else k.inv_r[j])
+            else:
+                for kk in range(k.A.indptr[i], k.A.indptr[i + 1]):
+                    d = k.A.data[kk]
+                    q[i] += d * d * (k.inv_r[0] if k.uniform else k.inv_r[k.A.indices[kk]])
+        # samples with weight 0 never move
+        n_active = 0
+        for i in range(m):
+            if k.C[i] != 0.0:
+                active[n_active] = i
+                n_active += 1
+        m_live = n_active
+        t0 = _now()
+        t_signal = t0
+        while True:
+            # -- stopping test ------------------------------------------------
+            if epoch >= next_test or epoch == 0:
+                opt = _optimality(&k, &gap)
+                n_tests += 1
+                if not isfinite(opt) or not isfinite(gap):
+                    status = DIVERGED
+                    break
+                if opt <= tol:
+                    # the test runs on every sample, shrunk or not
+                    status = CONVERGED
+                    break
+                # space the tests by the observed linear rate
+                if epoch > last_test_epoch and last_opt < INFINITY and opt < last_opt \
+                        and opt > 0.0:
+                    rate = log(opt / last_opt) / (epoch - last_test_epoch)
+                    needed = log(tol / opt) / rate
+                    next_test = epoch + <long>min(max(ceil(0.8 * needed), 1.0), MAX_SPACING)
+                else:
+                    next_test = epoch + 1
+                last_opt = opt
+                last_test_epoch = epoch
+            if epoch >= max_epochs:
+                status = MAX_ITER
+                break
+            if max_time > 0.0 and _now() - t0 >= max_time:
+                status = MAX_TIME
+                break
+            if _now() - t_signal >= SIGNAL_INTERVAL:
+                t_signal = _now()
+                if _interrupted():
+                    status = INTERRUPTED
+                    break
+            # -- one pass -----------------------------------------------------
+            thresh = -1.0
+            if greedy:
+                vmax = 0.0
+                for pos in range(n_active):
+                    i = active[pos]
+                    k.z[i] = _violation(&k, i, _row_dot(&k.A, i, k.w))
+                    if k.z[i] > vmax:
+                        vmax = k.z[i]
+                thresh = GREEDY_FRACTION * vmax
+            elif shuffle:
+                for pos in range(n_active - 1, 0, -1):
+                    j = rng_below(&rng, pos + 1)
+                    i = active[pos]
+                    active[pos] = active[j]
+                    active[j] = i
+            PGmax = -INFINITY
+            PGmin = INFINITY
+            pos = 0
+            while pos < n_active:
+                i = active[pos]
+                if greedy and k.z[i] < thresh:
+                    pos += 1
+                    continue
+                s = k.C[i]
+                t = k.t[i]
+                qi = q[i]
+                a = k.alpha[i]
+                zi = _row_dot(&k.A, i, k.w)
+                d = 0.0
+                if k.loss == SQUARED:
+                    a_new = a + (t - zi - a / s) / (qi + 1.0 / s)
+                    d = a_new - a
+                    k.alpha[i] = a_new
+                elif k.loss == LOGISTIC:
+                    u = _logistic_step(a, qi, s, t * zi)
+                    d = t * s * (_sigmoid(u) - _sigmoid(a))
+                    k.alpha[i] = u
+                else:
+                    G = t * zi - 1.0
+                    qq = qi
+                    if k.loss == SQUARED_HINGE:
+                        G += 0.5 * a / s
+                        qq = qi + 0.5 / s
+                    PG = 0.0
+                    if a <= 0.0:
+                        if shrink and G > PGmax_old:
+                            n_active -= 1
+                            active[pos] = active[n_active]
+                            active[n_active] = i
+                            continue
+                        if G < 0.0:
+                            PG = G
+                    elif k.loss == HINGE and a >= s:
+                        if shrink and G < PGmin_old:
+                            n_active -= 1
+                            active[pos] = active[n_active]
+                            active[n_active] = i
+                            continue
+                        if G > 0.0:
+                            PG = G
+                    else:
+                        PG = G
+                    if PG > PGmax:
+                        PGmax = PG
+                    if PG < PGmin:
+                        PGmin = PG
+                    if PG != 0.0:
+                        if qq > 0.0:
+                            a_new = a - G / qq
+                        else:
+                            a_new = INFINITY if G < 0.0 else 0.0
+                        if a_new < 0.0:
+                            a_new = 0.0
+                        if k.loss == HINGE and a_new > s:
+                            a_new = s
+                        k.alpha[i] = a_new
+                        d = t * (a_new - a)
+                if d != 0.0:
+                    _row_axpy(&k.A, i, d, k.inv_r, k.uniform, k.w)
+                pos += 1
+            epoch += 1
+            if shrink:
+                if n_active < m_live and (n_active == 0 or PGmax - PGmin <= shrink_tol):
+                    # the shrunk set has converged: bring every sample back,
+                    # and test
+                    n_active = 0
+                    for i in range(m):
+                        if k.C[i] != 0.0:
+                            active[n_active] = i
+                            n_active += 1
+                    PGmax_old = INFINITY
+                    PGmin_old = -INFINITY
+                    next_test = epoch
+                    shrink_tol *= 0.1
+                else:
+                    PGmax_old = PGmax if PGmax > 0.0 else INFINITY
+                    PGmin_old = PGmin if PGmin < 0.0 else -INFINITY
+    return STATUS_NAMES[status], int(epoch), float(opt), float(gap), int(n_tests)
+
+
+def logistic_dual_value(const double[::1] u, const double[::1] C):
+    """sum_i of the logistic dual's entropy term at the logits u:
+    -C_i [sigma log sigma + (1 - sigma) log (1 - sigma)], sigma = sigmoid(u_i)."""
+    cdef Py_ssize_t i
+    cdef double s = 0.0, v
+    for i in range(u.shape[0]):
+        if C[i] != 0.0:
+            v = _sigmoid(u[i])
+            s += C[i] * (v * _log1pexp(-u[i]) + (1.0 - v) * _log1pexp(u[i]))
+    return s

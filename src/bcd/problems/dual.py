@@ -1,0 +1,189 @@
+"""The Fenchel dual of an L2-regularized linear model, solved by coordinate
+ascent over the samples.
+
+For P(w) = sum_i s_i phi(a_i^T w; t_i) + 1/2 sum_j r_j w_j^2 with every
+r_j > 0, the dual has one variable per sample (per sample and class for the
+multinomial model), and the primal point of a dual point is
+w = R^{-1} A^T beta, kept up to date by every coordinate step.  On wide data
+(fewer samples than features) the dual has fewer, better-conditioned
+coordinates than the primal; this is the method of liblinear's dual solvers
+(Hsieh et al., 2008; Yu, Huang and Lin, 2011).
+
+A problem offers its dual through the capability ``"dual"`` and the method
+``_dual_loss()``, which returns ``(loss, target, weights)`` for the compiled
+loops of :mod:`bcd.problems._dual` (see there for the losses and the
+stopping test).  :func:`solve_dual` runs them and returns the primal
+solution with its certificates; :func:`bcd.solve` calls it for
+``formulation="dual"``.
+"""
+import dataclasses
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._dual import linear_dual, logistic_dual_value
+
+#: bcd rule names and the sample orders they select in the dual
+DUAL_RULES = {"cyclic": "cyclic", "random": "random", "gs": "greedy"}
+
+#: the logit at which a logistic dual variable starts: alpha_i = s_i
+#: sigmoid(START_LOGIT), small, so that w starts near 0
+START_LOGIT = -8.0
+
+
+@dataclasses.dataclass
+class DualOutcome:
+    """What :func:`solve_dual` returns."""
+    x: np.ndarray            #: the primal solution w (float64)
+    dual: np.ndarray         #: the dual variables alpha (one per sample)
+    status: str
+    n_epochs: int
+    optimality: float
+    duality_gap: float
+    n_tests: int
+
+
+def check_dual(problem):
+    """Raise ValueError unless ``problem`` has a dual (an L2-regularized loss
+    with l2 > 0 on every coordinate and no penalty)."""
+    name = type(problem).__name__
+    if "dual" not in problem.capabilities:
+        raise ValueError(f"formulation='dual' needs a problem with a dual formulation "
+                         f"(LeastSquares, Logistic, Multinomial, LinearSVM); {name} has none.")
+    if problem.penalty is not None:
+        raise ValueError(f"formulation='dual' solves L2-regularized problems without a "
+                         f"penalty; {name} has penalty={problem.penalty!r}.  Use "
+                         f"formulation='primal'.")
+    if not np.all(np.asarray(problem.l2) > 0.0):
+        raise ValueError(f"formulation='dual' needs l2 > 0 on every coordinate (the dual of "
+                         f"{name} exists only with a strictly convex L2 term); got "
+                         f"l2 = 0 on some coordinate.  Use formulation='primal'.")
+
+
+def has_dual(problem):
+    """Whether :func:`check_dual` accepts ``problem``."""
+    try:
+        check_dual(problem)
+    except ValueError:
+        return False
+    return True
+
+
+def dual_rows(problem):
+    """The rows of ``problem.A`` for the compiled loops, cached on the
+    problem (a transient attribute: a C-ordered copy of dense data, the CSR
+    form of sparse data)."""
+    rows = problem.__dict__.get("_dual_rows")
+    if rows is None:
+        A = problem.A
+        if sp.issparse(A):
+            R = sp.csr_matrix(A)
+            R.sort_indices()
+            rows = ("csr", np.ascontiguousarray(R.indptr, dtype=np.int32),
+                    np.ascontiguousarray(R.indices, dtype=np.int32),
+                    np.ascontiguousarray(R.data, dtype=np.float64), A.shape[1])
+        else:
+            rows = ("dense", np.ascontiguousarray(A, dtype=np.float64))
+        problem.__dict__["_dual_rows"] = rows
+    return rows
+
+
+def _ridge(problem):
+    r = np.broadcast_to(np.asarray(problem.l2, dtype=np.float64), (problem.n_coordinates,))
+    if np.all(r == r[0]):
+        return np.array([float(r[0])])
+    return np.ascontiguousarray(r)
+
+
+def _signed(loss, target, alpha, weights):
+    """beta, the signed dual variables, from the state of the loops."""
+    if loss == "squared":
+        return alpha
+    if loss == "logistic":
+        return target * weights * _sigmoid(alpha)
+    return target * alpha
+
+
+def _sigmoid(u):
+    return np.exp(-np.logaddexp(0.0, -u))
+
+
+def _start(loss, target, weights, problem, x0):
+    """The dual variables the loops start from: the dual point matched to
+    the primal ``x0`` where one is given (alpha_i = -s_i phi'(a_i^T x0)),
+    else small (alpha = 0; for the logistic loss logits START_LOGIT)."""
+    m = target.shape[0]
+    if x0 is None:
+        if loss == "logistic":
+            return np.full(m, START_LOGIT)
+        return np.zeros(m)
+    z = np.asarray(problem.A @ x0).ravel()
+    if loss == "squared":
+        return target - z
+    if loss == "logistic":
+        # alpha = s sigmoid(-t z): the logit is -t z, bounded away from the ends
+        return np.clip(-target * z, -30.0, 30.0)
+    margin = np.maximum(0.0, 1.0 - target * z)
+    if loss == "squared_hinge":
+        return 2.0 * weights * margin
+    return np.where(margin > 0.0, weights, 0.0)
+
+
+def dual_value(loss, target, alpha, weights, beta, ridge, A):
+    """D(alpha), computed with NumPy from the dual variables alone."""
+    v = np.asarray(A.T @ beta).ravel()
+    quad = 0.5 * float(v @ (v / ridge))
+    live = weights > 0
+    if loss == "squared":
+        a, s = alpha[live], weights[live]
+        return float(a @ target[live] - 0.5 * np.sum(a * a / s)) - quad
+    if loss == "logistic":
+        return logistic_dual_value(alpha, weights) - quad
+    if loss == "hinge":
+        return float(np.sum(alpha)) - quad
+    a, s = alpha[live], weights[live]
+    return float(np.sum(a - 0.25 * a * a / s)) - quad
+
+
+def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
+               shrinking=True):
+    """Solve ``problem`` through its dual; see the module docstring.
+
+    ``rule``: a key of ``DUAL_RULES``; ``max_epochs``: passes over the
+    samples; ``max_time``: seconds (None: no limit)."""
+    check_dual(problem)
+    if rule not in DUAL_RULES:
+        raise ValueError(f"rule must be one of {sorted(DUAL_RULES)} with formulation='dual', "
+                         f"got {rule!r}.")
+    if hasattr(problem, "_solve_dual"):          # a problem with its own dual loops
+        return problem._solve_dual(tol, max_epochs, max_time, DUAL_RULES[rule],
+                                   random_state, x0)
+    loss, target, weights = problem._dual_loss()
+    target = np.ascontiguousarray(target, dtype=np.float64)
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    ridge = _ridge(problem)
+    rows = dual_rows(problem)
+    alpha = _start(loss, target, weights, problem, x0)
+    alpha[weights == 0] = START_LOGIT if loss == "logistic" else 0.0
+    beta = _signed(loss, target, alpha, weights)
+    w = np.asarray(problem.A.T @ beta, dtype=np.float64).ravel() / ridge
+    w = np.ascontiguousarray(w)
+    seed = _seed(random_state)
+    status, epochs, opt, gap, n_tests = linear_dual(
+        rows, target, weights, ridge, loss, alpha, w, float(tol), int(max_epochs),
+        float(max_time or 0.0), DUAL_RULES[rule], seed, bool(shrinking))
+    beta = _signed(loss, target, alpha, weights)
+    full_ridge = np.broadcast_to(ridge, (problem.n_coordinates,))
+    gap = problem.objective(w) - dual_value(loss, target, alpha, weights, beta, full_ridge,
+                                            problem.A)
+    dual = weights * _sigmoid(alpha) if loss == "logistic" else alpha.copy()
+    return DualOutcome(w, dual, status, epochs, opt, float(gap), n_tests)
+
+
+def _seed(random_state):
+    """Two 32-bit words for the loops' generator from a ``random_state``."""
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**31))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31))
+    return np.random.RandomState(random_state).randint(0, 2**31)
