@@ -2,7 +2,7 @@
 
 >>> import bcd
 >>> sorted(bcd.problems.available())
-['gaussian_process', 'label_propagation', 'least_squares', 'logistic', 'multinomial', 'poisson', 'quadratic']
+['gaussian_process', 'label_propagation', 'least_squares', 'linear_svm', 'logistic', 'multinomial', 'poisson', 'quadratic']
 >>> problem = bcd.problems.make("least_squares", A=[[1.0, 0.0], [0.0, 1.0]], b=[1.0, 2.0])
 >>> type(problem).__name__
 'LeastSquares'
@@ -12,10 +12,11 @@ from .linear import LeastSquares, Logistic
 from .multinomial import Multinomial
 from .poisson import Poisson
 from .quadratic import LabelPropagation, Quadratic
+from .svm import LinearSVM
 
 #: the problem classes, also exported by the top-level package
 __all__ = ["Problem", "LeastSquares", "Logistic", "Multinomial", "Poisson", "Quadratic",
-           "LabelPropagation"]
+           "LabelPropagation", "LinearSVM"]
 
 _REGISTRY = {}
 
@@ -59,3 +60,4 @@ register("multinomial", Multinomial)
 register("poisson", Poisson)
 register("quadratic", Quadratic)
 register("label_propagation", LabelPropagation)
+register("linear_svm", LinearSVM)

@@ -354,3 +354,46 @@ cdef class CyLogistic(CyLinearModel):
         si = self.sw[i]
         return p * (1.0 - p / si) if si != 0.0 else 0.0
 
+
+
+cdef class CySquaredHinge(CyLinearModel):
+    """phi(z; t) = max(0, 1 - t z)^2 with t in {-1, +1} (the L2-loss SVM).
+
+    phi is differentiable with a piecewise-constant second derivative: 2 on
+    the rows inside the margin (t z < 1), 0 outside, which ``block_hessian``
+    uses as a generalized Hessian; 2 bounds it everywhere."""
+
+    def __init__(self, CyMatrix A, t, l2, lipschitz, bint tracking, Py_ssize_t max_block=1,
+                 sample_weight=None):
+        CyLinearModel.__init__(self, A, t, l2, 2.0, lipschitz, tracking, max_block,
+                               sample_weight)
+
+    cdef double dloss(self, double z, double t) noexcept nogil:
+        cdef double u = 1.0 - t * z
+        return -2.0 * t * u if u > 0.0 else 0.0
+
+    cdef double data_loss(self) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef double s = 0.0, u
+        for i in range(self.z.shape[0]):
+            u = 1.0 - self.target[i] * self.z[i]
+            if u > 0.0:
+                s += (self.sw[i] if self.weighted else 1.0) * u * u
+        return s
+
+    cdef double rows_delta(self, double alpha) noexcept nogil:
+        cdef Py_ssize_t k, i
+        cdef double s = 0.0, u0, u1, d
+        cdef bint dense = self.A.dense
+        for k in range(self.dir_nt):
+            i = k if dense else self.touched[k]
+            u0 = 1.0 - self.target[i] * self.z[i]
+            u1 = u0 - self.target[i] * alpha * self.dzc[k]
+            d = (u1 * u1 if u1 > 0.0 else 0.0) - (u0 * u0 if u0 > 0.0 else 0.0)
+            s += (self.sw[i] if self.weighted else 1.0) * d
+        return s
+
+    cdef double curvature_at(self, Py_ssize_t i) noexcept nogil:
+        if 1.0 - self.target[i] * self.z[i] <= 0.0:
+            return 0.0
+        return 2.0 * (self.sw[i] if self.weighted else 1.0)
