@@ -211,7 +211,7 @@ def test_auto_never_picks_the_dual_without_l2():
 def test_options_of_the_primal_are_refused():
     problem = _problem("logistic", False, False)
     for options in (dict(blocks="fixed"), dict(update="newton"), dict(block_size=3),
-                    dict(working_set=True), dict(extrapolation=3),
+                    dict(working_set=True), dict(check_every=3),
                     dict(callback=lambda info: None), dict(partition="sort")):
         with pytest.raises(ValueError, match="formulation='dual'"):
             bcd.solve(problem, formulation="dual", **options)
@@ -263,3 +263,21 @@ def test_squared_hinge_primal_matches_dual():
     l1 = bcd.LinearSVM(A, y, l2=0.0, penalty=bcd.L1(2.0))
     result = bcd.solve(l1, tol=1e-9)
     assert result.converged and np.sum(result.x != 0) < N
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic", "squared_hinge"])
+def test_extrapolation_keeps_the_optimum_and_helps_the_cyclic_order(loss):
+    problem = _problem(loss, False, False, l2=0.05)
+    plain = bcd.solve(problem, formulation="dual", rule="cyclic", tol=1e-10,
+                      max_iter=100000, shrinking=False)
+    fast = bcd.solve(problem, formulation="dual", rule="cyclic", tol=1e-10,
+                     max_iter=100000, shrinking=False, extrapolation=5)
+    assert plain.converged and fast.converged
+    assert fast.options["extrapolation"] == 5
+    assert fast.objective == pytest.approx(plain.objective, rel=1e-9)
+    assert fast.n_iter < plain.n_iter
+
+
+def test_extrapolation_and_shrinking_exclude_each_other():
+    with pytest.raises(ValueError, match="exclude each other"):
+        bcd.solve(_problem("hinge", False, False), formulation="dual", extrapolation=5)

@@ -245,8 +245,11 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         the most violating ones (``"gs"``).  ``result.x`` is the primal
         solution, ``result.dual`` the dual variables and
         ``result.duality_gap`` certifies it; ``max_iter`` counts passes over
-        the samples (default 1000) and ``n_iter`` the passes made.  No
-        other option of the primal configuration applies.  ``"auto"``: as
+        the samples (default 1000) and ``n_iter`` the passes made;
+        ``extrapolation`` is the depth of Anderson extrapolation of the
+        dual iterates (default 0: random orders gain little from it, the
+        cyclic order much).  No other option of the primal configuration
+        applies.  ``"auto"``: as
         the automatic configuration chooses (when no rule, block or update
         option is given), else ``"primal"``.
     shrinking : bool, default=True
@@ -491,7 +494,7 @@ def _solve_dual(problem, given, spec_options, args, auto_row):
     check_dual(problem)
     unused = [name for name in ("blocks", "block_size", "update") if name in given]
     unused += [name for name, value in spec_options.items() if value is not None]
-    for name, default in (("working_set", "auto"), ("extrapolation", "auto"),
+    for name, default in (("working_set", "auto"),
                           ("check_every", "auto"), ("callback", None),
                           ("target_support", None), ("gap_tol", None)):
         value = args[name]
@@ -499,9 +502,12 @@ def _solve_dual(problem, given, spec_options, args, auto_row):
             unused.append(name)
     if unused:
         raise ValueError(f"formulation='dual' runs coordinate ascent over the samples and "
-                         f"takes only rule ('random', 'cyclic' or 'gs'), max_iter, tol, "
-                         f"tol_mode, max_time, x0, random_state, shrinking, verbose and "
-                         f"warn; got {', '.join(sorted(unused))}.")
+                         f"takes only rule ('random', 'cyclic' or 'gs'), extrapolation, "
+                         f"max_iter, tol, tol_mode, max_time, x0, random_state, shrinking, "
+                         f"verbose and warn; got {', '.join(sorted(unused))}.")
+    depth = args["extrapolation"]
+    depth = 0 if _is_auto(depth) else check_scalar(depth, "extrapolation", low=0,
+                                                   high=100, integer=True)
     rule = given.get("rule", "random")
     max_iter, tol, max_time = args["max_iter"], args["tol"], args["max_time"]
     max_iter = MAX_PASSES if max_iter is None else check_scalar(
@@ -524,7 +530,8 @@ def _solve_dual(problem, given, spec_options, args, auto_row):
     if not isinstance(shrinking, (bool, np.bool_)):
         raise TypeError(f"shrinking must be True or False, got {shrinking!r}.")
     progress = make_progress(args["verbose"])
-    options = dict(formulation="dual", rule=rule, shrinking=bool(shrinking), tol=tol,
+    options = dict(formulation="dual", rule=rule, shrinking=bool(shrinking),
+                   extrapolation=depth, tol=tol,
                    tol_mode=tol_mode, max_iter=max_iter,
                    auto=None if auto_row is None else auto_row.name)
     if progress is not None and auto_row is not None:
@@ -535,7 +542,7 @@ def _solve_dual(problem, given, spec_options, args, auto_row):
     start = problem.objective(x_start)
     start_opt = float(np.max(np.abs(problem.gradient(x_start)), initial=0.0))
     out = solve_dual(problem, tol, max_iter, max_time, rule, args["random_state"], x0,
-                     bool(shrinking))
+                     bool(shrinking), depth)
     elapsed = time.perf_counter() - t0
     objective = problem.objective(out.x)
     status = out.status

@@ -1,9 +1,48 @@
 """Column access to dense and sparse matrices, shared by every compiled problem."""
 import numpy as np
 import scipy.sparse as sp
-from libc.math cimport fabs, NAN
-from libc.stdlib cimport calloc, free
-from scipy.linalg.cython_blas cimport ddot, daxpy, dgemv
+from libc.math cimport fabs, sqrt, NAN
+from libc.stdlib cimport calloc, malloc, free
+from scipy.linalg.cython_blas cimport ddot, daxpy, dgemv, dsyrk
+
+#: the smallest block whose dense Gram matrix is formed by one BLAS call
+cdef Py_ssize_t GRAM_BLAS = 8
+
+
+cdef bint _dense_gram(const double* values, Py_ssize_t m, const int* cols, Py_ssize_t nb,
+                      const double* row_weight, double* G) noexcept nogil:
+    """G = A[:, cols].T diag(w) A[:, cols] for a dense column-major A with
+    non-negative weights w, by one BLAS rank-k update of the gathered,
+    sqrt(w)-scaled columns; False (G untouched) when a weight is negative or
+    the scratch cannot be allocated."""
+    cdef Py_ssize_t a, b, i
+    cdef double* B
+    cdef double* col
+    cdef double one = 1.0, zero = 0.0
+    cdef int n_ = <int>nb, k_ = <int>m
+    cdef char uplo = b'U', trans = b'T'
+    if row_weight != NULL:
+        for i in range(m):
+            if not (row_weight[i] >= 0.0):
+                return False
+    B = <double*>malloc(m * nb * sizeof(double))
+    if B == NULL:
+        return False
+    for a in range(nb):
+        col = <double*>values + <Py_ssize_t>cols[a] * m
+        if row_weight == NULL:
+            for i in range(m):
+                B[a * m + i] = col[i]
+        else:
+            for i in range(m):
+                B[a * m + i] = col[i] * sqrt(row_weight[i])
+    # G = B.T @ B (upper triangle, column-major)
+    dsyrk(&uplo, &trans, &n_, &k_, &one, B, &k_, &zero, G, &n_)
+    free(B)
+    for b in range(nb):
+        for a in range(b):
+            G[b + a * nb] = G[a + b * nb]
+    return True
 
 
 cdef class CyMatrix:
@@ -200,6 +239,9 @@ cdef class CyMatrix:
         """
         cdef Py_ssize_t a, b, p, i, start, end
         cdef double s
+        if self.dense and nb >= GRAM_BLAS and _dense_gram(
+                &self.values[0], self.n_rows, cols, nb, row_weight, G):
+            return
         for a in range(nb):
             self.col_range(cols[a], &start, &end)
             # scatter the (weighted) column a into work

@@ -118,10 +118,6 @@ AUTO_TABLE = (
         dict(rule="gbcd", blocks="variable", update="exact"),
         "the greedy block rule of Bo and Sminchisescu with exact block solves, the "
         "configuration of their GP experiments (asv_benches/gp_scaling.py)"),
-    Row("L2-regularized linear model (dual)",
-        _all(_not(_penalized), _structure("linear_model"), _dual),
-        dict(formulation="dual", rule="random"),
-        "DUAL_WHY"),
     Row("smooth model with few coordinates",
         _all(_not(_penalized), _has("block_hessian"), _at_most(SMALL),
              lambda problem: getattr(problem, "structure", None) in ("linear_model",
@@ -132,6 +128,10 @@ AUTO_TABLE = (
         "and 0.55 s on 20000 x 256 (scikit-learn's L-BFGS 1.8 s and 6.9 s), where the "
         "line-search row below stops at max_iter after 13 s and 29 s; the multinomial "
         "model of iris with an intercept: 8 iterations, 0.8 ms"),
+    Row("L2-regularized linear model (dual)",
+        _all(_not(_penalized), _structure("linear_model"), _dual),
+        dict(formulation="dual", rule="random"),
+        "DUAL_WHY"),
     Row("smooth multiclass linear model",
         _all(_not(_penalized), _structure("grouped_linear_model")),
         dict(rule="random", blocks="fixed", block_size=100, update="linesearch"),

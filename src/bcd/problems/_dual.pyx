@@ -302,10 +302,134 @@ cdef inline double _violation(Work* k, Py_ssize_t i, double zi) noexcept nogil:
     return fabs(G)
 
 
+cdef inline double _beta(Work* k, Py_ssize_t i) noexcept nogil:
+    """The signed dual variable beta_i of sample i."""
+    if k.loss == SQUARED:
+        return k.alpha[i]
+    if k.loss == LOGISTIC:
+        return k.t[i] * k.C[i] * _sigmoid(k.alpha[i])
+    return k.t[i] * k.alpha[i]
+
+
+cdef double _dual_value(Work* k, const double* beta, const double* w) noexcept nogil:
+    """D at the signed dual variables ``beta`` whose primal point is ``w``;
+    -inf where beta is outside the dual's domain."""
+    cdef Py_ssize_t i, j
+    cdef double total = 0.0, a, s, p, wRw = 0.0, r
+    for i in range(k.A.m):
+        s = k.C[i]
+        if s == 0.0:
+            continue
+        if k.loss == SQUARED:
+            a = beta[i]
+            total += a * k.t[i] - 0.5 * a * a / s
+            continue
+        a = k.t[i] * beta[i]
+        if k.loss == LOGISTIC:
+            p = a / s
+            if not (0.0 < p < 1.0):
+                return -INFINITY
+            total -= s * (p * log(p) + (1.0 - p) * log1p(-p))
+        elif k.loss == HINGE:
+            if not (0.0 <= a <= s):
+                return -INFINITY
+            total += a
+        else:
+            if a < 0.0:
+                return -INFINITY
+            total += a - 0.25 * a * a / s
+    for j in range(k.A.n):
+        r = k.ridge[0] if k.uniform else k.ridge[j]
+        wRw += r * w[j] * w[j]
+    return total - 0.5 * wRw
+
+
+cdef bint _solve_small(double* G, double* c, Py_ssize_t K) noexcept nogil:
+    """Solve G c = c in place (G symmetric positive semi-definite, K x K) by
+    Gaussian elimination with a relative shift; False when singular."""
+    cdef Py_ssize_t a, b2, l
+    cdef double piv, f, shift = 0.0
+    for a in range(K):
+        shift += G[a * K + a]
+    shift *= 1e-10
+    for a in range(K):
+        G[a * K + a] += shift
+    for a in range(K):
+        piv = G[a * K + a]
+        if not (piv > 0.0):
+            return False
+        for b2 in range(a + 1, K):
+            f = G[b2 * K + a] / piv
+            for l in range(a, K):
+                G[b2 * K + l] -= f * G[a * K + l]
+            c[b2] -= f * c[a]
+    for a in range(K - 1, -1, -1):
+        f = c[a]
+        for l in range(a + 1, K):
+            f -= G[a * K + l] * c[l]
+        c[a] = f / G[a * K + a]
+    return True
+
+
+cdef bint _extrapolate(Work* k, Py_ssize_t K, double* B, double* Wh, double* G, double* c,
+                       double* beta_e, double* w_e) noexcept nogil:
+    """Anderson extrapolation from the K + 1 stored (beta, w) pairs (rows of
+    B and Wh, the last one current): the combination sum_k c_k beta_(k+1)
+    with sum c = 1 that minimizes ||sum_k c_k (beta_(k+1) - beta_k)||, taken
+    when it raises the dual objective.  True when taken (alpha and w
+    updated)."""
+    cdef Py_ssize_t m = k.A.m, n = k.A.n, a, b2, i, j
+    cdef double s, total, d_now, d_new, p
+    for a in range(K):
+        for b2 in range(a, K):
+            s = 0.0
+            for i in range(m):
+                s += (B[(a + 1) * m + i] - B[a * m + i]) * (B[(b2 + 1) * m + i] - B[b2 * m + i])
+            G[a * K + b2] = s
+            G[b2 * K + a] = s
+        c[a] = 1.0
+    if not _solve_small(G, c, K):
+        return False
+    total = 0.0
+    for a in range(K):
+        total += c[a]
+    if total == 0.0 or not isfinite(total):
+        return False
+    for a in range(K):
+        c[a] /= total
+    for i in range(m):
+        s = 0.0
+        for a in range(K):
+            s += c[a] * B[(a + 1) * m + i]
+        beta_e[i] = s
+    for j in range(n):
+        s = 0.0
+        for a in range(K):
+            s += c[a] * Wh[(a + 1) * n + j]
+        w_e[j] = s
+    d_now = _dual_value(k, &B[K * m], k.w)
+    d_new = _dual_value(k, beta_e, w_e)
+    if not (d_new > d_now):
+        return False
+    for i in range(m):
+        if k.C[i] == 0.0:
+            continue
+        if k.loss == SQUARED:
+            k.alpha[i] = beta_e[i]
+        elif k.loss == LOGISTIC:
+            p = k.t[i] * beta_e[i] / k.C[i]
+            k.alpha[i] = log(p) - log1p(-p)
+        else:
+            k.alpha[i] = k.t[i] * beta_e[i]
+    for j in range(n):
+        k.w[j] = w_e[j]
+    return True
+
+
 def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                 const double[::1] ridge, str loss, double[::1] alpha, double[::1] w,
                 double tol, long max_epochs, double max_time, str order, seed,
-                bint shrinking=True):
+                bint shrinking=True, Py_ssize_t depth=0):
     """Run dual coordinate ascent in place on ``alpha`` and ``w``.
 
     Parameters
@@ -327,6 +451,9 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
         ``GREEDY_FRACTION`` of the largest, measured at the start of the pass.
     seed : two 64-bit integers seeding the permutations.
     shrinking : leave bound-held variables of the hinge losses out of passes.
+    depth : Anderson extrapolation of the dual iterates over ``depth``
+        passes (0: none); a proposal is taken when it raises the dual
+        objective.  Not with shrinking, whose passes skip samples.
 
     Returns
     -------
@@ -385,11 +512,23 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
     cdef Py_ssize_t[::1] active = active_arr
     cdef bint greedy = order == "greedy", shuffle = order == "random"
     cdef bint shrink = shrinking and (k.loss == HINGE or k.loss == SQUARED_HINGE)
+    if depth > 0 and shrink:
+        raise ValueError("extrapolation (depth > 0) and shrinking exclude each other.")
     cdef int status = MAX_ITER
     cdef long epoch = 0, next_test = 1, last_test_epoch = 0, n_tests = 0
     cdef double opt = INFINITY, last_opt = INFINITY, gap = INFINITY, rate, needed
     cdef double t0, t_signal, zi, a, a_new, s, t, G, qi, d, u, vmax, thresh
     cdef double PGmax_old = INFINITY, PGmin_old = -INFINITY, PGmax, PGmin, PG, qq
+    cdef Py_ssize_t K = depth if depth > 0 else 0, stored = 0
+    hist_b = np.zeros((K + 1) * m if K else 1)
+    hist_w = np.zeros((K + 1) * n if K else 1)
+    gram_arr = np.zeros(K * K if K else 1)
+    coef_arr = np.zeros(K if K else 1)
+    be_arr = np.zeros(m if K else 1)
+    we_arr = np.zeros(n if K else 1)
+    cdef double[::1] HB = hist_b, HW = hist_w, GR = gram_arr, CO = coef_arr
+    cdef double[::1] BE = be_arr, WE = we_arr
+    cdef long accepted = 0
     cdef Py_ssize_t m_live
     cdef double shrink_tol = 0.1
     with nogil:
@@ -530,6 +669,16 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                     _row_axpy(&k.A, i, d, k.inv_r, k.uniform, k.w)
                 pos += 1
             epoch += 1
+            if K:
+                for i in range(m):
+                    HB[stored * m + i] = _beta(&k, i)
+                for j in range(n):
+                    HW[stored * n + j] = k.w[j]
+                stored += 1
+                if stored == K + 1:
+                    if _extrapolate(&k, K, &HB[0], &HW[0], &GR[0], &CO[0], &BE[0], &WE[0]):
+                        accepted += 1
+                    stored = 0
             if shrink:
                 if n_active < m_live and (n_active == 0 or PGmax - PGmin <= shrink_tol):
                     # the shrunk set has converged: bring every sample back,

@@ -146,7 +146,7 @@ def dual_value(loss, target, alpha, weights, beta, ridge, A):
 
 
 def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
-               shrinking=True):
+               shrinking=True, extrapolation=0):
     """Solve ``problem`` through its dual; see the module docstring.
 
     ``rule``: a key of ``DUAL_RULES``; ``max_epochs``: passes over the
@@ -171,7 +171,7 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
     seed = _seed(random_state)
     status, epochs, opt, gap, n_tests = linear_dual(
         rows, target, weights, ridge, loss, alpha, w, float(tol), int(max_epochs),
-        float(max_time or 0.0), DUAL_RULES[rule], seed, bool(shrinking))
+        float(max_time or 0.0), DUAL_RULES[rule], seed, bool(shrinking), int(extrapolation))
     beta = _signed(loss, target, alpha, weights)
     full_ridge = np.broadcast_to(ridge, (problem.n_coordinates,))
     gap = problem.objective(w) - dual_value(loss, target, alpha, weights, beta, full_ridge,
