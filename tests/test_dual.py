@@ -186,8 +186,8 @@ def test_dual_is_refused_without_l2_or_with_a_penalty():
     with pytest.raises(ValueError, match="l2 > 0 on every coordinate"):
         bcd.solve(bcd.Logistic(A, y), formulation="dual")
     l2 = np.ones(N)
-    l2[0] = 0.0                                  # an unpenalized intercept column
-    with pytest.raises(ValueError, match="l2 > 0 on every coordinate"):
+    l2[:2] = 0.0                                 # two unpenalized coordinates
+    with pytest.raises(ValueError, match="at most one"):
         bcd.solve(bcd.LeastSquares(A, b, l2=l2), formulation="dual")
     with pytest.raises(ValueError, match="penalty"):
         bcd.solve(bcd.LeastSquares(A, b, l2=1.0, penalty=bcd.L1(1.0)), formulation="dual")
@@ -198,14 +198,21 @@ def test_dual_is_refused_without_l2_or_with_a_penalty():
 
 
 def test_auto_never_picks_the_dual_without_l2():
-    A, y, b = _data(False)
+    n = 300                                     # wide, and too many columns for Newton
+    A, y, b = _data(False, m=40, n=n)
     assert bcd.solve(bcd.Logistic(A, y, l2=1.0)).options["formulation"] == "dual"
-    assert bcd.solve(bcd.Logistic(A, y, l2=0.0)).options.get("formulation") is None
-    l2 = np.ones(N)
-    l2[0] = 0.0
-    assert bcd.solve(bcd.LeastSquares(A, b, l2=l2)).options.get("formulation") is None
+    l2 = np.ones(n)
+    l2[0] = 0.0                                 # an intercept
+    assert bcd.solve(bcd.Logistic(A, y, l2=l2)).options["formulation"] == "dual"
+    assert bcd.solve(bcd.Logistic(A, y, l2=0.0)).options["formulation"] == "primal"
+    l2[:2] = 0.0
+    assert bcd.solve(bcd.LeastSquares(A, b, l2=l2)).options["formulation"] == "primal"
     assert bcd.solve(bcd.Logistic(A, y, l2=1.0, penalty=bcd.L1(0.1))) \
-        .options.get("formulation") is None
+        .options["formulation"] == "primal"
+    # tall: the primal
+    A, y, b = _data(False, m=400, n=n)
+    assert bcd.solve(bcd.LeastSquares(A, b, l2=1.0), max_iter=10) \
+        .options["formulation"] == "primal"
 
 
 def test_options_of_the_primal_are_refused():
@@ -281,3 +288,34 @@ def test_extrapolation_keeps_the_optimum_and_helps_the_cyclic_order(loss):
 def test_extrapolation_and_shrinking_exclude_each_other():
     with pytest.raises(ValueError, match="exclude each other"):
         bcd.solve(_problem("hinge", False, False), formulation="dual", extrapolation=5)
+
+
+@pytest.mark.parametrize("column", ["ones", "twos", "varying"])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("loss", ["squared", "logistic", "squared_hinge"])
+def test_one_unpenalized_coordinate_is_a_block_of_its_own(loss, sparse, column):
+    """An intercept (l2 = 0 on one column) is minimized exactly as a second
+    block; a constant column centers the rows implicitly.  The rows here are
+    far from centered, which couples the intercept with w."""
+    A, y, b = _data(False, seed=4)
+    A = A + 1.5
+    rs = np.random.RandomState(5)
+    A[:, 3] = {"ones": 1.0, "twos": 2.0, "varying": rs.uniform(0.5, 2.0, M)}[column]
+    A = sp.csc_matrix(A) if sparse else A
+    l2 = np.full(N, 2.0)
+    l2[3] = 0.0
+    s = _weights(True)
+    if loss == "squared":
+        problem = bcd.LeastSquares(A, b, l2=l2, sample_weight=s)
+    elif loss == "logistic":
+        problem = bcd.Logistic(A, y, l2=l2, sample_weight=s)
+    else:
+        problem = bcd.LinearSVM(A, y, loss=loss, l2=l2, sample_weight=s)
+    result = bcd.solve(problem, formulation="dual", tol=1e-9, max_iter=100000)
+    assert result.converged
+    x_ref = _reference(problem)
+    f_ref = problem.objective(x_ref)
+    assert abs(result.objective - f_ref) <= 1e-8 * abs(f_ref)
+    assert result.x[3] == pytest.approx(x_ref[3], rel=1e-5, abs=1e-6)
+    assert np.abs(problem.gradient(result.x)).max() <= 1e-9 * 1.0001
+    assert -1e-10 * abs(f_ref) <= result.duality_gap <= 1e-8 * abs(f_ref)

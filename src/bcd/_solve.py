@@ -469,7 +469,8 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
                       f"not zero.  If the data are scaled far below 1, use "
                       f"tol_mode='relative' or a smaller tol.", ConvergenceWarning,
                       stacklevel=2)
-    options = dict(parts.options, check_every=check_every, tol=tol, tol_mode=tol_mode,
+    options = dict(parts.options, formulation="primal", check_every=check_every, tol=tol,
+                   tol_mode=tol_mode,
                    max_iter=max_iter, auto=None if auto_row is None else auto_row.name)
     gap = ws_info.duality_gap if ws_info is not None else None
     if gap is None and "duality_gap" in problem.capabilities and status_name != "diverged":

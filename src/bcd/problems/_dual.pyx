@@ -239,14 +239,143 @@ cdef struct Work:
     double* w
     double* grad             # scratch of n
     double* z                # scratch of m
+    # an unpenalized coordinate (the intercept): margins a_i^T w + col0_i c
+    bint has_c
+    const double* col0
+    double c
+    double* off              # col0_i c
+    double* zr               # scratch of m: a_i^T w
+    # with a constant col0, the rows are centered implicitly: a_i - mu for the
+    # weighted mean mu, and w = u - gamma R^{-1} mu is kept through u (in
+    # ``w``, updated on the row's support), gamma = sum_i beta_i and
+    # nu = mu^T u, so that a step costs what the row holds
+    bint centered
+    const double* mu
+    const double* pc         # p_i = a_i^T R^{-1} mu
+    double rho               # mu^T R^{-1} mu
+    double gamma
+    double nu
+    double* wf               # scratch of n: w itself
 
 
-cdef double _optimality(Work* k, double* gap_out) noexcept nogil:
-    """``||grad P(w)||_inf`` at the current w (for the hinge loss the
-    duality gap, relative to max(1, P)); ``gap_out`` receives P(w) - D(alpha)
-    computed with the current w."""
+cdef inline double _centered_dot(Work* k, Py_ssize_t i) noexcept nogil:
+    """(a_i - mu)^T w for w = u - gamma R^{-1} mu (u in ``w``)."""
+    return _row_dot(&k.A, i, k.w) - k.nu + k.gamma * (k.rho - k.pc[i])
+
+
+cdef inline double _margin(Work* k, Py_ssize_t i) noexcept nogil:
+    """a_i^T w (+ col0_i c with an unpenalized coordinate; rows centered)."""
+    if k.centered:
+        return _centered_dot(k, i) + k.off[i]
+    if k.has_c:
+        return _row_dot(&k.A, i, k.w) + k.off[i]
+    return _row_dot(&k.A, i, k.w)
+
+
+cdef inline void _move(Work* k, Py_ssize_t i, double d) noexcept nogil:
+    """beta_i += d: w += d R^{-1} (a_i - mu)."""
+    _row_axpy(&k.A, i, d, k.inv_r, k.uniform, k.w)
+    if k.centered:
+        k.nu += d * k.pc[i]
+        k.gamma += d
+
+
+cdef double* _materialize(Work* k) noexcept nogil:
+    """w itself: ``w`` without centering, else u - gamma R^{-1} mu in ``wf``."""
+    cdef Py_ssize_t j
+    if not k.centered:
+        return k.w
+    for j in range(k.A.n):
+        k.wf[j] = k.w[j] - k.gamma * k.mu[j] * (k.inv_r[0] if k.uniform else k.inv_r[j])
+    return k.wf
+
+
+cdef inline double _d2loss(int loss, double z, double t) noexcept nogil:
+    """phi''(z; t) (a generalized one for the squared hinge, 0 for the hinge)."""
+    cdef double p
+    if loss == SQUARED:
+        return 1.0
+    if loss == LOGISTIC:
+        p = _sigmoid(t * z)
+        return p * (1.0 - p)
+    if loss == SQUARED_HINGE:
+        return 2.0 if 1.0 - t * z > 0.0 else 0.0
+    return 0.0
+
+
+cdef double _intercept_slope(Work* k, double c, double* curv) noexcept nogil:
+    """d/dc sum_i s_i phi(zr_i + col0_i c), and the second derivative in ``curv``."""
+    cdef Py_ssize_t i
+    cdef double h = 0.0, hh = 0.0, s, a, z
+    for i in range(k.A.m):
+        s = k.C[i]
+        a = k.col0[i]
+        if s == 0.0 or a == 0.0:
+            continue
+        z = k.zr[i] + a * c
+        h += s * a * _dloss(k.loss, z, k.t[i])
+        hh += s * a * a * _d2loss(k.loss, z, k.t[i])
+    curv[0] = hh
+    return h
+
+
+cdef void _intercept_step(Work* k) noexcept nogil:
+    """Minimize over the unpenalized coordinate c with w fixed (margins in
+    zr): its derivative is non-decreasing in c, so the root is bracketed,
+    then found by Newton steps kept inside the bracket."""
+    cdef double x = k.c, hx, hh, lo, hi, d, hl, xn
+    cdef int it
+    hx = _intercept_slope(k, x, &hh)
+    if hx == 0.0 or not isfinite(hx):
+        return
+    d = 1.0 + fabs(x)
+    if hx > 0.0:
+        hi = x
+        lo = x - d
+        for it in range(200):
+            if _intercept_slope(k, lo, &hl) <= 0.0:
+                break
+            hi = lo
+            d *= 2.0
+            lo = x - d
+    else:
+        lo = x
+        hi = x + d
+        for it in range(200):
+            if _intercept_slope(k, hi, &hl) >= 0.0:
+                break
+            lo = hi
+            d *= 2.0
+            hi = x + d
+    x = 0.5 * (lo + hi) if not (lo < x < hi) else x
+    for it in range(200):
+        hx = _intercept_slope(k, x, &hh)
+        if hx == 0.0:
+            break
+        if hx > 0.0:
+            hi = x
+        else:
+            lo = x
+        xn = x - hx / hh if hh > 0.0 else 0.5 * (lo + hi)
+        if not (lo < xn < hi):
+            xn = 0.5 * (lo + hi)
+        if hi - lo <= 1e-15 * (1.0 + fabs(x)) or xn == x:
+            x = xn
+            break
+        x = xn
+    k.c = x
+    for it in range(k.A.m):
+        k.off[it] = k.col0[it] * x
+
+
+cdef double _measure(Work* k, const double* wv, double* gap_out, double* gc_out) noexcept nogil:
+    """``||grad_w P||_inf`` at the current point (for the hinge loss the
+    duality gap, relative to max(1, P)), P - D in ``gap_out`` (D for the
+    unpenalized coordinate fixed at its value) and the derivative along the
+    unpenalized coordinate in ``gc_out``; its margins are read from ``zr``."""
     cdef Py_ssize_t i, j, m = k.A.m, n = k.A.n
     cdef double zi, t, s, a, v, primal = 0.0, dual = 0.0, wRw = 0.0, best = 0.0, r
+    cdef double gc = 0.0, vsum = 0.0
     for j in range(n):
         k.grad[j] = 0.0
     for i in range(m):
@@ -254,7 +383,7 @@ cdef double _optimality(Work* k, double* gap_out) noexcept nogil:
         if s == 0.0:
             continue
         t = k.t[i]
-        zi = _row_dot(&k.A, i, k.w)
+        zi = k.zr[i] + k.off[i] if k.has_c else _row_dot(&k.A, i, wv)
         primal += s * _loss(k.loss, zi, t)
         a = k.alpha[i]
         if k.loss == SQUARED:
@@ -267,21 +396,60 @@ cdef double _optimality(Work* k, double* gap_out) noexcept nogil:
             dual += a
         else:
             dual += a - 0.25 * a * a / s
+        if k.has_c:
+            dual -= _beta(k, i) * k.off[i]
         v = s * _dloss(k.loss, zi, t)
         if v != 0.0:
             _row_scatter(&k.A, i, v, k.grad)
+            vsum += v
+            if k.has_c:
+                gc += v * k.col0[i]
     for j in range(n):
         r = k.ridge[0] if k.uniform else k.ridge[j]
-        wRw += r * k.w[j] * k.w[j]
-        v = fabs(k.grad[j] + r * k.w[j])
+        wRw += r * wv[j] * wv[j]
+        v = k.grad[j] + r * wv[j]
+        if k.centered:
+            v -= vsum * k.mu[j]
+        v = fabs(v)
         if v > best or not isfinite(v):
             best = v
     primal += 0.5 * wRw
     dual -= 0.5 * wRw
     gap_out[0] = primal - dual
+    gc_out[0] = gc
     if k.loss == HINGE:
         return gap_out[0] / (primal if primal > 1.0 else 1.0)
     return best
+
+
+cdef double _optimality(Work* k, double* gap_out, double tol) noexcept nogil:
+    """The stopping test's measure: ``||grad P||_inf`` at the current point
+    (for the hinge loss the relative duality gap), P - D in ``gap_out``.
+
+    With an unpenalized coordinate c the problem has two blocks: w, moved
+    by the dual steps for c fixed, and c, minimized exactly here once the
+    w block is solved for it (its gradient below tol) or once c's
+    derivative dominates: minimizing over c while the dual iterate is far
+    from solving its block does not converge."""
+    cdef Py_ssize_t i
+    cdef double gw, gc
+    cdef const double* wv = _materialize(k)
+    if not k.has_c:
+        return _measure(k, wv, gap_out, &gc)
+    for i in range(k.A.m):
+        if k.C[i] == 0.0:
+            k.zr[i] = 0.0
+        elif k.centered:
+            k.zr[i] = _centered_dot(k, i)
+        else:
+            k.zr[i] = _row_dot(&k.A, i, k.w)
+    gw = _measure(k, wv, gap_out, &gc)
+    if fabs(gc) > tol and (gw <= tol or fabs(gc) >= gw):
+        _intercept_step(k)
+        gw = _measure(k, wv, gap_out, &gc)
+    if k.loss == HINGE or fabs(gc) <= gw:
+        return gw
+    return fabs(gc)
 
 
 cdef inline double _violation(Work* k, Py_ssize_t i, double zi) noexcept nogil:
@@ -429,7 +597,7 @@ cdef bint _extrapolate(Work* k, Py_ssize_t K, double* B, double* Wh, double* G, 
 def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                 const double[::1] ridge, str loss, double[::1] alpha, double[::1] w,
                 double tol, long max_epochs, double max_time, str order, seed,
-                bint shrinking=True, Py_ssize_t depth=0):
+                bint shrinking=True, Py_ssize_t depth=0, intercept=None):
     """Run dual coordinate ascent in place on ``alpha`` and ``w``.
 
     Parameters
@@ -451,13 +619,22 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
         ``GREEDY_FRACTION`` of the largest, measured at the start of the pass.
     seed : two 64-bit integers seeding the permutations.
     shrinking : leave bound-held variables of the hinge losses out of passes.
+    intercept : ``(col0, c0, mu)`` for one unpenalized coordinate c: its
+        column (m,), left out of ``rows``, its starting value, and None or,
+        for a constant column, the weighted mean of the rows (n,), by which
+        the rows are centered implicitly (the model is unchanged; c is
+        shifted by mu^T w / col0).  c is minimized exactly, with w fixed,
+        at the stopping tests (a second block), and the test covers its
+        derivative.
     depth : Anderson extrapolation of the dual iterates over ``depth``
         passes (0: none); a proposal is taken when it raises the dual
         objective.  Not with shrinking, whose passes skip samples.
 
     Returns
     -------
-    (status_name, epochs, optimality, gap, n_tests)
+    (status_name, epochs, optimality, gap, n_tests, c): ``gap`` is
+    P - D at the last test, for c fixed at its value there; ``w`` holds the
+    primal w on return.
     """
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}.")
@@ -504,6 +681,50 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
     k.w = &w[0]
     k.grad = &grad[0]
     k.z = &zbuf[0]
+    k.has_c = intercept is not None
+    k.centered = False
+    k.c = 0.0
+    k.gamma = 0.0
+    k.nu = 0.0
+    k.rho = 0.0
+    off_arr = np.zeros(max(m, 1))
+    zr_arr = np.zeros(max(m, 1))
+    wf_arr = np.zeros(max(n, 1))
+    pc_arr = np.zeros(max(m, 1))
+    cdef double[::1] offv = off_arr, zrv = zr_arr, wfv = wf_arr, pcv = pc_arr
+    cdef const double[::1] col0v, muv
+    cdef double kappa = 1.0, muw = 0.0
+    k.off = &offv[0]
+    k.zr = &zrv[0]
+    k.wf = &wfv[0]
+    k.pc = &pcv[0]
+    k.col0 = NULL
+    k.mu = NULL
+    if k.has_c:
+        col0, c0, mu = intercept
+        col0v = np.ascontiguousarray(col0, dtype=np.float64)
+        if col0v.shape[0] != m:
+            raise ValueError("the intercept column must have one entry per sample.")
+        k.col0 = &col0v[0] if m else NULL
+        k.c = float(c0)
+        if mu is not None:
+            muv = np.ascontiguousarray(mu, dtype=np.float64)
+            if muv.shape[0] != n:
+                raise ValueError("mu must have one entry per feature.")
+            k.centered = True
+            k.mu = &muv[0]
+            kappa = col0v[0]
+            mu_r = np.asarray(mu) * inv
+            pc_arr[:m] = _rows_times(rows, mu_r, m)
+            k.rho = float(np.dot(mu, mu_r))
+            # u holds R^{-1} A^T beta: gamma and nu from it
+            k.gamma = float(np.sum(_beta_array(loss, np.asarray(alpha), np.asarray(target),
+                                               np.asarray(sample_weight))))
+            k.nu = float(np.dot(mu, w))
+            muw = float(np.dot(mu, np.asarray(w) - k.gamma * mu_r))
+            k.c = k.c + muw / kappa          # c' = c + mu^T w / kappa
+        for i in range(m):
+            offv[i] = col0v[i] * k.c
     rs = np.random.RandomState(seed)
     cdef unsigned long long s0 = int(rs.randint(0, 2**63, dtype=np.int64))
     cdef unsigned long long s1 = int(rs.randint(0, 2**63, dtype=np.int64))
@@ -514,6 +735,8 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
     cdef bint shrink = shrinking and (k.loss == HINGE or k.loss == SQUARED_HINGE)
     if depth > 0 and shrink:
         raise ValueError("extrapolation (depth > 0) and shrinking exclude each other.")
+    if depth > 0 and intercept is not None:
+        raise ValueError("extrapolation (depth > 0) needs l2 > 0 on every coordinate.")
     cdef int status = MAX_ITER
     cdef long epoch = 0, next_test = 1, last_test_epoch = 0, n_tests = 0
     cdef double opt = INFINITY, last_opt = INFINITY, gap = INFINITY, rate, needed
@@ -545,6 +768,10 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                 for kk in range(k.A.indptr[i], k.A.indptr[i + 1]):
                     d = k.A.data[kk]
                     q[i] += d * d * (k.inv_r[0] if k.uniform else k.inv_r[k.A.indices[kk]])
+        if k.centered:
+            for i in range(m):
+                if k.C[i] != 0.0:
+                    q[i] += k.rho - 2.0 * k.pc[i]
         # samples with weight 0 never move
         n_active = 0
         for i in range(m):
@@ -557,7 +784,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
         while True:
             # -- stopping test ------------------------------------------------
             if epoch >= next_test or epoch == 0:
-                opt = _optimality(&k, &gap)
+                opt = _optimality(&k, &gap, tol)
                 n_tests += 1
                 if not isfinite(opt) or not isfinite(gap):
                     status = DIVERGED
@@ -593,7 +820,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                 vmax = 0.0
                 for pos in range(n_active):
                     i = active[pos]
-                    k.z[i] = _violation(&k, i, _row_dot(&k.A, i, k.w))
+                    k.z[i] = _violation(&k, i, _margin(&k, i))
                     if k.z[i] > vmax:
                         vmax = k.z[i]
                 thresh = GREEDY_FRACTION * vmax
@@ -615,7 +842,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                 t = k.t[i]
                 qi = q[i]
                 a = k.alpha[i]
-                zi = _row_dot(&k.A, i, k.w)
+                zi = _margin(&k, i)
                 d = 0.0
                 if k.loss == SQUARED:
                     a_new = a + (t - zi - a / s) / (qi + 1.0 / s)
@@ -666,7 +893,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                         k.alpha[i] = a_new
                         d = t * (a_new - a)
                 if d != 0.0:
-                    _row_axpy(&k.A, i, d, k.inv_r, k.uniform, k.w)
+                    _move(&k, i, d)
                 pos += 1
             epoch += 1
             if K:
@@ -695,7 +922,34 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                 else:
                     PGmax_old = PGmax if PGmax > 0.0 else INFINITY
                     PGmin_old = PGmin if PGmin < 0.0 else -INFINITY
-    return STATUS_NAMES[status], int(epoch), float(opt), float(gap), int(n_tests)
+    if k.centered:
+        _materialize(&k)
+        for j in range(n):
+            w[j] = k.wf[j]
+        muw = 0.0
+        for j in range(n):
+            muw += k.mu[j] * w[j]
+        k.c -= muw / kappa
+    return STATUS_NAMES[status], int(epoch), float(opt), float(gap), int(n_tests), float(k.c)
+
+
+def _rows_times(rows, v, m):
+    """A v for the rows of ``linear_dual``."""
+    if rows[0] == "dense":
+        return rows[1] @ v
+    indptr, indices, data = rows[1], rows[2], rows[3]
+    out = np.zeros(m)
+    np.add.at(out, np.repeat(np.arange(m), np.diff(indptr)), data * v[indices])
+    return out
+
+
+def _beta_array(loss, alpha, target, weights):
+    """The signed dual variables from the loops' state (NumPy)."""
+    if loss == "squared":
+        return alpha
+    if loss == "logistic":
+        return target * weights * np.exp(-np.logaddexp(0.0, -alpha))
+    return target * alpha
 
 
 def logistic_dual_value(const double[::1] u, const double[::1] C):

@@ -54,10 +54,19 @@ def check_dual(problem):
         raise ValueError(f"formulation='dual' solves L2-regularized problems without a "
                          f"penalty; {name} has penalty={problem.penalty!r}.  Use "
                          f"formulation='primal'.")
-    if not np.all(np.asarray(problem.l2) > 0.0):
-        raise ValueError(f"formulation='dual' needs l2 > 0 on every coordinate (the dual of "
-                         f"{name} exists only with a strictly convex L2 term); got "
-                         f"l2 = 0 on some coordinate.  Use formulation='primal'.")
+    free = _unpenalized(problem)
+    if free.size > 1 or free.size == problem.n_coordinates:
+        raise ValueError(f"formulation='dual' needs l2 > 0 on every coordinate but at most "
+                         f"one (an intercept, minimized as a block of its own; the dual of "
+                         f"{name} exists only with a strictly convex L2 term); got l2 = 0 on "
+                         f"{free.size} of {problem.n_coordinates} coordinates.  Use "
+                         f"formulation='primal'.")
+
+
+def _unpenalized(problem):
+    """The coordinates with l2 = 0."""
+    return np.flatnonzero(np.broadcast_to(np.asarray(problem.l2), (problem.n_coordinates,))
+                          == 0.0)
 
 
 def has_dual(problem):
@@ -69,13 +78,18 @@ def has_dual(problem):
     return True
 
 
-def dual_rows(problem):
-    """The rows of ``problem.A`` for the compiled loops, cached on the
-    problem (a transient attribute: a C-ordered copy of dense data, the CSR
-    form of sparse data)."""
-    rows = problem.__dict__.get("_dual_rows")
+def dual_rows(problem, free=None):
+    """The rows of ``problem.A`` for the compiled loops without the column
+    ``free`` (None: all columns), cached on the problem (a transient
+    attribute: a C-ordered copy of dense data, the CSR form of sparse
+    data)."""
+    cache = problem.__dict__.setdefault("_dual_rows", {})
+    rows = cache.get(free)
     if rows is None:
         A = problem.A
+        if free is not None:
+            keep = np.delete(np.arange(A.shape[1]), free)
+            A = A[:, keep]
         if sp.issparse(A):
             R = sp.csr_matrix(A)
             R.sort_indices()
@@ -84,12 +98,14 @@ def dual_rows(problem):
                     np.ascontiguousarray(R.data, dtype=np.float64), A.shape[1])
         else:
             rows = ("dense", np.ascontiguousarray(A, dtype=np.float64))
-        problem.__dict__["_dual_rows"] = rows
+        cache[free] = rows
     return rows
 
 
-def _ridge(problem):
+def _ridge(problem, free):
     r = np.broadcast_to(np.asarray(problem.l2, dtype=np.float64), (problem.n_coordinates,))
+    if free is not None:
+        r = np.delete(r, free)
     if np.all(r == r[0]):
         return np.array([float(r[0])])
     return np.ascontiguousarray(r)
@@ -129,9 +145,12 @@ def _start(loss, target, weights, problem, x0):
     return np.where(margin > 0.0, weights, 0.0)
 
 
-def dual_value(loss, target, alpha, weights, beta, ridge, A):
-    """D(alpha), computed with NumPy from the dual variables alone."""
+def dual_value(loss, target, alpha, weights, beta, ridge, A, mu=None):
+    """D(alpha), computed with NumPy from the dual variables alone (for the
+    rows of A centered by ``mu`` when given)."""
     v = np.asarray(A.T @ beta).ravel()
+    if mu is not None:
+        v = v - beta.sum() * mu
     quad = 0.5 * float(v @ (v / ridge))
     live = weights > 0
     if loss == "squared":
@@ -161,23 +180,45 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
     loss, target, weights = problem._dual_loss()
     target = np.ascontiguousarray(target, dtype=np.float64)
     weights = np.ascontiguousarray(weights, dtype=np.float64)
-    ridge = _ridge(problem)
-    rows = dual_rows(problem)
+    free = _unpenalized(problem)
+    free = int(free[0]) if free.size else None
+    ridge = _ridge(problem, free)
+    rows = dual_rows(problem, free)
+    A = problem.A
+    intercept, col0, mu = None, None, None
+    if free is not None:
+        col0 = np.asarray(A[:, [free]].todense() if sp.issparse(A) else A[:, free],
+                          dtype=np.float64).ravel()
+        A = A[:, np.delete(np.arange(A.shape[1]), free)]
+        if col0.size and col0[0] != 0.0 and np.all(col0 == col0[0]):
+            # an intercept column: center the rows (implicitly) by their
+            # weighted mean, which decouples the intercept from w
+            mu = np.asarray(weights @ A, dtype=np.float64).ravel() / weights.sum()
+        intercept = (col0, 0.0 if x0 is None else float(x0[free]), mu)
     alpha = _start(loss, target, weights, problem, x0)
     alpha[weights == 0] = START_LOGIT if loss == "logistic" else 0.0
     beta = _signed(loss, target, alpha, weights)
-    w = np.asarray(problem.A.T @ beta, dtype=np.float64).ravel() / ridge
-    w = np.ascontiguousarray(w)
+    w = np.ascontiguousarray(np.asarray(A.T @ beta, dtype=np.float64).ravel() / ridge)
     seed = _seed(random_state)
-    status, epochs, opt, gap, n_tests = linear_dual(
+    status, epochs, opt, gap, n_tests, c = linear_dual(
         rows, target, weights, ridge, loss, alpha, w, float(tol), int(max_epochs),
-        float(max_time or 0.0), DUAL_RULES[rule], seed, bool(shrinking), int(extrapolation))
+        float(max_time or 0.0), DUAL_RULES[rule], seed, bool(shrinking), int(extrapolation),
+        intercept)
     beta = _signed(loss, target, alpha, weights)
-    full_ridge = np.broadcast_to(ridge, (problem.n_coordinates,))
-    gap = problem.objective(w) - dual_value(loss, target, alpha, weights, beta, full_ridge,
-                                            problem.A)
+    full_ridge = np.broadcast_to(ridge, (A.shape[1],))
+    x = w
+    if free is None:
+        dual_obj = dual_value(loss, target, alpha, weights, beta, full_ridge, A)
+    else:
+        # the dual of the problem with the intercept fixed at c: rows centered
+        # by mu and margins shifted by col0 c', c' = c + mu^T w / col0
+        shift = 0.0 if mu is None else float(mu @ w) / col0[0]
+        dual_obj = dual_value(loss, target, alpha, weights, beta, full_ridge, A, mu) \
+            - float(beta @ (col0 * (c + shift)))
+        x = np.insert(w, free, c)
+    gap = problem.objective(x) - dual_obj
     dual = weights * _sigmoid(alpha) if loss == "logistic" else alpha.copy()
-    return DualOutcome(w, dual, status, epochs, opt, float(gap), n_tests)
+    return DualOutcome(x, dual, status, epochs, opt, float(gap), n_tests)
 
 
 def _seed(random_state):
