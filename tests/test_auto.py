@@ -63,6 +63,12 @@ def _logistic(pen):
     return bcd.Logistic(A, y, l2=1.0 if penalty is None else 0.0, penalty=penalty)
 
 
+def _linear_svm(pen):
+    A, y = logistic_data(m=60, n=15)
+    penalty = pen(2.0)
+    return bcd.LinearSVM(A, y, l2=1.0 if penalty is None else 0.0, penalty=penalty)
+
+
 def _multinomial(pen):
     A, y = multinomial_data(m=60, d=8, k=3)
     return bcd.Multinomial(A, y, l2=1.0, penalty=pen(2.0))
@@ -92,6 +98,7 @@ def _gp_data(n, seed=0):
 BUILDERS = {
     "least_squares": _least_squares,
     "logistic": _logistic,
+    "linear_svm": _linear_svm,
     "multinomial": _multinomial,
     "poisson": _poisson,
     "quadratic": _quadratic,

@@ -54,6 +54,11 @@ def _logistic(penalty=None):
     return bcd.Logistic(A * 3, rs.randint(0, 2, A.shape[0]), l2=0.5, penalty=penalty)
 
 
+def _linear_svm(penalty=None):
+    A, rs = _linear_data(6)
+    return bcd.LinearSVM(A * 3, rs.randint(0, 2, A.shape[0]), l2=0.5, penalty=penalty)
+
+
 def _multinomial(penalty=None):
     A, rs = _linear_data(2, n=4)
     return bcd.Multinomial(A * 3, rs.randint(0, 3, A.shape[0]), l2=0.5, penalty=penalty)
@@ -75,7 +80,7 @@ def _gaussian_process(penalty=None):
 
 BUILDERS = {
     bcd.LeastSquares: _least_squares, bcd.Logistic: _logistic,
-    bcd.Multinomial: _multinomial, bcd.Poisson: _poisson, bcd.Quadratic: _quadratic,
+    bcd.LinearSVM: _linear_svm, bcd.Multinomial: _multinomial, bcd.Poisson: _poisson, bcd.Quadratic: _quadratic,
     bcd.LabelPropagation: _lattice, bcd.GaussianProcess: _gaussian_process,
 }
 
@@ -95,8 +100,11 @@ def test_every_registered_problem_class_is_covered():
 #: combinations known not to converge, with the reason; the matrix test
 #: checks that exactly these fail, so fixing one makes it fail until it is
 #: removed here
-KNOWN_FAILURES = set()
-KNOWN_FAILURE_REASON = ""
+KNOWN_FAILURES = {("LinearSVM", "none", "fixed", "random", "linesearch")}
+KNOWN_FAILURE_REASON = (
+    "the squared hinge's curvature jumps where a sample crosses the margin: with seed 0, "
+    "backtracking steps along the gradient of random fixed blocks stall there at an "
+    "optimality of 3.5e-7 (other seeds converge in 200-1000 iterations)")
 
 
 def _cases():
