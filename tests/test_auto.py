@@ -523,8 +523,14 @@ def test_few_coordinates_get_newton_steps_on_all_of_them():
                                   method="trust-exact",
                                   hess=lambda x: _logistic_hessian(A, y, x, 1.0))
     assert result.objective == pytest.approx(ref.fun, rel=1e-10)
-    big = bcd.Logistic(rng.standard_normal((50, auto.SMALL + 1)), y[:50], l2=1.0)
+    big = bcd.Logistic(rng.standard_normal((50, auto.DENSE_NEWTON + 1)), y[:50], l2=1.0)
     assert bcd.solve(big, max_iter=1).options["auto"] != "smooth model with few coordinates"
+    # sparse data: the block Hessian costs more (no BLAS), and the limit is lower
+    wide = sp.random(50, auto.SMALL + 1, density=0.3, random_state=0, format="csc")
+    assert bcd.solve(bcd.Logistic(wide, y[:50]), max_iter=1).options["auto"] \
+        != "smooth model with few coordinates"
+    dense = bcd.Logistic(wide.toarray(), y[:50])
+    assert bcd.solve(dense, max_iter=1).options["auto"] == "smooth model with few coordinates"
 
 
 def _logistic_hessian(A, y, x, l2):

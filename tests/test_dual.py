@@ -199,7 +199,7 @@ def test_dual_is_refused_without_l2_or_with_a_penalty():
 
 def test_auto_never_picks_the_dual_without_l2():
     n = 300                                     # wide, and too many columns for Newton
-    A, y, b = _data(False, m=40, n=n)
+    A, y, b = _data(True, m=40, n=n)
     assert bcd.solve(bcd.Logistic(A, y, l2=1.0)).options["formulation"] == "dual"
     l2 = np.ones(n)
     l2[0] = 0.0                                 # an intercept
@@ -210,7 +210,7 @@ def test_auto_never_picks_the_dual_without_l2():
     assert bcd.solve(bcd.Logistic(A, y, l2=1.0, penalty=bcd.L1(0.1))) \
         .options["formulation"] == "primal"
     # tall: the primal
-    A, y, b = _data(False, m=400, n=n)
+    A, y, b = _data(True, m=400, n=n)
     assert bcd.solve(bcd.LeastSquares(A, b, l2=1.0), max_iter=10) \
         .options["formulation"] == "primal"
 

@@ -25,17 +25,23 @@ cdef bint _dense_gram(const double* values, Py_ssize_t m, const int* cols, Py_ss
         for i in range(m):
             if not (row_weight[i] >= 0.0):
                 return False
-    B = <double*>malloc(m * nb * sizeof(double))
+    B = <double*>malloc((m * nb + m) * sizeof(double))
     if B == NULL:
         return False
+    cdef double* root = B + m * nb
+    cdef double* dst
+    if row_weight != NULL:
+        for i in range(m):
+            root[i] = sqrt(row_weight[i])
     for a in range(nb):
         col = <double*>values + <Py_ssize_t>cols[a] * m
+        dst = B + a * m
         if row_weight == NULL:
             for i in range(m):
-                B[a * m + i] = col[i]
+                dst[i] = col[i]
         else:
             for i in range(m):
-                B[a * m + i] = col[i] * sqrt(row_weight[i])
+                dst[i] = col[i] * root[i]
     # G = B.T @ B (upper triangle, column-major)
     dsyrk(&uplo, &trans, &n_, &k_, &one, B, &k_, &zero, G, &n_)
     free(B)

@@ -17,6 +17,7 @@ solution with its certificates; :func:`bcd.solve` calls it for
 ``formulation="dual"``.
 """
 import dataclasses
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,6 +26,10 @@ from ._dual import linear_dual, logistic_dual_value
 
 #: bcd rule names and the sample orders they select in the dual
 DUAL_RULES = {"cyclic": "cyclic", "random": "random", "gs": "greedy"}
+
+#: how often a solve whose loops converged, but whose returned x misses tol
+#: by rounding, continues at a ten times smaller tolerance
+REFINEMENTS = 3
 
 #: the logit at which a logistic dual variable starts: alpha_i = s_i
 #: sigmoid(START_LOGIT), small, so that w starts near 0
@@ -185,7 +190,7 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
     ridge = _ridge(problem, free)
     rows = dual_rows(problem, free)
     A = problem.A
-    intercept, col0, mu = None, None, None
+    col0 = mu = None
     if free is not None:
         col0 = np.asarray(A[:, [free]].todense() if sp.issparse(A) else A[:, free],
                           dtype=np.float64).ravel()
@@ -194,31 +199,57 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
             # an intercept column: center the rows (implicitly) by their
             # weighted mean, which decouples the intercept from w
             mu = np.asarray(weights @ A, dtype=np.float64).ravel() / weights.sum()
-        intercept = (col0, 0.0 if x0 is None else float(x0[free]), mu)
     alpha = _start(loss, target, weights, problem, x0)
     alpha[weights == 0] = START_LOGIT if loss == "logistic" else 0.0
-    beta = _signed(loss, target, alpha, weights)
-    w = np.ascontiguousarray(np.asarray(A.T @ beta, dtype=np.float64).ravel() / ridge)
-    seed = _seed(random_state)
-    status, epochs, opt, gap, n_tests, c = linear_dual(
-        rows, target, weights, ridge, loss, alpha, w, float(tol), int(max_epochs),
-        float(max_time or 0.0), DUAL_RULES[rule], seed, bool(shrinking), int(extrapolation),
-        intercept)
-    beta = _signed(loss, target, alpha, weights)
+    c = 0.0 if free is None or x0 is None else float(x0[free])
+    rs = np.random.RandomState(_seed(random_state))
     full_ridge = np.broadcast_to(ridge, (A.shape[1],))
-    x = w
-    if free is None:
-        dual_obj = dual_value(loss, target, alpha, weights, beta, full_ridge, A)
+    t0 = time.perf_counter()
+    epochs = n_tests = 0
+    loop_tol = float(tol)
+    for _ in range(REFINEMENTS + 1):
+        # the loops keep w = R^{-1} A^T beta from here (recomputed: no drift)
+        beta = _signed(loss, target, alpha, weights)
+        w = np.ascontiguousarray(np.asarray(A.T @ beta, dtype=np.float64).ravel() / ridge)
+        left = None if max_time is None else max(max_time - (time.perf_counter() - t0), 1e-9)
+        status, done, _, _, tests, c = linear_dual(
+            rows, target, weights, ridge, loss, alpha, w, loop_tol, int(max_epochs - epochs),
+            float(left or 0.0), DUAL_RULES[rule], int(rs.randint(0, 2**31)), bool(shrinking),
+            int(extrapolation), None if free is None else (col0, c, mu))
+        epochs += done
+        n_tests += tests
+        beta = _signed(loss, target, alpha, weights)
+        x = w if free is None else np.insert(w, free, c)
+        with np.errstate(all="ignore"):
+            primal = problem.objective(x)
+            if free is None:
+                dual_obj = dual_value(loss, target, alpha, weights, beta, full_ridge, A)
+            else:
+                # the dual of the problem with the intercept fixed at c: rows
+                # centered by mu, margins shifted by col0 c', c' = c + mu^T w / col0
+                shift = 0.0 if mu is None else float(mu @ w) / col0[0]
+                dual_obj = dual_value(loss, target, alpha, weights, beta, full_ridge, A, mu) \
+                    - float(beta @ (col0 * (c + shift)))
+            gap = primal - dual_obj
+            # the certificate of the returned x, recomputed from it
+            if loss == "hinge":
+                opt = gap / max(1.0, primal)
+            else:
+                opt = float(np.max(np.abs(problem.gradient(x)), initial=0.0))
+        if not np.isfinite(opt) or not np.isfinite(gap):
+            status = "diverged"
+        if status != "converged" or opt <= tol:
+            break
+        # converged on the loops' state, not quite at the returned x (rounding
+        # of the incremental w): continue to a tighter tolerance
+        loop_tol *= 0.1
+        if epochs >= max_epochs:
+            status = "max_iter"
+            break
     else:
-        # the dual of the problem with the intercept fixed at c: rows centered
-        # by mu and margins shifted by col0 c', c' = c + mu^T w / col0
-        shift = 0.0 if mu is None else float(mu @ w) / col0[0]
-        dual_obj = dual_value(loss, target, alpha, weights, beta, full_ridge, A, mu) \
-            - float(beta @ (col0 * (c + shift)))
-        x = np.insert(w, free, c)
-    gap = problem.objective(x) - dual_obj
+        status = "max_iter" if opt > tol else status
     dual = weights * _sigmoid(alpha) if loss == "logistic" else alpha.copy()
-    return DualOutcome(x, dual, status, epochs, opt, float(gap), n_tests)
+    return DualOutcome(x, dual, status, epochs, float(opt), float(gap), n_tests)
 
 
 def _seed(random_state):
