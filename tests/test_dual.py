@@ -60,13 +60,11 @@ def test_dual_matches_primal_reference(loss, sparse, weighted):
     x_ref = _reference(problem)
     f_ref = problem.objective(x_ref)
     assert abs(result.objective - f_ref) <= 1e-8 * abs(f_ref)
-    # the certificate describes the returned x
-    assert result.optimality == pytest.approx(np.abs(problem.gradient(result.x)).max(),
-                                              rel=1e-6, abs=1e-12)
-    assert result.optimality <= 1e-9
-    assert 0.0 <= result.duality_gap + 1e-12 * abs(f_ref)
-    assert result.duality_gap <= 1e-8 * max(1.0, abs(f_ref))
+    # the certificate is the duality gap at the returned x, which bounds F - F*
+    assert result.optimality == result.duality_gap <= 1e-9
+    assert result.duality_gap >= -1e-12 * abs(f_ref)
     assert result.objective - f_ref <= result.duality_gap + 1e-12 * abs(f_ref)
+    assert np.abs(problem.gradient(result.x)).max() <= 1e-3
     assert result.dual.shape == (problem.n_samples,)
 
 
@@ -130,15 +128,17 @@ def test_shrinking_leaves_samples_out():
 def test_dual_variables_match_the_primal_solution():
     """alpha_i = -s_i phi'(a_i^T x) at the optimum, and x = A^T beta / l2."""
     problem = _problem("logistic", False, True)
-    result = bcd.solve(problem, formulation="dual", tol=1e-11)
+    result = bcd.solve(problem, formulation="dual", tol=1e-13)
+    assert result.converged
     z = problem.A @ result.x
     s = problem.sample_weight
-    np.testing.assert_allclose(result.dual, s / (1.0 + np.exp(problem.y * z)), atol=1e-9)
+    np.testing.assert_allclose(result.dual, s / (1.0 + np.exp(problem.y * z)), atol=1e-6)
     np.testing.assert_allclose(result.x, problem.A.T @ (problem.y * result.dual) / 0.7,
                                atol=1e-9)
     ls = _problem("squared", False, False)
-    result = bcd.solve(ls, formulation="dual", tol=1e-11)
-    np.testing.assert_allclose(result.dual, ls.b - ls.A @ result.x, atol=1e-9)
+    result = bcd.solve(ls, formulation="dual", tol=1e-13)
+    assert result.converged
+    np.testing.assert_allclose(result.dual, ls.b - ls.A @ result.x, atol=1e-6)
 
 
 def test_per_coordinate_l2():
@@ -153,10 +153,10 @@ def test_per_coordinate_l2():
 
 def test_warm_start_from_the_solution_converges_at_once():
     problem = _problem("logistic", True, False)
-    first = bcd.solve(problem, formulation="dual", tol=1e-10)
+    first = bcd.solve(problem, formulation="dual", tol=1e-12)
     again = bcd.solve(problem, formulation="dual", tol=1e-8, x0=first.x)
     assert again.converged and again.n_iter <= 1
-    np.testing.assert_allclose(again.x, first.x, atol=1e-7)
+    np.testing.assert_allclose(again.x, first.x, atol=1e-5)
 
 
 def test_float32_input_returns_float32():
@@ -311,11 +311,26 @@ def test_one_unpenalized_coordinate_is_a_block_of_its_own(loss, sparse, column):
         problem = bcd.Logistic(A, y, l2=l2, sample_weight=s)
     else:
         problem = bcd.LinearSVM(A, y, loss=loss, l2=l2, sample_weight=s)
-    result = bcd.solve(problem, formulation="dual", tol=1e-9, max_iter=100000)
+    result = bcd.solve(problem, formulation="dual", tol=1e-10, max_iter=100000)
     assert result.converged
     x_ref = _reference(problem)
     f_ref = problem.objective(x_ref)
     assert abs(result.objective - f_ref) <= 1e-8 * abs(f_ref)
-    assert result.x[3] == pytest.approx(x_ref[3], rel=1e-5, abs=1e-6)
-    assert np.abs(problem.gradient(result.x)).max() <= 1e-9 * 1.0001
-    assert -1e-10 * abs(f_ref) <= result.duality_gap <= 1e-8 * abs(f_ref)
+    assert result.x[3] == pytest.approx(x_ref[3], rel=1e-4, abs=1e-5)
+    # the measure (the gap of w with the intercept fixed, plus the decrease a
+    # step on the intercept promises) is not a strict bound with two coupled
+    # blocks, but tracks the error
+    assert result.optimality <= 1e-10
+    assert result.objective - f_ref <= 10.0 * result.optimality + 1e-13 * abs(f_ref)
+    assert -1e-10 * abs(f_ref) <= result.duality_gap <= result.optimality
+
+
+def test_a_tolerance_below_the_rounding_of_the_gap_converges_at_it():
+    """P and D are sums of rounded terms: a gap tolerance far below their
+    rounding ends the solve as converged at the attainable accuracy, with a
+    message saying so, instead of running to max_iter."""
+    problem = _problem("logistic", False, False)
+    result = bcd.solve(problem, formulation="dual", tol=1e-300, max_iter=100000)
+    assert result.converged and result.n_iter < 100000
+    assert "rounding" in result.message
+    assert abs(result.duality_gap) <= 1e-12 * abs(result.objective)

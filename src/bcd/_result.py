@@ -64,7 +64,12 @@ class Result:
     duality_gap : float or None
         For least squares with an L1 penalty (l2 = 0, all weights
         positive): P(x) - D(theta) >= F(x) - F*, with theta the residual
-        b - Ax scaled into the dual feasible set.  None otherwise.
+        b - Ax scaled into the dual feasible set.  With
+        ``formulation="dual"``: P(x) - D(alpha) >= F(x) - F* at the dual
+        variables ``dual`` (with one unpenalized coordinate, the gap with
+        that coordinate fixed plus the decrease that minimizing over it
+        promises, which tracks F(x) - F* without bounding it strictly); it
+        is then also ``optimality``.  None otherwise.
     dual : ndarray or None
         With ``formulation="dual"``: the dual variables at the solution,
         one per sample (n_samples x n_classes for :class:`bcd.Multinomial`):

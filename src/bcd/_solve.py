@@ -236,7 +236,9 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     formulation : {"auto", "primal", "dual"}, default="auto"
         The problem coordinate descent runs on.  ``"primal"``: the problem
         as given.  ``"dual"``: for L2-regularized linear models without a
-        penalty and with ``l2 > 0`` on every coordinate (:class:`bcd.LeastSquares`,
+        penalty and with ``l2 > 0`` on every coordinate but at most one (an
+        intercept, minimized exactly as a block of its own at the stopping
+        tests, with the rows centered along its column) (:class:`bcd.LeastSquares`,
         :class:`bcd.Logistic`, :class:`bcd.Multinomial`,
         :class:`bcd.LinearSVM`), its Fenchel dual, one coordinate per
         sample (:mod:`bcd.problems.dual`): exact or safeguarded Newton
@@ -244,7 +246,10 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         pass (``rule="random"``, the default), in order (``"cyclic"``) or
         the most violating ones (``"gs"``).  ``result.x`` is the primal
         solution, ``result.dual`` the dual variables and
-        ``result.duality_gap`` certifies it; ``max_iter`` counts passes over
+        ``result.duality_gap`` certifies it: the stopping test is
+        ``duality_gap <= tol`` (an upper bound of ``F(x) - F*``; with
+        ``tol_mode="relative"``, ``tol`` times ``|F(0)|``), and
+        ``result.optimality`` is that gap.  ``max_iter`` counts passes over
         the samples (default 1000) and ``n_iter`` the passes made;
         ``extrapolation`` is the depth of Anderson extrapolation of the
         dual iterates (default 0: random orders gain little from it, the
@@ -518,7 +523,9 @@ def _solve_dual(problem, given, spec_options, args, auto_row):
     if not isinstance(tol_mode, str) or tol_mode not in ("absolute", "relative"):
         raise ValueError(f"tol_mode must be 'absolute' or 'relative', got {tol_mode!r}.")
     if tol_mode == "relative":
-        tol = tol * _gradient_scale(problem)
+        # the gap against the objective at the origin
+        scale = abs(problem.objective(np.zeros(problem.n_coordinates)))
+        tol = tol * (scale if np.isfinite(scale) and scale > 0.0 else 1.0)
     if max_time is not None and not (isinstance(max_time, (int, float, np.floating))
                                      and max_time == np.inf):
         max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
@@ -539,9 +546,6 @@ def _solve_dual(problem, given, spec_options, args, auto_row):
         print(f"automatic configuration ({auto_row.name}): formulation='dual', rule={rule!r}",
               file=progress.stream, flush=True)
     t0 = time.perf_counter()
-    x_start = np.zeros(problem.n_coordinates) if x0 is None else x0
-    start = problem.objective(x_start)
-    start_opt = float(np.max(np.abs(problem.gradient(x_start)), initial=0.0))
     out = solve_dual(problem, tol, max_iter, max_time, rule, args["random_state"], x0,
                      bool(shrinking), depth)
     elapsed = time.perf_counter() - t0
@@ -552,18 +556,21 @@ def _solve_dual(problem, given, spec_options, args, auto_row):
     message = _engine.STATUS_MESSAGES[_engine.STATUS_CODES[status]]
     if status == "max_iter":
         message = message.replace("max_iter", "max_iter passes over the samples")
+    if status == "converged" and out.duality_gap > tol:
+        message = (f"Converged: the duality gap {out.duality_gap:.3e} is above tol but within "
+                   f"the rounding of the primal and dual objectives, the attainable accuracy.")
     if progress is not None:
-        progress.end(progress.format(out.n_epochs, objective, out.optimality, status))
+        progress.end(progress.format(out.n_epochs, objective, out.duality_gap, status))
     x = out.x
     with np.errstate(over="ignore"):
         x_out = x.astype(problem.dtype, copy=False)
     if args["warn"] and status != "converged":
         detail = "" if status == "diverged" else \
-            f" Optimality {out.optimality:.3e} > tol {tol:.3e}."
+            f" Optimality {out.duality_gap:.3e} > tol {tol:.3e}."
         warnings.warn(message + detail, ConvergenceWarning, stacklevel=3)
-    history = History([0, out.n_epochs], [start, objective], [start_opt, out.optimality],
-                      [0.0, elapsed])
-    return Result(x_out, float(objective), float(out.optimality), int(out.n_epochs),
+    # the loops' tests are not recorded: the history holds the final one
+    history = History([out.n_epochs], [objective], [out.duality_gap], [elapsed])
+    return Result(x_out, float(objective), float(out.duality_gap), int(out.n_epochs),
                   status == "converged", status, message, history, elapsed, options,
                   elapsed, duality_gap=out.duality_gap, dual=out.dual)
 

@@ -27,14 +27,20 @@ left out of the following passes, until the remaining ones converge, when
 all are brought back (liblinear's heuristic).  Shrinking never decides
 convergence: the stopping test always runs on all samples.
 
-Stopping: ``||grad P(w)||_inf <= tol`` at the current w (the hinge loss,
-which has no gradient, stops on the duality gap instead, see ``tol``).  A
-test costs about one pass; they are spaced by the observed linear rate so
-that they add little to the run.
+Stopping: the duality gap P(w) - D(alpha) <= tol; it bounds P(w) - P*.
+A test costs about half a pass (a product with the rows), so tests are
+spaced: after each pass, the sum of squares of the samples' dual
+violations (measured as they are visited) is scaled by its ratio to the
+gap at the last test, and a test runs
+when that prediction reaches tol or ``MAX_SPACING`` passes after the last
+one.  With shrinking, whose violations collapse on the shrunk set, a test
+runs when the shrunk set has converged (and every sample is brought back)
+or after ``SHRUNK_WORK`` passes' worth of updates; otherwise by the linear
+rate observed between the last two tests.
 """
 import numpy as np
 from cpython.exc cimport PyErr_CheckSignals
-from libc.math cimport exp, log, log1p, fabs, isfinite, INFINITY, ceil
+from libc.math cimport exp, log, log1p, fabs, isfinite, sqrt, INFINITY, ceil
 from libc.stdlib cimport malloc, free
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
@@ -66,6 +72,11 @@ STATUS_NAMES = {CONVERGED: "converged", MAX_ITER: "max_iter", MAX_TIME: "max_tim
 cdef double SIGNAL_INTERVAL = 0.1
 #: the most passes between two stopping tests
 cdef int MAX_SPACING = 8
+#: a gap within this fraction of |P| + |D| is zero up to the rounding of P and D
+GAP_ROUNDING = 1e-13
+cdef double _GAP_ROUNDING = GAP_ROUNDING
+#: with shrinking, the most updates between two tests, in passes over all samples
+cdef int SHRUNK_WORK = 5
 #: with "greedy", a pass updates the samples whose violation is at least this
 #: fraction of the largest
 cdef double GREEDY_FRACTION = 0.1
@@ -157,19 +168,6 @@ cdef inline void _row_axpy(const Rows* A, Py_ssize_t i, double c, const double* 
             w[A.indices[k]] += c * A.data[k] * inv_r[A.indices[k]]
 
 
-cdef inline void _row_scatter(const Rows* A, Py_ssize_t i, double c, double* g) noexcept nogil:
-    """g += c a_i."""
-    cdef Py_ssize_t k
-    cdef const double* row
-    if A.dense:
-        row = A.data + i * A.n
-        for k in range(A.n):
-            g[k] += c * row[k]
-    else:
-        for k in range(A.indptr[i], A.indptr[i + 1]):
-            g[A.indices[k]] += c * A.data[k]
-
-
 cdef inline double _dloss(int loss, double z, double t) noexcept nogil:
     """phi'(z; t)."""
     cdef double u
@@ -237,7 +235,6 @@ cdef struct Work:
     const double* q          # a_i^T R^{-1} a_i
     double* alpha            # alpha_i (the logit u_i for the logistic loss)
     double* w
-    double* grad             # scratch of n
     double* z                # scratch of m
     # an unpenalized coordinate (the intercept): margins a_i^T w + col0_i c
     bint has_c
@@ -245,10 +242,11 @@ cdef struct Work:
     double c
     double* off              # col0_i c
     double* zr               # scratch of m: a_i^T w
-    # with a constant col0, the rows are centered implicitly: a_i - mu for the
-    # weighted mean mu, and w = u - gamma R^{-1} mu is kept through u (in
-    # ``w``, updated on the row's support), gamma = sum_i beta_i and
-    # nu = mu^T u, so that a step costs what the row holds
+    # the rows are centered implicitly along col0: a_i - col0_i mu, with mu
+    # the rows' weighted projection on col0, and w = u - gamma R^{-1} mu is
+    # kept through u (in ``w``, updated on the row's support), gamma =
+    # sum_i beta_i col0_i and nu = mu^T u, so that a step costs what the row
+    # holds
     bint centered
     const double* mu
     const double* pc         # p_i = a_i^T R^{-1} mu
@@ -259,8 +257,9 @@ cdef struct Work:
 
 
 cdef inline double _centered_dot(Work* k, Py_ssize_t i) noexcept nogil:
-    """(a_i - mu)^T w for w = u - gamma R^{-1} mu (u in ``w``)."""
-    return _row_dot(&k.A, i, k.w) - k.nu + k.gamma * (k.rho - k.pc[i])
+    """(a_i - col0_i mu)^T w for w = u - gamma R^{-1} mu (u in ``w``)."""
+    cdef double a = k.col0[i]
+    return _row_dot(&k.A, i, k.w) - k.gamma * k.pc[i] - a * (k.nu - k.gamma * k.rho)
 
 
 cdef inline double _margin(Work* k, Py_ssize_t i) noexcept nogil:
@@ -273,11 +272,11 @@ cdef inline double _margin(Work* k, Py_ssize_t i) noexcept nogil:
 
 
 cdef inline void _move(Work* k, Py_ssize_t i, double d) noexcept nogil:
-    """beta_i += d: w += d R^{-1} (a_i - mu)."""
+    """beta_i += d: w += d R^{-1} (a_i - col0_i mu)."""
     _row_axpy(&k.A, i, d, k.inv_r, k.uniform, k.w)
     if k.centered:
         k.nu += d * k.pc[i]
-        k.gamma += d
+        k.gamma += d * k.col0[i]
 
 
 cdef double* _materialize(Work* k) noexcept nogil:
@@ -368,16 +367,13 @@ cdef void _intercept_step(Work* k) noexcept nogil:
         k.off[it] = k.col0[it] * x
 
 
-cdef double _measure(Work* k, const double* wv, double* gap_out, double* gc_out) noexcept nogil:
-    """``||grad_w P||_inf`` at the current point (for the hinge loss the
-    duality gap, relative to max(1, P)), P - D in ``gap_out`` (D for the
-    unpenalized coordinate fixed at its value) and the derivative along the
-    unpenalized coordinate in ``gc_out``; its margins are read from ``zr``."""
+cdef double _measure(Work* k, const double* wv, double* size) noexcept nogil:
+    """P - D at the current point: the duality gap, which bounds P - P*
+    (for an unpenalized coordinate: with it fixed at its value, whose
+    margins are read from ``zr``).  One product with the rows (none with an
+    unpenalized coordinate, whose margins are given)."""
     cdef Py_ssize_t i, j, m = k.A.m, n = k.A.n
-    cdef double zi, t, s, a, v, primal = 0.0, dual = 0.0, wRw = 0.0, best = 0.0, r
-    cdef double gc = 0.0, vsum = 0.0
-    for j in range(n):
-        k.grad[j] = 0.0
+    cdef double zi, t, s, a, v, primal = 0.0, dual = 0.0, wRw = 0.0, r
     for i in range(m):
         s = k.C[i]
         if s == 0.0:
@@ -398,44 +394,30 @@ cdef double _measure(Work* k, const double* wv, double* gap_out, double* gc_out)
             dual += a - 0.25 * a * a / s
         if k.has_c:
             dual -= _beta(k, i) * k.off[i]
-        v = s * _dloss(k.loss, zi, t)
-        if v != 0.0:
-            _row_scatter(&k.A, i, v, k.grad)
-            vsum += v
-            if k.has_c:
-                gc += v * k.col0[i]
     for j in range(n):
         r = k.ridge[0] if k.uniform else k.ridge[j]
         wRw += r * wv[j] * wv[j]
-        v = k.grad[j] + r * wv[j]
-        if k.centered:
-            v -= vsum * k.mu[j]
-        v = fabs(v)
-        if v > best or not isfinite(v):
-            best = v
-    primal += 0.5 * wRw
-    dual -= 0.5 * wRw
-    gap_out[0] = primal - dual
-    gc_out[0] = gc
-    if k.loss == HINGE:
-        return gap_out[0] / (primal if primal > 1.0 else 1.0)
-    return best
+    size[0] = fabs(primal + 0.5 * wRw) + fabs(dual - 0.5 * wRw)
+    return (primal + 0.5 * wRw) - (dual - 0.5 * wRw)
 
 
-cdef double _optimality(Work* k, double* gap_out, double tol) noexcept nogil:
-    """The stopping test's measure: ``||grad P||_inf`` at the current point
-    (for the hinge loss the relative duality gap), P - D in ``gap_out``.
+cdef double _optimality(Work* k, double* gap_out, double tol, double* size) noexcept nogil:
+    """The stopping test's measure: the duality gap P - D (in ``gap_out``
+    too), which bounds P - P*.
 
     With an unpenalized coordinate c the problem has two blocks: w, moved
-    by the dual steps for c fixed, and c, minimized exactly here once the
-    w block is solved for it (its gradient below tol) or once c's
-    derivative dominates: minimizing over c while the dual iterate is far
-    from solving its block does not converge."""
+    by the dual steps for c fixed, and c, minimized exactly here when the
+    decrease that promises, h_c^2 / (2 h_c'), is at least the gap of the
+    w block or the gap is below tol: minimizing over c while the dual
+    iterate is far from solving its block does not converge.  The measure
+    is then the w block's gap plus c's promised decrease."""
     cdef Py_ssize_t i
-    cdef double gw, gc
+    cdef double gap, gc, hc, promise
     cdef const double* wv = _materialize(k)
     if not k.has_c:
-        return _measure(k, wv, gap_out, &gc)
+        gap = _measure(k, wv, size)
+        gap_out[0] = gap
+        return gap
     for i in range(k.A.m):
         if k.C[i] == 0.0:
             k.zr[i] = 0.0
@@ -443,13 +425,16 @@ cdef double _optimality(Work* k, double* gap_out, double tol) noexcept nogil:
             k.zr[i] = _centered_dot(k, i)
         else:
             k.zr[i] = _row_dot(&k.A, i, k.w)
-    gw = _measure(k, wv, gap_out, &gc)
-    if fabs(gc) > tol and (gw <= tol or fabs(gc) >= gw):
+    gap = _measure(k, wv, size)
+    gc = _intercept_slope(k, k.c, &hc)
+    promise = gc * gc / (2.0 * hc) if hc > 0.0 else (0.0 if gc == 0.0 else INFINITY)
+    if promise > 0.0 and (promise >= gap or gap <= tol):
         _intercept_step(k)
-        gw = _measure(k, wv, gap_out, &gc)
-    if k.loss == HINGE or fabs(gc) <= gw:
-        return gw
-    return fabs(gc)
+        gap = _measure(k, wv, size)
+        gc = _intercept_slope(k, k.c, &hc)
+        promise = gc * gc / (2.0 * hc) if hc > 0.0 else (0.0 if gc == 0.0 else INFINITY)
+    gap_out[0] = gap
+    return gap + promise
 
 
 cdef inline double _violation(Work* k, Py_ssize_t i, double zi) noexcept nogil:
@@ -620,10 +605,10 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
     seed : two 64-bit integers seeding the permutations.
     shrinking : leave bound-held variables of the hinge losses out of passes.
     intercept : ``(col0, c0, mu)`` for one unpenalized coordinate c: its
-        column (m,), left out of ``rows``, its starting value, and None or,
-        for a constant column, the weighted mean of the rows (n,), by which
-        the rows are centered implicitly (the model is unchanged; c is
-        shifted by mu^T w / col0).  c is minimized exactly, with w fixed,
+        column (m,), left out of ``rows``, its starting value, and None or
+        the rows' weighted projection on col0 (n,), by which they are
+        centered implicitly, a_i - col0_i mu (the model is unchanged; c is
+        shifted by mu^T w).  c is minimized exactly, with w fixed,
         at the stopping tests (a second block), and the test covers its
         derivative.
     depth : Anderson extrapolation of the dual iterates over ``depth``
@@ -673,13 +658,11 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
     # q_i = a_i^T R^{-1} a_i
     q_arr = np.zeros(m)
     cdef double[::1] q = q_arr
-    grad_arr = np.zeros(max(n, 1))
     z_arr = np.zeros(max(m, 1))
-    cdef double[::1] grad = grad_arr, zbuf = z_arr
+    cdef double[::1] zbuf = z_arr
     k.q = &q[0]
     k.alpha = &alpha[0]
     k.w = &w[0]
-    k.grad = &grad[0]
     k.z = &zbuf[0]
     k.has_c = intercept is not None
     k.centered = False
@@ -693,7 +676,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
     pc_arr = np.zeros(max(m, 1))
     cdef double[::1] offv = off_arr, zrv = zr_arr, wfv = wf_arr, pcv = pc_arr
     cdef const double[::1] col0v, muv
-    cdef double kappa = 1.0, muw = 0.0
+    cdef double muw = 0.0
     k.off = &offv[0]
     k.zr = &zrv[0]
     k.wf = &wfv[0]
@@ -713,16 +696,15 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                 raise ValueError("mu must have one entry per feature.")
             k.centered = True
             k.mu = &muv[0]
-            kappa = col0v[0]
             mu_r = np.asarray(mu) * inv
             pc_arr[:m] = _rows_times(rows, mu_r, m)
             k.rho = float(np.dot(mu, mu_r))
             # u holds R^{-1} A^T beta: gamma and nu from it
-            k.gamma = float(np.sum(_beta_array(loss, np.asarray(alpha), np.asarray(target),
-                                               np.asarray(sample_weight))))
+            k.gamma = float(np.dot(_beta_array(loss, np.asarray(alpha), np.asarray(target),
+                                               np.asarray(sample_weight)), np.asarray(col0v)))
             k.nu = float(np.dot(mu, w))
             muw = float(np.dot(mu, np.asarray(w) - k.gamma * mu_r))
-            k.c = k.c + muw / kappa          # c' = c + mu^T w / kappa
+            k.c = k.c + muw                  # c' = c + mu^T w
         for i in range(m):
             offv[i] = col0v[i] * k.c
     rs = np.random.RandomState(seed)
@@ -742,6 +724,11 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
     cdef double opt = INFINITY, last_opt = INFINITY, gap = INFINITY, rate, needed
     cdef double t0, t_signal, zi, a, a_new, s, t, G, qi, d, u, vmax, thresh
     cdef double PGmax_old = INFINITY, PGmin_old = -INFINITY, PGmax, PGmin, PG, qq
+    cdef double viol2 = 0.0, viol = 0.0, scale = 0.0, size = 0.0
+    cdef Py_ssize_t work = 0
+    # the violations predict the primal measure for the losses without
+    # shrinking (whose violations collapse on the shrunk set)
+    cdef bint predict = not shrink
     cdef Py_ssize_t K = depth if depth > 0 else 0, stored = 0
     hist_b = np.zeros((K + 1) * m if K else 1)
     hist_w = np.zeros((K + 1) * n if K else 1)
@@ -771,7 +758,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
         if k.centered:
             for i in range(m):
                 if k.C[i] != 0.0:
-                    q[i] += k.rho - 2.0 * k.pc[i]
+                    q[i] += k.col0[i] * (k.col0[i] * k.rho - 2.0 * k.pc[i])
         # samples with weight 0 never move
         n_active = 0
         for i in range(m):
@@ -783,18 +770,29 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
         t_signal = t0
         while True:
             # -- stopping test ------------------------------------------------
-            if epoch >= next_test or epoch == 0:
-                opt = _optimality(&k, &gap, tol)
+            if epoch >= next_test:
+                opt = _optimality(&k, &gap, tol, &size)
                 n_tests += 1
+                # the gap against the squared violations of the pass before:
+                # their ratio predicts when to test next
+                scale = opt / (viol * viol) if viol > 0.0 else 0.0
                 if not isfinite(opt) or not isfinite(gap):
                     status = DIVERGED
                     break
-                if opt <= tol:
+                if opt <= tol or opt <= _GAP_ROUNDING * size:
                     # the test runs on every sample, shrunk or not
                     status = CONVERGED
                     break
-                # space the tests by the observed linear rate
-                if epoch > last_test_epoch and last_opt < INFINITY and opt < last_opt \
+                # space the tests by the observed linear rate (with a prediction
+                # from the violations: at most MAX_SPACING passes apart)
+                if shrink:
+                    # the next test comes when the shrunk set converges or
+                    # after SHRUNK_WORK passes' worth of updates
+                    next_test = max_epochs + 1
+                    work = 0
+                elif predict:
+                    next_test = epoch + MAX_SPACING
+                elif epoch > last_test_epoch and last_opt < INFINITY and opt < last_opt \
                         and opt > 0.0:
                     rate = log(opt / last_opt) / (epoch - last_test_epoch)
                     needed = log(tol / opt) / rate
@@ -816,6 +814,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                     break
             # -- one pass -----------------------------------------------------
             thresh = -1.0
+            viol2 = 0.0
             if greedy:
                 vmax = 0.0
                 for pos in range(n_active):
@@ -845,10 +844,14 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                 zi = _margin(&k, i)
                 d = 0.0
                 if k.loss == SQUARED:
-                    a_new = a + (t - zi - a / s) / (qi + 1.0 / s)
+                    G = t - zi - a / s
+                    viol2 += G * G
+                    a_new = a + G / (qi + 1.0 / s)
                     d = a_new - a
                     k.alpha[i] = a_new
                 elif k.loss == LOGISTIC:
+                    G = t * zi + a
+                    viol2 += G * G
                     u = _logistic_step(a, qi, s, t * zi)
                     d = t * s * (_sigmoid(u) - _sigmoid(a))
                     k.alpha[i] = u
@@ -877,6 +880,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                             PG = G
                     else:
                         PG = G
+                    viol2 += PG * PG
                     if PG > PGmax:
                         PGmax = PG
                     if PG < PGmin:
@@ -896,6 +900,12 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                     _move(&k, i, d)
                 pos += 1
             epoch += 1
+            work += n_active
+            if shrink and work >= SHRUNK_WORK * m_live:
+                next_test = epoch
+            viol = sqrt(viol2)
+            if predict and scale > 0.0 and scale * viol * viol <= tol:
+                next_test = epoch          # the dual's violation predicts convergence
             if K:
                 for i in range(m):
                     HB[stored * m + i] = _beta(&k, i)
@@ -929,7 +939,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
         muw = 0.0
         for j in range(n):
             muw += k.mu[j] * w[j]
-        k.c -= muw / kappa
+        k.c -= muw
     return STATUS_NAMES[status], int(epoch), float(opt), float(gap), int(n_tests), float(k.c)
 
 

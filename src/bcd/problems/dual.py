@@ -22,7 +22,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from ._dual import linear_dual, logistic_dual_value
+from ._dual import GAP_ROUNDING, linear_dual, logistic_dual_value
 
 #: bcd rule names and the sample orders they select in the dual
 DUAL_RULES = {"cyclic": "cyclic", "random": "random", "gs": "greedy"}
@@ -43,8 +43,7 @@ class DualOutcome:
     dual: np.ndarray         #: the dual variables alpha (one per sample)
     status: str
     n_epochs: int
-    optimality: float
-    duality_gap: float
+    duality_gap: float       #: the stopping measure (see linear_dual)
     n_tests: int
 
 
@@ -125,6 +124,18 @@ def _signed(loss, target, alpha, weights):
     return target * alpha
 
 
+def _curvature(loss, z, t):
+    """phi''(z; t) (generalized for the squared hinge, 0 for the hinge)."""
+    if loss == "squared":
+        return np.ones_like(z)
+    if loss == "logistic":
+        p = _sigmoid(t * z)
+        return p * (1.0 - p)
+    if loss == "squared_hinge":
+        return np.where(1.0 - t * z > 0.0, 2.0, 0.0)
+    return np.zeros_like(z)
+
+
 def _sigmoid(u):
     return np.exp(-np.logaddexp(0.0, -u))
 
@@ -150,12 +161,12 @@ def _start(loss, target, weights, problem, x0):
     return np.where(margin > 0.0, weights, 0.0)
 
 
-def dual_value(loss, target, alpha, weights, beta, ridge, A, mu=None):
+def dual_value(loss, target, alpha, weights, beta, ridge, A, mu=None, col0=None):
     """D(alpha), computed with NumPy from the dual variables alone (for the
-    rows of A centered by ``mu`` when given)."""
+    rows a_i - col0_i mu when ``mu`` is given)."""
     v = np.asarray(A.T @ beta).ravel()
     if mu is not None:
-        v = v - beta.sum() * mu
+        v = v - float(beta @ col0) * mu
     quad = 0.5 * float(v @ (v / ridge))
     live = weights > 0
     if loss == "squared":
@@ -195,10 +206,12 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
         col0 = np.asarray(A[:, [free]].todense() if sp.issparse(A) else A[:, free],
                           dtype=np.float64).ravel()
         A = A[:, np.delete(np.arange(A.shape[1]), free)]
-        if col0.size and col0[0] != 0.0 and np.all(col0 == col0[0]):
-            # an intercept column: center the rows (implicitly) by their
-            # weighted mean, which decouples the intercept from w
-            mu = np.asarray(weights @ A, dtype=np.float64).ravel() / weights.sum()
+        norm = float((weights * col0) @ col0)
+        if norm > 0.0:
+            # center the rows (implicitly) along the column: a_i - col0_i mu
+            # with sum_i s_i col0_i (a_i - col0_i mu) = 0, which decouples the
+            # intercept from w (for a column of ones: the weighted mean)
+            mu = np.asarray((weights * col0) @ A, dtype=np.float64).ravel() / norm
     alpha = _start(loss, target, weights, problem, x0)
     alpha[weights == 0] = START_LOGIT if loss == "logistic" else 0.0
     c = 0.0 if free is None or x0 is None else float(x0[free])
@@ -226,19 +239,22 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
                 dual_obj = dual_value(loss, target, alpha, weights, beta, full_ridge, A)
             else:
                 # the dual of the problem with the intercept fixed at c: rows
-                # centered by mu, margins shifted by col0 c', c' = c + mu^T w / col0
-                shift = 0.0 if mu is None else float(mu @ w) / col0[0]
-                dual_obj = dual_value(loss, target, alpha, weights, beta, full_ridge, A, mu) \
-                    - float(beta @ (col0 * (c + shift)))
-            gap = primal - dual_obj
+                # centered along col0, margins shifted by col0 c', c' = c + mu^T w
+                shift = 0.0 if mu is None else float(mu @ w)
+                dual_obj = dual_value(loss, target, alpha, weights, beta, full_ridge, A,
+                                      mu, col0) - float(beta @ (col0 * (c + shift)))
             # the certificate of the returned x, recomputed from it
-            if loss == "hinge":
-                opt = gap / max(1.0, primal)
-            else:
-                opt = float(np.max(np.abs(problem.gradient(x)), initial=0.0))
-        if not np.isfinite(opt) or not np.isfinite(gap):
+            gap = primal - dual_obj
+            if free is not None:
+                # with the intercept's promised decrease (see linear_dual)
+                h = problem.gradient(x)[free]
+                z = np.asarray(problem.A @ x).ravel()
+                curv = float(col0 ** 2 @ (weights * _curvature(loss, z, target)))
+                gap += h * h / (2.0 * curv) if curv > 0 else (0.0 if h == 0 else np.inf)
+        if not np.isfinite(gap):
             status = "diverged"
-        if status != "converged" or opt <= tol:
+        floor = GAP_ROUNDING * (abs(primal) + abs(dual_obj))
+        if status != "converged" or gap <= max(tol, floor):
             break
         # converged on the loops' state, not quite at the returned x (rounding
         # of the incremental w): continue to a tighter tolerance
@@ -247,9 +263,9 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
             status = "max_iter"
             break
     else:
-        status = "max_iter" if opt > tol else status
+        status = "max_iter" if gap > max(tol, floor) else status
     dual = weights * _sigmoid(alpha) if loss == "logistic" else alpha.copy()
-    return DualOutcome(x, dual, status, epochs, float(opt), float(gap), n_tests)
+    return DualOutcome(x, dual, status, epochs, float(gap), n_tests)
 
 
 def _seed(random_state):

@@ -27,7 +27,7 @@ class LinearSVM(_LinearModel):
         The loss.  The hinge is not differentiable: its problem is solved
         through the dual only (``formulation="dual"``, which needs
         ``l2 > 0`` on every coordinate), and its optimality measure is the
-        duality gap relative to ``max(1, P(x))``.
+        duality gap P(x) - D(alpha), which bounds P(x) - P*.
     l2 : float or array-like of shape (n_features,), default=1.0
         Ridge weights (>= 0).
     penalty : bcd.penalties.Penalty, optional
