@@ -1,0 +1,353 @@
+r"""Ridge regression: :class:`Ridge`.
+
+The estimator minimizes scikit-learn's objective
+
+.. math::
+    \sum_i s_i (y_i - x_i^T w - w_0)^2 + \alpha \|w\|_2^2
+
+for each target (the sample weights ``s`` are used as given, not
+rescaled), which is twice the objective of :class:`bcd.LeastSquares` with
+the ridge weight ``l2 = alpha``.
+"""
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import MultiOutputMixin, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..penalties import Box, NonNegative
+from ..problems import LeastSquares
+from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
+                    check_sample_weight, design_matrix, validate_data)
+
+#: the ``solver`` names of :class:`Ridge` and the options of :func:`bcd.solve`
+#: they stand for ("auto": its automatic configuration).  On a quadratic, a
+#: gradient step with the coordinate's Lipschitz constant is the exact
+#: minimization along the coordinate (projected onto w_j >= 0 with
+#: ``positive=True``).
+RIDGE_SOLVERS = {
+    "auto": {},
+    "cd": dict(rule="cyclic", blocks="fixed", block_size=1, update="gradient",
+               lipschitz="bound"),
+    "gs": dict(rule="gs", blocks="variable", block_size=1, update="gradient",
+               lipschitz="bound"),
+}
+
+#: passes over the coordinates allowed to an explicit ``solver`` when
+#: ``max_iter`` is None (the automatic configuration has its own default)
+DEFAULT_PASSES = 1000
+
+
+def check_alpha(alpha, n_targets):
+    """``alpha`` as a float64 array of shape (n_targets,): a number or a 1-d
+    array of one value or one per target, each finite and >= 0."""
+    try:
+        a = np.asarray(alpha, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"alpha must be a non-negative number or a 1-d array of them, "
+                         f"got {alpha!r}.") from None
+    if a.ndim > 1:
+        raise ValueError(f"alpha must be a number or a 1-d array, got an array of shape "
+                         f"{a.shape}.")
+    a = a.ravel()
+    if a.size not in (1, n_targets):
+        raise ValueError(f"alpha has {a.size} values but y has {n_targets} targets: give "
+                         f"one value, or one per target.")
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}.")
+    return np.broadcast_to(a, (n_targets,)).copy()
+
+
+class RidgeDesign:
+    """The data of a ridge fit, prepared once for all targets.
+
+    With an intercept, dense ``X`` is centered with the weighted means (a
+    copy), so that the intercept drops out of the problem; sparse ``X`` gets
+    an unpenalized column of ones instead and is never densified.  Sample
+    weights are folded into the rows (``sqrt(s_i) x_i``, ``sqrt(s_i) y_i``),
+    which leaves the objective unchanged and lets all targets share one
+    matrix.
+    """
+
+    def __init__(self, X, Y, sample_weight, fit_intercept, positive):
+        self.n_samples, self.n_features = X.shape
+        self.fit_intercept = bool(fit_intercept)
+        self.positive = bool(positive)
+        sw = np.ones(self.n_samples) if sample_weight is None else sample_weight
+        Y = np.asarray(Y, dtype=np.float64)
+        if fit_intercept:
+            self.y_mean = np.average(Y, axis=0, weights=sw)
+        else:
+            self.y_mean = np.zeros(Y.shape[1])
+        Yc = Y - self.y_mean
+        # X^T S (y - ybar): the gradient at w = 0 with the best intercept
+        corr = np.asarray(X.T @ (sw[:, None] * Yc), dtype=np.float64)
+        self.scale = np.max(np.abs(corr), axis=0, initial=0.0)
+        self.centered = fit_intercept and not sp.issparse(X)
+        self.extra = int(fit_intercept and not self.centered)   # the intercept column
+        if self.centered:
+            self.x_mean = np.asarray(np.average(X, axis=0, weights=sw), dtype=np.float64)
+            A = np.array(X, dtype=np.float64, order="F")
+            A -= self.x_mean
+            B = Yc
+        else:
+            self.x_mean = None
+            A = design_matrix(X, 1, fit_intercept)
+            B = Y
+        if sample_weight is not None:
+            root = np.sqrt(sample_weight)
+            if sp.issparse(A):
+                A = sp.csc_matrix(sp.diags(root) @ A)
+                A.sort_indices()
+            elif self.centered:
+                A *= root[:, None]                  # the centered copy
+            else:
+                A = np.asfortranarray(root[:, None] * A)
+            B = root[:, None] * B
+        self.A = A
+        self.B = np.asfortranarray(B)
+
+    def problem(self, k, alpha):
+        """The :class:`bcd.LeastSquares` problem of target ``k`` (its objective
+        is half the estimator's)."""
+        d = self.n_features
+        if self.extra:
+            penalized = np.r_[np.ones(d), np.zeros(self.extra)]
+            l2 = alpha * penalized
+            penalty = Box(np.where(penalized > 0, 0.0, -np.inf), np.inf) if self.positive \
+                else None
+        else:
+            l2 = float(alpha)
+            penalty = NonNegative() if self.positive else None
+        return LeastSquares(self.A, self.B[:, k], l2=l2, penalty=penalty)
+
+    def initial(self, k):
+        """The starting point of target ``k``: ``w = 0`` with its best
+        intercept, the weighted mean of ``y`` (on the intercept column)."""
+        x = np.zeros(self.n_features + self.extra)
+        if self.extra:
+            x[-1] = self.y_mean[k]
+        return x
+
+    def model(self, k, x):
+        """``(coef, intercept)`` of target ``k`` for the problem's solution ``x``."""
+        x = np.asarray(x, dtype=np.float64)
+        coef = x[:self.n_features].copy()
+        if self.centered:
+            intercept = float(self.y_mean[k] - self.x_mean @ coef)
+        elif self.extra:
+            intercept = float(x[self.n_features])
+        else:
+            intercept = 0.0
+        return coef, intercept
+
+
+class Ridge(MultiOutputMixin, RegressorMixin, LinearPredictorMixin, BCDEstimator):
+    r"""Linear least squares with an L2 penalty, fitted by block coordinate
+    descent.
+
+    Minimizes, as scikit-learn's ``Ridge`` does, for each target,
+
+    .. math::
+        \sum_i s_i (y_i - x_i^T w - w_0)^2 + \alpha \|w\|_2^2
+
+    with the intercept :math:`w_0` unpenalized and the sample weights ``s``
+    used as given (1 by default; not rescaled).  Half this objective is the
+    :class:`bcd.LeastSquares` problem with the ridge weight ``l2 = alpha``
+    (with ``positive=True`` also the penalty :class:`bcd.NonNegative`),
+    solved by :func:`bcd.solve`.
+
+    Parameters
+    ----------
+    alpha : float or ndarray of shape (n_targets,), default=1.0
+        Penalty strength (finite, >= 0), or one per target.
+    fit_intercept : bool, default=True
+        Fit an unpenalized intercept.  Dense data are centered (a copy);
+        sparse data get an unpenalized column of ones and are never
+        densified.
+    copy_X : bool, default=True
+        Accepted for compatibility with scikit-learn: ``X`` is never
+        modified, whatever its value.
+    max_iter : int, default=None
+        Maximum number of passes over the coordinates: :func:`bcd.solve` runs
+        at most ``max_iter * n_coordinates`` block updates per target.  None:
+        the default of :func:`bcd.solve` for ``solver="auto"`` (1000 passes,
+        at least 10000 updates), 1000 passes for the other solvers.
+    tol : float, default=1e-4
+        Relative tolerance: the solve of each target stops when the largest
+        partial derivative of its objective (with ``positive=True``, the
+        largest KKT residual) is at most ``tol`` times
+        :math:`\|X_c^T S y_c\|_\infty`, its value at ``w = 0`` (``X_c``,
+        ``y_c``: centered with the weighted means when fitting an
+        intercept; ``S``: the sample weights).  This is the test of
+        scikit-learn's iterative solvers (``"sparse_cg"``, ``"lsqr"``: the
+        residual of the normal equations relative to their right-hand
+        side), in the maximum norm.
+    solver : {"auto", "cd", "gs"}, default="auto"
+        The configuration of :func:`bcd.solve`.  ``"auto"``: its automatic
+        configuration, chosen from the size and structure of the problem
+        (recorded in ``result_.options``).  ``"cd"``: cyclic coordinate
+        descent, each step the exact minimization along one coordinate
+        (``rule="cyclic", blocks="fixed", block_size=1,
+        update="gradient", lipschitz="bound"``).  ``"gs"``: greedy
+        (Gauss-Southwell) coordinate descent, the same steps on the
+        coordinate with the largest partial derivative (``rule="gs",
+        blocks="variable", block_size=1``).
+    positive : bool, default=False
+        Constrain the coefficients (not the intercept) to be non-negative.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the random choices of the solver (the automatic
+        configuration may visit the coordinates in random order).  None
+        uses a fixed seed, so fits are reproducible; the minimizer does not
+        depend on it.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
+        Coefficients (one row per target when ``y`` has several columns).
+    intercept_ : float or ndarray of shape (n_targets,)
+        Intercepts (0 without ``fit_intercept``).
+    n_iter_ : ndarray of shape (n_targets,)
+        Block updates performed by the solver for each target (0 for a
+        target whose solution ``w = 0`` is known without solving).
+    solver_ : str
+        The solver used: ``solver``, or for ``"auto"`` the name of the
+        automatic configuration chosen (``result_.options["auto"]``).
+    result_ : bcd.Result or list
+        The :class:`bcd.Result` of the solve (with several targets, a list
+        with one per target; None for a target not solved, as for
+        ``n_iter_``).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` has string column names.
+
+    See Also
+    --------
+    ElasticNet : The L1 and L2 penalties (scaled by ``1 / (2 n)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bcd.linear_model import Ridge
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((50, 4))
+    >>> y = X @ np.array([1.0, -2.0, 0.0, 3.0]) + 0.5
+    >>> model = Ridge(alpha=10.0).fit(X, y)
+    >>> model.coef_.round(3)
+    array([ 0.687, -1.464,  0.147,  2.402])
+    >>> round(float(model.intercept_), 3)
+    0.533
+    >>> model.predict(X[:2]).round(3)
+    array([1.159, 2.103])
+    """
+
+    _parameter_constraints = {
+        "alpha": [Interval(numbers.Real, 0, None, closed="left"), "array-like"],
+        "fit_intercept": ["boolean"],
+        "copy_X": ["boolean"],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "solver": [StrOptions(set(RIDGE_SOLVERS))],
+        "positive": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, alpha=1.0, *, fit_intercept=True, copy_X=True, max_iter=None, tol=1e-4,
+                 solver="auto", positive=False, random_state=None):
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.copy_X = copy_X
+        self.max_iter = max_iter
+        self.tol = tol
+        self.solver = solver
+        self.positive = positive
+        self.random_state = random_state
+
+    def _solver_options(self):
+        """The options of :func:`bcd.solve` for ``solver`` and ``random_state``."""
+        options = dict(RIDGE_SOLVERS[self.solver])
+        if self.random_state is not None:
+            options["random_state"] = self.random_state
+        return options
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model by block coordinate descent.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; sparse input is never densified.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Targets; each column is fitted separately.
+        sample_weight : float or array-like of shape (n_samples,), default=None
+            Non-negative weights of the samples' squared errors (not
+            rescaled, as in scikit-learn's ``Ridge``).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse=SPARSE_FORMATS,
+                             dtype=[np.float64, np.float32], y_numeric=True,
+                             multi_output=True)
+        sw = check_sample_weight(sample_weight, X)
+        Y = np.asarray(y, dtype=np.float64)
+        one_d = Y.ndim == 1
+        Y = Y.reshape(Y.shape[0], -1)
+        n_targets = Y.shape[1]
+        alphas = check_alpha(self.alpha, n_targets)
+        design = RidgeDesign(X, Y, sw, self.fit_intercept, self.positive)
+        record = SolveRecord(self, None)
+        options = self._solver_options()
+        max_iter = self.max_iter
+        if max_iter is None and self.solver != "auto":
+            max_iter = DEFAULT_PASSES
+        coefs = np.zeros((n_targets, X.shape[1]))
+        intercepts = design.y_mean.copy()
+        n_iter = np.zeros(n_targets, dtype=np.int64)
+        results = [None] * n_targets
+        for k in range(n_targets):
+            if design.scale[k] == 0.0:
+                # X_c^T S y_c = 0: w = 0 with the mean as intercept is optimal
+                continue
+            problem = design.problem(k, alphas[k])
+            result = record.solve(problem, design.initial(k), max_iter,
+                                  self.tol * design.scale[k], **options)
+            coefs[k], intercepts[k] = design.model(k, result.x)
+            n_iter[k] = result.n_iter
+            results[k] = result
+        record.warn()
+        dtype = X.dtype
+        if n_targets == 1:
+            self.coef_ = coefs[0].astype(dtype)
+            self.intercept_ = (dtype.type(intercepts[0]) if one_d else intercepts.astype(dtype))
+        else:
+            self.coef_ = coefs.astype(dtype)
+            self.intercept_ = intercepts.astype(dtype)
+        if not self.fit_intercept:
+            self.intercept_ = dtype.type(0.0) if one_d else np.zeros(n_targets, dtype=dtype)
+        self.n_iter_ = n_iter
+        solved = [r for r in results if r is not None]
+        self.solver_ = (solved[-1].options.get("auto", self.solver) if solved
+                        and self.solver == "auto" else self.solver)
+        self.result_ = results[0] if n_targets == 1 else results
+        return self
+
+    def predict(self, X):
+        """Predict with the linear model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_targets)
+            ``X @ coef_.T + intercept_``.
+        """
+        return self._decision(X)
