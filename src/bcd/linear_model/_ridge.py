@@ -37,6 +37,9 @@ RIDGE_SOLVERS = {
 #: passes over the coordinates allowed to an explicit ``solver`` when
 #: ``max_iter`` is None (the automatic configuration has its own default)
 DEFAULT_PASSES = 1000
+#: at most this many solves per target (the later ones warm-started, each
+#: with a smaller KKT tolerance) until the duality gap meets ``tol``
+GAP_ROUNDS = 8
 
 
 def check_alpha(alpha, n_targets):
@@ -105,8 +108,19 @@ class RidgeDesign:
             else:
                 A = np.asfortranarray(root[:, None] * A)
             B = root[:, None] * B
+        if sp.issparse(A) and A.dtype != np.float64:
+            A = A.astype(np.float64)
         self.A = A
         self.B = np.asfortranarray(B)
+        if self.extra:
+            column = A[:, -1].toarray().ravel()     # sqrt(s), or ones
+            self._intercept_column = column
+            self._intercept_norm2 = float(column @ column)
+            Bc = B - np.outer(column, column @ B / self._intercept_norm2)
+        else:
+            Bc = B
+        #: half the objective of w = 0 (with its best intercept), per target
+        self.null_objective = 0.5 * np.sum(Bc * Bc, axis=0)
 
     def problem(self, k, alpha):
         """The :class:`bcd.LeastSquares` problem of target ``k`` (its objective
@@ -130,8 +144,74 @@ class RidgeDesign:
             x[-1] = self.y_mean[k]
         return x
 
+    def certify(self, k, x, alpha):
+        r"""``(x, gap, primal)`` for the problem's variable ``x`` of target
+        ``k``: ``x`` with the best intercept for its coefficients (with an
+        intercept column), the duality gap of the problem at it and its
+        objective ``primal``.
+
+        With ``c = A^T r`` for the residual ``r = b - A x`` (orthogonal to
+        the intercept column), the dual point ``r`` gives the gap
+        :math:`\sum_j \alpha w_j^2 / 2 - c_j w_j + h(c_j)^2 / (2 \alpha)`
+        with ``h(c) = c``, and ``h(c) = max(c, 0)`` for ``w >= 0``: that is
+        :math:`\|c - \alpha w\|^2 / (2 \alpha)`, the squared gradient over
+        ``2 alpha``, without the constraint.  It bounds the objective's
+        distance to the optimum.  None for ``alpha = 0``.
+        """
+        x = np.array(x, dtype=np.float64)
+        d = self.n_features
+        b = self.B[:, k]
+        if self.extra:
+            x[d] = 0.0
+            u = np.asarray(self.A @ x).ravel()
+            x[d] = float(self._intercept_column @ (b - u)) / self._intercept_norm2
+            r = b - u - x[d] * self._intercept_column
+        else:
+            r = b - np.asarray(self.A @ x).ravel()
+        w = x[:d]
+        primal = 0.5 * float(r @ r) + 0.5 * alpha * float(w @ w)
+        if not alpha > 0:
+            return x, None, primal
+        c = np.asarray(self.A.T @ r).ravel()[:d]
+        # each term written without cancellation: (c - alpha w)^2 / (2 alpha),
+        # and for c <= 0 with w >= 0, w (alpha w / 2 - c)
+        g = c - alpha * w
+        terms = g * g / (2.0 * alpha)
+        if self.positive:
+            terms = np.where(c > 0, terms, w * (0.5 * alpha * w - c))
+        return x, float(np.sum(terms)), primal
+
+    def fit(self, record, k, alpha, tol, max_iter, options):
+        """Solve target ``k``: ``(coef, intercept, results)``.
+
+        With ``alpha > 0`` the fit ends when the duality gap is at most
+        ``tol`` times the objective.  The first solve's KKT tolerance ``t``
+        makes that hold for the objective of ``w = 0`` (``n t^2 / (2 alpha)
+        <= tol F(0)`` over the ``n`` coordinates); each further solve starts
+        from the last and lowers ``t`` by the square root of the gap's excess
+        (the gap scales with the squared gradient).  With ``alpha = 0``, one
+        solve to the KKT tolerance ``tol ||X_c^T S y_c||_inf``."""
+        problem = self.problem(k, alpha)
+        n = problem.n_coordinates
+        if alpha > 0:
+            kkt = np.sqrt(2.0 * alpha * tol * self.null_objective[k] / n)
+        else:
+            kkt = tol * self.scale[k]
+        x = self.initial(k)
+        results = []
+        for _ in range(GAP_ROUNDS):
+            result = record.solve(problem, x, max_iter, kkt, **options)
+            results.append(result)
+            x, gap, primal = self.certify(k, result.x, alpha)
+            target = tol * primal
+            if gap is None or gap <= target or not result.converged:
+                break
+            kkt *= min(0.5, max(1e-3, 0.5 * np.sqrt(target / gap)))
+        coef, intercept = self.model(k, x)
+        return coef, intercept, results
+
     def model(self, k, x):
-        """``(coef, intercept)`` of target ``k`` for the problem's solution ``x``."""
+        """``(coef, intercept)`` of target ``k`` for the problem's variable ``x``."""
         x = np.asarray(x, dtype=np.float64)
         coef = x[:self.n_features].copy()
         if self.centered:
@@ -175,15 +255,19 @@ class Ridge(MultiOutputMixin, RegressorMixin, LinearPredictorMixin, BCDEstimator
         the default of :func:`bcd.solve` for ``solver="auto"`` (1000 passes,
         at least 10000 updates), 1000 passes for the other solvers.
     tol : float, default=1e-4
-        Relative tolerance: the solve of each target stops when the largest
-        partial derivative of its objective (with ``positive=True``, the
-        largest KKT residual) is at most ``tol`` times
-        :math:`\|X_c^T S y_c\|_\infty`, its value at ``w = 0`` (``X_c``,
-        ``y_c``: centered with the weighted means when fitting an
-        intercept; ``S``: the sample weights).  This is the test of
-        scikit-learn's iterative solvers (``"sparse_cg"``, ``"lsqr"``: the
-        residual of the normal equations relative to their right-hand
-        side), in the maximum norm.
+        Relative accuracy of the objective: the fit of each target ends when
+        the duality gap, which bounds the objective's distance to the
+        optimum, is at most ``tol`` times the objective, so that the
+        objective is within a factor ``1 + tol`` of the optimum's.  The
+        gap is :math:`\|\nabla_w F\|^2 / (2 \alpha)` for half the objective
+        ``F`` (with ``positive=True``, a sum of non-negative terms of the
+        same kind); the solver, whose test is the largest partial
+        derivative, is run again warm-started with a smaller tolerance
+        until the gap passes (at most eight solves).  With ``alpha = 0``
+        there is no gap, and the solve stops when the largest partial
+        derivative is at most ``tol`` times its value at ``w = 0``,
+        :math:`\|X_c^T S y_c\|_\infty` (``X_c``, ``y_c``: centered when
+        fitting an intercept; ``S``: the sample weights).
     solver : {"auto", "cd", "gs"}, default="auto"
         The configuration of :func:`bcd.solve`.  ``"auto"``: its automatic
         configuration, chosen from the size and structure of the problem
@@ -209,14 +293,15 @@ class Ridge(MultiOutputMixin, RegressorMixin, LinearPredictorMixin, BCDEstimator
     intercept_ : float or ndarray of shape (n_targets,)
         Intercepts (0 without ``fit_intercept``).
     n_iter_ : ndarray of shape (n_targets,)
-        Block updates performed by the solver for each target (0 for a
-        target whose solution ``w = 0`` is known without solving).
+        Block updates performed by the solver for each target, over all its
+        solves (0 for a target whose solution ``w = 0`` is known without
+        solving).
     solver_ : str
         The solver used: ``solver``, or for ``"auto"`` the name of the
         automatic configuration chosen (``result_.options["auto"]``).
     result_ : bcd.Result or list
-        The :class:`bcd.Result` of the solve (with several targets, a list
-        with one per target; None for a target not solved, as for
+        The :class:`bcd.Result` of the last solve (with several targets, a
+        list with one per target; None for a target not solved, as for
         ``n_iter_``).
     n_features_in_ : int
         Number of features seen in ``fit``.
@@ -314,12 +399,10 @@ class Ridge(MultiOutputMixin, RegressorMixin, LinearPredictorMixin, BCDEstimator
             if design.scale[k] == 0.0:
                 # X_c^T S y_c = 0: w = 0 with the mean as intercept is optimal
                 continue
-            problem = design.problem(k, alphas[k])
-            result = record.solve(problem, design.initial(k), max_iter,
-                                  self.tol * design.scale[k], **options)
-            coefs[k], intercepts[k] = design.model(k, result.x)
-            n_iter[k] = result.n_iter
-            results[k] = result
+            coefs[k], intercepts[k], solves = design.fit(record, k, alphas[k], self.tol,
+                                                         max_iter, options)
+            n_iter[k] = sum(r.n_iter for r in solves)
+            results[k] = solves[-1]
         record.warn()
         dtype = X.dtype
         if n_targets == 1:
