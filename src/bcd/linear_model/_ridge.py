@@ -136,14 +136,6 @@ class RidgeDesign:
             penalty = NonNegative() if self.positive else None
         return LeastSquares(self.A, self.B[:, k], l2=l2, penalty=penalty)
 
-    def initial(self, k):
-        """The starting point of target ``k``: ``w = 0`` with its best
-        intercept, the weighted mean of ``y`` (on the intercept column)."""
-        x = np.zeros(self.n_features + self.extra)
-        if self.extra:
-            x[-1] = self.y_mean[k]
-        return x
-
     def certify(self, k, x, alpha):
         r"""``(x, gap, primal)`` for the problem's variable ``x`` of target
         ``k``: ``x`` with the best intercept for its coefficients (with an
@@ -197,7 +189,7 @@ class RidgeDesign:
             kkt = np.sqrt(2.0 * alpha * tol * self.null_objective[k] / n)
         else:
             kkt = tol * self.scale[k]
-        x = self.initial(k)
+        x = None
         results = []
         for _ in range(GAP_ROUNDS):
             result = record.solve(problem, x, max_iter, kkt, **options)
