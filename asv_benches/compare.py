@@ -48,6 +48,13 @@ n, o. the estimators ``bcd.linear_model.Lasso`` and
 p. ``bcd.semi_supervised.LabelPropagation`` on 100000 two moons against
    scikit-learn's ``LabelSpreading``, fit time:
    ``bench_semi_supervised.compare_semi_supervised``.
+q. the estimator ``bcd.linear_model.Ridge`` against scikit-learn's ``Ridge``
+   on a dense 20000 x 200 design and on dataset A, fit time at the same
+   objective: ``bench_estimators.compare_ridge_estimator``.
+r. ``bcd.linear_model.PoissonRegressor`` against scikit-learn's (lbfgs and
+   newton-cholesky) and glum's on a dense 5000 x 200 design and on ISLP's
+   Bikeshare counts, fit time at the same objective:
+   ``bench_estimators.compare_poisson_estimator``.
 
 Rows d, e, h and i-m report ``bcd.solve`` with its default (automatic)
 configuration, which the targets apply to, and the best explicit
@@ -128,8 +135,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m asv_benches.compare",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 repeats instead of 7")
-    parser.add_argument("--rows", default="abcdefghijklmnop",
-                        help="letters of the rows to run (default: abcdefghijklmnop)")
+    parser.add_argument("--rows", default="abcdefghijklmnopqr",
+                        help="letters of the rows to run (default: abcdefghijklmnopqr)")
     args = parser.parse_args(argv)
     repeats = 3 if args.quick else 7
 

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.special import xlogy
 
 sklearn = pytest.importorskip("sklearn")
 
@@ -27,7 +28,8 @@ from sklearn.utils.estimator_checks import (  # noqa: E402
 import bcd  # noqa: E402
 from bcd import linear_model as lm  # noqa: E402
 from bcd.linear_model import (ElasticNet, Lasso, LassoCV, LogisticRegression,  # noqa: E402
-                              LogisticRegressionCV, NonNegativeLinearRegression)
+                              LogisticRegressionCV, NonNegativeLinearRegression,
+                              PoissonRegressor, Ridge)
 
 # --------------------------------------------------------------------------- data
 
@@ -59,6 +61,18 @@ def classification_data(n_classes=2, n=80, d=5, sparse=False, seed=0):
     return (sp.csr_matrix(X) if sparse else X), y, sw
 
 
+def count_data(n=200, d=8, sparse=False, seed=0):
+    """Poisson counts of a log-linear model with an intercept (sparse: 50% zeros)."""
+    rng = np.random.RandomState(seed)
+    X = 0.4 * rng.standard_normal((n, d)) * rng.uniform(0.5, 2.0, d)
+    if sparse:
+        X[rng.uniform(size=(n, d)) < 0.5] = 0.0
+    z = X @ rng.standard_normal(d)
+    y = rng.poisson(np.exp(0.7 * z / z.std() + 0.5)).astype(float)
+    sw = rng.uniform(0.2, 3.0, n)
+    return (sp.csr_matrix(X) if sparse else X), y, sw
+
+
 def dense(X):
     return X.toarray() if sp.issparse(X) else np.asarray(X)
 
@@ -72,6 +86,37 @@ def enet_objective(X, y, sw, coef, intercept, alpha, l1_ratio):
     r = y - dense(X) @ coef - intercept
     return (0.5 * np.sum(s * r * r) / y.size + alpha * l1_ratio * np.abs(coef).sum()
             + 0.5 * alpha * (1 - l1_ratio) * coef @ coef)
+
+
+def ridge_objective(X, y, sw, coef, intercept, alpha):
+    """scikit-learn's ridge objective of one target: sum_i s_i r_i^2 + alpha ||w||^2."""
+    s = np.ones(y.size) if sw is None else sw
+    r = y - dense(X) @ coef - intercept
+    return np.sum(s * r * r) + alpha * coef @ coef
+
+
+def ridge_reference(X, y, sw, alpha, fit_intercept):
+    """The ridge solution of one target by a dense direct solve of the
+    (weighted, centred) normal equations."""
+    Xd = dense(X)
+    s = np.ones(y.size) if sw is None else sw
+    if fit_intercept:
+        x_mean, y_mean = np.average(Xd, axis=0, weights=s), np.average(y, weights=s)
+    else:
+        x_mean, y_mean = np.zeros(Xd.shape[1]), 0.0
+    Xc = Xd - x_mean
+    coef = np.linalg.solve(Xc.T @ (s[:, None] * Xc) + alpha * np.eye(Xd.shape[1]),
+                           Xc.T @ (s * (y - y_mean)))
+    return coef, y_mean - x_mean @ coef
+
+
+def poisson_objective(X, y, sw, coef, intercept, alpha):
+    """scikit-learn's Poisson objective: the weighted mean half deviance plus
+    alpha / 2 ||w||^2."""
+    s = np.ones(y.size) if sw is None else sw
+    mu = np.exp(dense(X) @ coef + intercept)
+    half_deviance = xlogy(y, y / mu) - y + mu
+    return np.sum(s * half_deviance) / np.sum(s) + 0.5 * alpha * coef @ coef
 
 
 def logistic_objective(X, y, sw, coef, intercept, C, penalty, l1_ratio):
@@ -117,8 +162,9 @@ def expected_failed_checks(estimator):
     return {}
 
 
-CHECKED = [Lasso(), ElasticNet(), NonNegativeLinearRegression(), LogisticRegression(),
-           LassoCV(alphas=10, cv=3), LogisticRegressionCV(Cs=[0.01, 1.0, 100.0], cv=3)]
+CHECKED = [Lasso(), ElasticNet(), NonNegativeLinearRegression(), Ridge(), LogisticRegression(),
+           PoissonRegressor(), LassoCV(alphas=10, cv=3),
+           LogisticRegressionCV(Cs=[0.01, 1.0, 100.0], cv=3)]
 
 
 @parametrize_with_checks(CHECKED, expected_failed_checks=expected_failed_checks)
@@ -221,6 +267,210 @@ def test_nnls_with_l1_is_positive_lasso():
     ref.fit(X, y, sample_weight=sw)
     np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=0, atol=1e-7)
     np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=0, atol=1e-7)
+
+
+RIDGE_SHAPES = {"small": (60, 12), "wide": (80, 300)}    # Newton on all; coordinate descent
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids=["intercept", "no_intercept"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("shape", sorted(RIDGE_SHAPES))
+def test_ridge_optimum_matches_sklearn(shape, sparse, fit_intercept, weighted):
+    n, d = RIDGE_SHAPES[shape]
+    X, y, sw = regression_data(n=n, d=d, sparse=sparse, seed=13)
+    sw = sw if weighted else None
+    alpha = 2.5
+    # tol bounds the objective's relative excess: at 1e-15 the coefficients are
+    # within about sqrt(1e-15) of the optimum's relatively, and much closer
+    ours = Ridge(alpha=alpha, fit_intercept=fit_intercept, tol=1e-15).fit(X, y, sample_weight=sw)
+    ref = sk.Ridge(alpha=alpha, fit_intercept=fit_intercept, solver="cholesky")
+    ref.fit(dense(X), y, sample_weight=sw)
+    coef, intercept = ridge_reference(X, y, sw, alpha, fit_intercept)
+    np.testing.assert_allclose(ref.coef_, coef, rtol=1e-9, atol=1e-12)  # the same optimum
+    assert ours.coef_.shape == (d,) and np.ndim(ours.intercept_) == 0
+    # 1e-6 relative to the largest coefficient (an entry near 0 may differ
+    # more relatively), and in norm
+    np.testing.assert_allclose(ours.coef_, coef, rtol=1e-6, atol=1e-6 * np.abs(coef).max())
+    assert np.linalg.norm(ours.coef_ - coef) <= 1e-6 * np.linalg.norm(coef)
+    np.testing.assert_allclose(ours.intercept_, intercept, rtol=1e-6, atol=1e-9)
+    f_ours = ridge_objective(X, y, sw, ours.coef_, ours.intercept_, alpha)
+    f_ref = ridge_objective(X, y, sw, coef, intercept, alpha)
+    assert f_ours <= f_ref * (1 + 1e-8)
+    np.testing.assert_allclose(ours.predict(X), ref.predict(dense(X)), rtol=1e-6, atol=1e-8)
+    assert ours.n_iter_.shape == (1,) and ours.n_iter_[0] >= 1
+    assert isinstance(ours.result_, bcd.Result) and ours.result_.converged
+    assert ours.solver_ == ours.result_.options["auto"]
+    if not sparse:      # centred: no intercept column, the problem's ridge is alpha itself
+        assert ours.result_.x.shape == (d,)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_ridge_multiple_targets(sparse):
+    X, y, sw = regression_data(n=70, d=10, sparse=sparse, seed=14)
+    rng = np.random.RandomState(0)
+    Y = np.column_stack([y, dense(X) @ rng.standard_normal(10) - 1.0, np.zeros(70)])
+    alphas = np.array([0.5, 4.0, 1.0])
+    ours = Ridge(alpha=alphas, tol=1e-15).fit(X, Y, sample_weight=sw)
+    ref = sk.Ridge(alpha=alphas, solver="cholesky").fit(dense(X), Y, sample_weight=sw)
+    assert ours.coef_.shape == (3, 10) and ours.intercept_.shape == (3,)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-6, atol=1e-10)
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=1e-6, atol=1e-10)
+    assert ours.predict(X).shape == (70, 3)
+    for k in range(3):
+        f_ours = ridge_objective(X, Y[:, k], sw, ours.coef_[k], ours.intercept_[k], alphas[k])
+        f_ref = ridge_objective(X, Y[:, k], sw, ref.coef_[k], ref.intercept_[k], alphas[k])
+        assert f_ours <= f_ref * (1 + 1e-8) + 1e-12
+    # the zero target needs no solve
+    assert ours.n_iter_[2] == 0 and ours.result_[2] is None
+    assert np.all(ours.coef_[2] == 0) and ours.intercept_[2] == 0
+    # one alpha for all targets; a single column keeps scikit-learn's shapes
+    single = Ridge(alpha=2.0, tol=1e-15).fit(X, Y)
+    np.testing.assert_allclose(single.coef_, sk.Ridge(alpha=2.0).fit(dense(X), Y).coef_,
+                               rtol=1e-6, atol=1e-10)
+    column = Ridge(alpha=2.0).fit(X, Y[:, :1])
+    assert column.coef_.shape == (10,) and column.intercept_.shape == (1,)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False], ids=["intercept", "no_intercept"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_ridge_positive_matches_nnls(sparse, fit_intercept):
+    # the ridge with w >= 0 is the NNLS problem of [sqrt(S) X_c; sqrt(alpha) I]
+    X, y, sw = regression_data(n=60, d=12, sparse=sparse, seed=15)
+    alpha = 3.0
+    ours = Ridge(alpha=alpha, positive=True, fit_intercept=fit_intercept,
+                 tol=1e-15).fit(X, y, sample_weight=sw)
+    Xd = dense(X)
+    if fit_intercept:
+        x_mean, y_mean = np.average(Xd, axis=0, weights=sw), np.average(y, weights=sw)
+    else:
+        x_mean, y_mean = np.zeros(12), 0.0
+    root = np.sqrt(sw)
+    M = np.vstack([root[:, None] * (Xd - x_mean), np.sqrt(alpha) * np.eye(12)])
+    coef, _ = nnls(M, np.r_[root * (y - y_mean), np.zeros(12)])
+    assert np.count_nonzero(coef == 0) >= 2
+    np.testing.assert_allclose(ours.coef_, coef, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ours.intercept_, y_mean - x_mean @ coef, rtol=1e-6, atol=1e-8)
+    assert np.all(ours.coef_ >= 0)
+    f_ours = ridge_objective(X, y, sw, ours.coef_, ours.intercept_, alpha)
+    f_ref = ridge_objective(X, y, sw, coef, y_mean - x_mean @ coef, alpha)
+    assert f_ours <= f_ref * (1 + 1e-8)
+
+
+@pytest.mark.parametrize("solver", ["cd", "gs"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_ridge_explicit_solvers(solver, sparse):
+    X, y, sw = regression_data(n=60, d=12, sparse=sparse, seed=16)
+    ours = Ridge(alpha=1.5, solver=solver, tol=1e-15).fit(X, y, sample_weight=sw)
+    coef, intercept = ridge_reference(X, y, sw, 1.5, True)
+    np.testing.assert_allclose(ours.coef_, coef, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(ours.intercept_, intercept, rtol=1e-6, atol=1e-9)
+    assert ours.solver_ == solver
+    options = ours.result_.options
+    assert options["rule"] == {"cd": "cyclic", "gs": "gs"}[solver]
+    assert options["block_size"] == 1
+
+
+@pytest.mark.parametrize("positive", [False, True], ids=["free", "positive"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("tol", [1e-2, 1e-4, 1e-6])
+def test_ridge_tolerance_bounds_the_objective(tol, sparse, positive):
+    # coordinate descent (300 coordinates, fewer samples): the objective is
+    # within a factor 1 + tol of the optimum's
+    X, y, sw = regression_data(n=80, d=300, sparse=sparse, seed=17)
+    alpha = 0.5
+    model = Ridge(alpha=alpha, tol=tol, positive=positive).fit(X, y, sample_weight=sw)
+    if positive:
+        ref = Ridge(alpha=alpha, tol=1e-15, positive=True).fit(X, y, sample_weight=sw)
+        coef, intercept = ref.coef_, ref.intercept_
+    else:
+        coef, intercept = ridge_reference(X, y, sw, alpha, True)
+    f_opt = ridge_objective(X, y, sw, coef, intercept, alpha)
+    f = ridge_objective(X, y, sw, model.coef_, model.intercept_, alpha)
+    assert f_opt * (1 - 1e-12) <= f <= f_opt * (1 + tol)
+
+
+def test_ridge_random_state_reproduces():
+    X, y, _ = regression_data(n=80, d=300, sparse=True, seed=17)
+    a = Ridge(alpha=1.0, random_state=3).fit(X, y)
+    b = Ridge(alpha=1.0, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+POISSON_SHAPES = {"small": (200, 8), "wide": (400, 300)}  # Newton on all; line searches
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids=["intercept", "no_intercept"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("shape", sorted(POISSON_SHAPES))
+def test_poisson_optimum_matches_sklearn(shape, sparse, fit_intercept, weighted):
+    n, d = POISSON_SHAPES[shape]
+    X, y, sw = count_data(n=n, d=d, sparse=sparse, seed=18)
+    sw = sw if weighted else None
+    alpha = 0.02
+    ours = PoissonRegressor(alpha=alpha, fit_intercept=fit_intercept, tol=1e-10)
+    ours.fit(X, y, sample_weight=sw)
+    ref = sk.PoissonRegressor(alpha=alpha, fit_intercept=fit_intercept, solver="newton-cholesky",
+                              tol=1e-12, max_iter=1000).fit(X, y, sample_weight=sw)
+    assert ours.result_.converged
+    np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=0, atol=1e-5)
+    f_ours = poisson_objective(X, y, sw, ours.coef_, ours.intercept_, alpha)
+    f_ref = poisson_objective(X, y, sw, ref.coef_, ref.intercept_, alpha)
+    assert f_ours <= f_ref + 1e-8 * abs(f_ref)
+    assert abs(f_ours - f_ref) <= 1e-8 * abs(f_ref)
+    np.testing.assert_allclose(ours.predict(X), ref.predict(X), rtol=1e-4)
+    assert ours.score(X, y, sw) == pytest.approx(ref.score(X, y, sw), abs=1e-8)
+
+
+def test_poisson_tolerance_is_sklearns_gradient_test():
+    # the largest partial derivative of scikit-learn's objective (coefficients and
+    # intercept) at our solution is at most tol
+    X, y, sw = count_data(n=300, d=10, seed=19)
+    alpha, tol = 0.1, 1e-6
+    model = PoissonRegressor(alpha=alpha, tol=tol).fit(X, y, sample_weight=sw)
+    s = sw / sw.sum()
+    r = s * (np.exp(X @ model.coef_ + model.intercept_) - y)
+    gradient = np.r_[X.T @ r + alpha * model.coef_, r.sum()]
+    assert np.abs(gradient).max() <= tol
+    # the default starts from the best constant model, as scikit-learn does
+    assert model.result_.x.shape == (11,)
+
+
+@pytest.mark.parametrize("solver", ["cd", "gs"])
+def test_poisson_explicit_solvers(solver):
+    X, y, sw = count_data(n=150, d=6, sparse=True, seed=20)
+    ours = PoissonRegressor(alpha=0.05, solver=solver, tol=1e-10).fit(X, y, sample_weight=sw)
+    ref = PoissonRegressor(alpha=0.05, tol=1e-10).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-8)
+    assert ours.solver_ == solver and ours.result_.options["update"] == "newton"
+
+
+def test_poisson_score_is_sklearns():
+    X, y, sw = count_data(n=120, d=5, seed=21)
+    ours = PoissonRegressor(alpha=0.1).fit(X, y)
+    ref = sk.PoissonRegressor(alpha=0.1).fit(X, y)
+    ref.coef_, ref.intercept_ = ours.coef_.copy(), ours.intercept_      # the same model
+    for weights in (None, sw):
+        assert ours.score(X, y, weights) == pytest.approx(ref.score(X, y, weights), rel=1e-12)
+    assert ours.score(X, y) > 0.2
+    assert np.all(ours.predict(X) > 0)
+
+
+def test_poisson_rejects_negative_targets():
+    X, y, _ = count_data(n=20, d=3)
+    y[4] = -1.0
+    with pytest.raises(ValueError, match="non-negative.*-1.0"):
+        PoissonRegressor().fit(X, y)
+
+
+def test_poisson_all_zero_targets():
+    # the optimum drives the intercept to -inf; the fit stops when the gradient
+    # of the mean loss, exp(intercept), is at most tol
+    X, _, _ = count_data(n=30, d=3, seed=22)
+    model = PoissonRegressor(tol=1e-6, max_iter=1000).fit(X, np.zeros(30))
+    assert np.all(model.predict(X) <= 1e-6 * 1.01)
 
 
 LOGISTIC_CASES = [(True, False), (False, True), (True, True)]
@@ -404,6 +654,11 @@ def test_float32_input(sparse):
     assert a.coef_.dtype == np.float32 and a.intercept_.dtype == np.float32
     assert a.predict(X32).dtype == np.float32
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-4, atol=1e-5)
+    for make in (lambda: Ridge(alpha=2.0, tol=1e-8), lambda: PoissonRegressor(tol=1e-8)):
+        target = np.abs(y) if isinstance(make(), PoissonRegressor) else y
+        a, b = make().fit(X32, target), make().fit(X, target)
+        assert a.coef_.dtype == np.float32 and a.intercept_.dtype == np.float32
+        np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-4, atol=1e-5)
     X, y, _ = classification_data(3, sparse=sparse, seed=9)
     X32 = X.astype(np.float32)
     a = LogisticRegression(tol=1e-8).fit(X32, y)
@@ -416,7 +671,7 @@ def test_float32_input(sparse):
 @pytest.fixture
 def problem_spy(monkeypatch):
     """Records the matrix of every problem the estimators build."""
-    from bcd.linear_model import _coordinate_descent, _logistic
+    from bcd.linear_model import _coordinate_descent, _glm, _logistic, _ridge
 
     seen = []
 
@@ -427,6 +682,8 @@ def problem_spy(monkeypatch):
         return build
 
     monkeypatch.setattr(_coordinate_descent, "LeastSquares", spy(bcd.LeastSquares))
+    monkeypatch.setattr(_ridge, "LeastSquares", spy(bcd.LeastSquares))
+    monkeypatch.setattr(_glm, "Poisson", spy(bcd.Poisson))
     monkeypatch.setattr(_logistic, "Logistic", spy(bcd.Logistic))
     monkeypatch.setattr(_logistic, "Multinomial", spy(bcd.Multinomial))
     return seen
@@ -434,13 +691,15 @@ def problem_spy(monkeypatch):
 
 @pytest.mark.parametrize("estimator", [
     Lasso(alpha=0.05), ElasticNet(alpha=0.05), NonNegativeLinearRegression(),
-    NonNegativeLinearRegression(alpha=0.05), LogisticRegression(),
-    LogisticRegression(penalty="l1"), LassoCV(alphas=4, cv=2),
-    LogisticRegressionCV(Cs=2, cv=2)], ids=lambda e: repr(e))
+    NonNegativeLinearRegression(alpha=0.05), Ridge(), Ridge(positive=True),
+    PoissonRegressor(), LogisticRegression(), LogisticRegression(penalty="l1"),
+    LassoCV(alphas=4, cv=2), LogisticRegressionCV(Cs=2, cv=2)], ids=lambda e: repr(e))
 def test_sparse_input_is_never_densified(estimator, problem_spy):
     regression = not isinstance(estimator, (LogisticRegression, LogisticRegressionCV))
     X, y, sw = (regression_data(n=40, d=8, sparse=True) if regression
                 else classification_data(3, n=40, d=8, sparse=True))
+    if isinstance(estimator, PoissonRegressor):
+        X, y, sw = count_data(n=40, d=8, sparse=True)
     estimator.fit(X, y, sample_weight=sw)
     assert problem_spy
     for A in problem_spy:
@@ -454,11 +713,15 @@ def test_sparse_input_is_never_densified(estimator, problem_spy):
     lambda: (ElasticNet(alpha=0.05, warm_start=True), "alpha", 0.04, "regression"),
     lambda: (LogisticRegression(C=1.0, penalty="l1", warm_start=True), "C", 1.3, "binary"),
     lambda: (LogisticRegression(C=1.0, warm_start=True), "C", 1.05, "multinomial"),
-], ids=["Lasso", "ElasticNet", "LogisticL1", "Multinomial"])
+    lambda: (PoissonRegressor(alpha=0.01, warm_start=True, solver="cd"), "alpha", 0.011,
+             "counts"),
+], ids=["Lasso", "ElasticNet", "LogisticL1", "Multinomial", "Poisson"])
 def test_warm_start_uses_previous_solution(make):
     model, name, value, kind = make()
     if kind == "regression":
         X, y, _ = regression_data(n=100, d=60, sparse=True, seed=10)
+    elif kind == "counts":
+        X, y, _ = count_data(n=200, d=20, sparse=True, seed=10)
     else:
         X, y, _ = classification_data(2 if kind == "binary" else 3, n=200, d=20, seed=10)
     model.set_params(tol=1e-8).fit(X, y)
@@ -474,6 +737,9 @@ def test_inputs_are_not_modified():
         copies = [X.copy(), y.copy(), sw.copy()]
         Lasso(alpha=0.01).fit(X, y, sample_weight=sw)
         LassoCV(alphas=3, cv=2).fit(X, y, sample_weight=sw)
+        Ridge(copy_X=False).fit(X, y, sample_weight=sw)
+        Ridge(positive=True, fit_intercept=False).fit(X, y, sample_weight=sw)
+        PoissonRegressor().fit(X, np.abs(y), sample_weight=sw)
         Xc, yc, swc = classification_data(3, sparse=sparse)
         class_copies = [Xc.copy(), yc.copy(), swc.copy()]
         LogisticRegression().fit(Xc, yc, sample_weight=swc)
@@ -514,7 +780,8 @@ def test_solver_options_are_passed_on():
 
 
 def test_not_fitted():
-    for model in (Lasso(), LogisticRegression(), LassoCV(), LogisticRegressionCV()):
+    for model in (Lasso(), Ridge(), PoissonRegressor(), LogisticRegression(), LassoCV(),
+                  LogisticRegressionCV()):
         with pytest.raises(NotFittedError):
             model.predict(np.ones((2, 3)))
 
@@ -528,6 +795,20 @@ BAD_REGRESSION = [
     (Lasso(), {"sample_weight": np.ones(7)}, "sample_weight|samples"),
     (Lasso(), {"sample_weight": -np.ones(20)}, "[Nn]egative"),
     (LassoCV(alphas=[-1.0, 0.5]), {}, "alphas"),
+    (Ridge(alpha=-1.0), {}, "alpha"),
+    (Ridge(alpha=np.nan), {}, "alpha"),
+    (Ridge(alpha=np.array([-1.0])), {}, "alpha"),
+    (Ridge(alpha=np.array([np.nan])), {}, "alpha"),
+    (Ridge(alpha=np.array([np.inf])), {}, "alpha"),
+    (Ridge(alpha=np.array([1.0, 2.0])), {}, "alpha has 2 values but y has 1 target"),
+    (Ridge(alpha=np.ones((1, 1))), {}, "alpha must be a number or a 1-d array"),
+    (Ridge(alpha="a"), {}, "alpha"),
+    (Ridge(solver="cholesky"), {}, "solver"),
+    (Ridge(tol=-1.0), {}, "tol"),
+    (PoissonRegressor(alpha=-1.0), {}, "alpha"),
+    (PoissonRegressor(alpha=np.nan), {}, "alpha"),
+    (PoissonRegressor(solver="lbfgs"), {}, "solver"),
+    (PoissonRegressor(max_iter=0), {}, "max_iter"),
 ]
 
 
@@ -557,8 +838,9 @@ def test_bad_classification_input(model, match):
         model.fit(X, y)
 
 
-@pytest.mark.parametrize("model", [Lasso(), LogisticRegression(), LassoCV(cv=2),
-                                   LogisticRegressionCV(cv=2)], ids=lambda e: repr(e))
+@pytest.mark.parametrize("model", [Lasso(), Ridge(), PoissonRegressor(), LogisticRegression(),
+                                   LassoCV(cv=2), LogisticRegressionCV(cv=2)],
+                         ids=lambda e: repr(e))
 def test_nan_and_inf_rejected(model):
     X, y, _ = classification_data(2, n=20, d=3)
     for bad in (np.nan, np.inf):
@@ -594,7 +876,8 @@ def test_feature_names_are_kept():
 
 
 @pytest.mark.parametrize("module", ["bcd.linear_model._coordinate_descent",
-                                    "bcd.linear_model._logistic", "bcd.linear_model._cv"])
+                                    "bcd.linear_model._logistic", "bcd.linear_model._cv",
+                                    "bcd.linear_model._ridge", "bcd.linear_model._glm"])
 def test_docstring_examples(module):
     failures, attempted = doctest.testmod(importlib.import_module(module),
                                           optionflags=doctest.NORMALIZE_WHITESPACE)
@@ -603,8 +886,8 @@ def test_docstring_examples(module):
 
 def test_public_names():
     assert sorted(lm.__all__) == sorted(["Lasso", "ElasticNet", "NonNegativeLinearRegression",
-                                         "LogisticRegression", "LassoCV",
-                                         "LogisticRegressionCV"])
+                                         "Ridge", "LogisticRegression", "PoissonRegressor",
+                                         "LassoCV", "LogisticRegressionCV"])
     for name in lm.__all__:
         cls = getattr(lm, name)
         assert issubclass(cls, sklearn.base.BaseEstimator)

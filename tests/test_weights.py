@@ -32,6 +32,9 @@ def _reference(kind, A, s, t, lw):
             return 0.5 * np.sum(s * r * r) + 0.5 * np.sum(lw * x * x)
         if kind == "logistic":
             return np.sum(s * np.logaddexp(0.0, -(2 * t - 1) * (Ad @ x))) + 0.5 * np.sum(lw * x * x)
+        if kind == "poisson":
+            z = Ad @ x
+            return np.sum(s * (np.exp(z) - t * z)) + 0.5 * np.sum(lw * x * x)
         S = Ad @ x.reshape(N, K)
         lse = np.log(np.exp(S).sum(axis=1))
         return np.sum(s * (lse - S[np.arange(M), t])) + 0.5 * np.sum(lw * x * x)
@@ -39,7 +42,9 @@ def _reference(kind, A, s, t, lw):
 
 
 PROBLEMS = {"ls": (bcd.LeastSquares, 1), "logistic": (bcd.Logistic, 1),
-            "multinomial": (bcd.Multinomial, K)}
+            "multinomial": (bcd.Multinomial, K), "poisson": (bcd.Poisson, 1)}
+#: the configurations a problem without Lipschitz constants refuses
+NEEDS_BOUNDS = {"matrix", "gsq", "gsd"}
 CONFIGS = [{}, dict(rule="gs", blocks="variable", block_size=3, update="newton"),
            dict(rule="gsq", blocks="fixed", block_size=3, update="matrix"),
            dict(rule="gsd", blocks="variable", block_size=4),
@@ -51,8 +56,11 @@ CONFIGS = [{}, dict(rule="gs", blocks="variable", block_size=3, update="newton")
 def test_weighted_optimum_matches_dense_reference(kind, sparse):
     rng, A, s, b = _data(sparse)
     cls, k = PROBLEMS[kind]
+    if kind == "poisson":
+        A = A * 0.3                                # moderate rates exp(a_i^T x)
     target = {"ls": b, "logistic": (b > 0).astype(float),
-              "multinomial": rng.integers(0, K, M)}[kind]
+              "multinomial": rng.integers(0, K, M),
+              "poisson": rng.poisson(1.5, M).astype(float)}[kind]
     lw = rng.uniform(0.0, 2.0, N * k)
     lw[-1] = 0.0                                   # an unpenalized coordinate
     problem = cls(A, target, l2=lw, sample_weight=s)
@@ -62,6 +70,8 @@ def test_weighted_optimum_matches_dense_reference(kind, sparse):
     ref = minimize(f, np.zeros(N * k), jac=problem.gradient, method="L-BFGS-B",
                    options=dict(gtol=1e-12, ftol=1e-15, maxiter=10000))
     for config in CONFIGS:
+        if kind == "poisson" and NEEDS_BOUNDS & set(config.values()):
+            continue
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             result = bcd.solve(problem, tol=1e-9, max_iter=200000, **config)
@@ -77,9 +87,11 @@ def test_integer_weights_equal_repeated_rows():
     w[0] = 1
     keep = np.repeat(np.arange(M), w)
     y = (b > 0).astype(float)
-    for cls, t in [(bcd.LeastSquares, b), (bcd.Logistic, y)]:
-        weighted = bcd.solve(cls(A, t, l2=0.5, penalty=bcd.L1(2.0), sample_weight=w), tol=1e-10)
-        repeated = bcd.solve(cls(A[keep], t[keep], l2=0.5, penalty=bcd.L1(2.0)), tol=1e-10)
+    counts = rng.poisson(1.5, M).astype(float)
+    for cls, X, t in [(bcd.LeastSquares, A, b), (bcd.Logistic, A, y),
+                      (bcd.Poisson, 0.3 * A, counts)]:
+        weighted = bcd.solve(cls(X, t, l2=0.5, penalty=bcd.L1(2.0), sample_weight=w), tol=1e-10)
+        repeated = bcd.solve(cls(X[keep], t[keep], l2=0.5, penalty=bcd.L1(2.0)), tol=1e-10)
         np.testing.assert_allclose(weighted.x, repeated.x, atol=1e-7)
         assert weighted.objective == pytest.approx(repeated.objective, rel=1e-10)
 
@@ -97,7 +109,7 @@ def test_weighted_lasso_duality_gap_certifies():
 def test_unit_weights_and_scalar_ridge_change_nothing():
     _, A, _, b = _data(False)
     y = (b > 0).astype(float)
-    for cls, t in [(bcd.LeastSquares, b), (bcd.Logistic, y)]:
+    for cls, t in [(bcd.LeastSquares, b), (bcd.Logistic, y), (bcd.Poisson, y)]:
         plain = bcd.solve(cls(A, t, l2=0.3), tol=1e-10)
         weighted = bcd.solve(cls(A, t, l2=np.full(N, 0.3), sample_weight=np.ones(M)), tol=1e-10)
         np.testing.assert_allclose(plain.x, weighted.x, atol=1e-8)
@@ -112,7 +124,8 @@ def test_inputs_not_modified():
     assert np.array_equal(lw, np.ones(N))
 
 
-@pytest.mark.parametrize("cls", [bcd.LeastSquares, bcd.Logistic, bcd.Multinomial])
+@pytest.mark.parametrize("cls", [bcd.LeastSquares, bcd.Logistic, bcd.Multinomial,
+                                 bcd.Poisson])
 def test_bad_weights(cls):
     _, A, s, b = _data(False)
     y = (b > 0).astype(int)

@@ -18,6 +18,32 @@ rec.autos and sci.electronics, 2000 x 29363, 344998 non-zeros; labels +1 and
   unpenalized intercept (measured at liblinear tol=1e-8: 8e-9 F*).  Both
   scikit-learn solvers get ``random_state=0``.
 
+* q. ``bcd.linear_model.Ridge(alpha=1)`` against
+  ``sklearn.linear_model.Ridge(alpha=1)`` (its default solver "auto":
+  Cholesky on dense data, conjugate gradients on sparse data), on a dense
+  20000 x 200 Gaussian design and on the paper's dataset A (sparse
+  1000 x 10000), with an intercept.
+* r. ``bcd.linear_model.PoissonRegressor(alpha)`` against scikit-learn's
+  ``PoissonRegressor`` with its default solver "lbfgs" and with
+  "newton-cholesky", and against glum's ``GeneralizedLinearRegressor(
+  family="poisson", alpha, l1_ratio=0)`` (the same objective: glum's is
+  ``1/(2 sum s) deviance + alpha/2 ||w||^2`` as well), on a dense
+  5000 x 200 Gaussian design with Poisson counts (alpha = 1e-3) and on
+  ISLP's Bikeshare data (8645 hourly counts of bikers; month, hour and
+  weather one-hot encoded, working day and temperature: 39 columns; alpha
+  = 1e-4), with an intercept.  glum and the Bikeshare file are optional
+  (``pip install glum``, ``pip install --no-deps ISLP``); without them the
+  rows are left out.
+
+For rows q and r, the peers run at their default tolerances, and bcd at the
+loosest of the tolerances 1e-4, 1e-6, ..., 1e-14 whose objective is as
+close to the optimum F* as the peer's (``F_bcd - F* <= F_peer - F* + 1e-12
+F*``, the slack being rounding); a row whose bcd fit never gets there is a
+MISS.  F* is the objective of a direct solve for ridge (the normal
+equations, or their n x n dual form for dataset A) and the best of
+scikit-learn's newton-cholesky and bcd at tol=1e-12 for Poisson.  The
+notes give every fit's (F - F*) / F* and bcd's time at its default tol.
+
 What is measured is the time of ``fit`` (median of the repeats after one
 untimed fit), input conversion and the intercept column included, on the
 same CSC matrix.  Both fits must reach the same objective (scikit-learn's
@@ -31,14 +57,21 @@ The objective difference and each fit's distance to the optimum F* (a fit of
 (``EstimatorLassoVsSklearn``, ``EstimatorLogisticVsSklearn``), skipped when
 scikit-learn or the dmba data are missing.
 """
+import contextlib
 import functools
+import importlib.util
 import inspect
+import os
 import warnings
 
 import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from scipy.special import xlogy
 
 from .bench_text import _describe_data, require_text_data, text_dataset
-from .common import RowTrack, fmt_time, median, ratio_row, timed
+from .common import (RowTrack, at_loosest_tolerance, fmt_time, median, paper_dataset,
+                     ratio_row, require, timed)
 
 #: row n: alpha = alpha_max / LASSO_FRACTION
 LASSO_FRACTION = 20
@@ -191,12 +224,254 @@ def compare_logistic_estimator(repeats, fraction=LOGISTIC_FRACTION):
                      ours_s / lib_s, "<= 1.0x", note=note, passed=same)
 
 
+# --------------------------------------------------------------------------- q, r. shared
+
+#: rows q and r: bcd's tolerances tried, loosest first
+BCD_TOLS = (1e-4, 1e-6, 1e-8, 1e-10, 1e-12, 1e-14)
+#: rows q and r: the slack, relative to F*, of "as close to F* as the peer" (rounding)
+SAME_FLOOR = 1e-12
+
+
+def _relative_excess(objective, f_star):
+    return lambda model: (objective(model.coef_, model.intercept_) - f_star) / abs(f_star)
+
+
+def _matched_rows(label, data_note, make_bcd, peers, X, y, excess, repeats):
+    """One row per peer: bcd's fit time at the loosest tolerance of
+    ``BCD_TOLS`` whose objective is as close to F* as the peer's (at its
+    default tolerance) over the peer's.  ``peers`` maps a name to a
+    ``make()`` of the peer's estimator; ``excess(model)`` is (F - F*) / F*."""
+    cache = {}
+
+    def bcd_fit(tol):
+        if tol not in cache:
+            cache[tol] = timed(lambda: make_bcd(tol).fit(X, y), ignore=Warning)[1]
+        return cache[tol]
+
+    default_s, default = _fit_seconds(lambda: make_bcd(DEFAULT_TOL), X, y, repeats)
+    rows = []
+    for name, make in peers.items():
+        peer_s, peer = _fit_seconds(make, X, y, repeats)
+        good = max(excess(peer), 0.0) + SAME_FLOOR
+        tuned = at_loosest_tolerance(
+            "bcd", BCD_TOLS, lambda tol: (excess(bcd_fit(tol)), bcd_fit(tol)), good,
+            lambda tol: timed(lambda: make_bcd(tol).fit(X, y), ignore=Warning)[0], repeats)
+        note = (f"{data_note}; {name} at its default tol: {fmt_time(peer_s)}, (F - F*) / F* = "
+                f"{excess(peer):.2e}; bcd tol={tuned.tol:.0e}: {fmt_time(tuned.seconds)}, "
+                f"(F - F*) / F* = {tuned.error:.2e}"
+                + ("" if tuned.reached else " (never as close as the peer's: its best)")
+                + f", solver_ {tuned.payload.solver_!r}; bcd at its default tol "
+                f"({DEFAULT_TOL:g}): {fmt_time(default_s)}, (F - F*) / F* = "
+                f"{excess(default):.2e}")
+        rows.append(ratio_row(f"{label}: bcd / {name}", tuned.seconds,
+                              f"{fmt_time(peer_s)} {name}", tuned.seconds / peer_s, "<= 1.0x",
+                              note=note, passed=tuned.reached))
+    return rows
+
+
+# --------------------------------------------------------------------------- q. Ridge
+
+#: row q: the penalty of both ridge problems
+RIDGE_ALPHA = 1.0
+#: row q: the dense design
+RIDGE_DENSE_SHAPE = (20000, 200)
+RIDGE_DATASETS = ("dense", "A")
+
+
+def ridge_objective(X, y, coef, intercept, alpha=RIDGE_ALPHA):
+    """scikit-learn's ridge objective ||y - X w - b||^2 + alpha ||w||^2."""
+    r = y - X @ np.asarray(coef, dtype=float) - float(intercept)
+    return float(r @ r) + alpha * float(coef @ coef)
+
+
+@functools.lru_cache(maxsize=None)
+def ridge_data(dataset):
+    """``(X, y, F*, description)`` of row q: a dense Gaussian design with
+    y = X w + noise, or the paper's dataset A; F* by a direct solve of the
+    centred normal equations (for A in the dual form, n x n)."""
+    if dataset == "dense":
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal(RIDGE_DENSE_SHAPE)
+        y = X @ rng.standard_normal(X.shape[1]) + rng.standard_normal(X.shape[0]) + 1.0
+        description = f"dense Gaussian {X.shape[0]} x {X.shape[1]}"
+    else:
+        X, y = paper_dataset("A")
+        description = f"dataset A {X.shape[0]} x {X.shape[1]} ({X.nnz} non-zeros)"
+    Xd = X.toarray() if sp.issparse(X) else X
+    x_mean, y_mean = Xd.mean(axis=0), float(y.mean())
+    Xc, yc = Xd - x_mean, y - y_mean
+    if Xc.shape[0] >= Xc.shape[1]:
+        coef = scipy.linalg.solve(Xc.T @ Xc + RIDGE_ALPHA * np.eye(Xc.shape[1]), Xc.T @ yc,
+                                  assume_a="pos")
+    else:
+        coef = Xc.T @ scipy.linalg.solve(Xc @ Xc.T + RIDGE_ALPHA * np.eye(Xc.shape[0]), yc,
+                                         assume_a="pos")
+    f_star = ridge_objective(X, y, coef, y_mean - x_mean @ coef)
+    return X, y, f_star, description
+
+
+def compare_ridge_estimator(repeats, dataset="dense"):
+    """Row q: ``bcd.linear_model.Ridge`` / ``sklearn.linear_model.Ridge``
+    (solver "auto") fit time at the same objective, alpha = 1, with an
+    intercept, on ``dataset`` ("dense" or "A")."""
+    from sklearn.linear_model import Ridge as SkRidge
+
+    from bcd.linear_model import Ridge
+
+    X, y, f_star, description = ridge_data(dataset)
+    excess = _relative_excess(lambda c, b: ridge_objective(X, y, c, b), f_star)
+    peers = {"sklearn Ridge": lambda: SkRidge(alpha=RIDGE_ALPHA)}
+    return _matched_rows(f"q. Ridge estimator {dataset}", f"{description}, alpha = "
+                         f"{RIDGE_ALPHA:g}, F* = {f_star!r}",
+                         lambda tol: Ridge(alpha=RIDGE_ALPHA, tol=tol), peers, X, y, excess,
+                         repeats)
+
+
+# --------------------------------------------------------------------------- r. Poisson
+
+#: row r: the dense design and its penalty
+POISSON_DENSE_SHAPE = (5000, 200)
+POISSON_DENSE_ALPHA = 1e-3
+#: row r: the penalty on the Bikeshare data (nearly the unpenalized GLM of ISLR)
+BIKESHARE_ALPHA = 1e-4
+POISSON_DATASETS = ("dense", "bikeshare")
+
+
+def poisson_objective(X, y, coef, intercept, alpha):
+    """scikit-learn's objective: the mean half Poisson deviance plus alpha/2 ||w||^2."""
+    mu = np.exp(X @ np.asarray(coef, dtype=float) + float(intercept))
+    return float(np.mean(xlogy(y, y / mu) - y + mu)) + 0.5 * alpha * float(coef @ coef)
+
+
+def bikeshare_path():
+    """The Bikeshare file of the ISLP package, found without importing it;
+    NotImplementedError (asv's skip) if it is missing."""
+    spec = importlib.util.find_spec("ISLP")
+    if spec is not None and spec.submodule_search_locations:
+        for folder in spec.submodule_search_locations:
+            path = os.path.join(folder, "data", "Bikeshare.csv")
+            if os.path.exists(path):
+                return path
+    raise NotImplementedError("the Bikeshare data need ISLP: pip install --no-deps ISLP")
+
+
+def bikeshare_data():
+    """``(X, y)``: the bikers per hour of ISLP's Bikeshare (8645 hours) on
+    ISLR's Poisson model: month, hour and weather situation one-hot encoded
+    (first level dropped), working day and normalized temperature."""
+    import pandas as pd
+
+    frame = pd.read_csv(bikeshare_path())
+    parts = [pd.get_dummies(frame[column].astype(str), prefix=column, drop_first=True)
+             for column in ("mnth", "hr", "weathersit")]
+    X = pd.concat(parts + [frame[["workingday", "temp"]]], axis=1).to_numpy(dtype=np.float64)
+    return np.asfortranarray(X), frame["bikers"].to_numpy(dtype=np.float64)
+
+
+@functools.lru_cache(maxsize=None)
+def poisson_data(dataset):
+    """``(X, y, alpha, description)`` of row r."""
+    if dataset == "dense":
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal(POISSON_DENSE_SHAPE)
+        z = X @ rng.standard_normal(X.shape[1])
+        y = rng.poisson(np.exp(0.7 * z / z.std() + 0.5)).astype(np.float64)
+        return X, y, POISSON_DENSE_ALPHA, (f"dense Gaussian {X.shape[0]} x {X.shape[1]}, "
+                                           f"Poisson counts")
+    X, y = bikeshare_data()
+    return X, y, BIKESHARE_ALPHA, f"ISLP Bikeshare {X.shape[0]} x {X.shape[1]}, bikers per hour"
+
+
+@functools.lru_cache(maxsize=None)
+def poisson_optimum(dataset):
+    """F* of row r: the best of scikit-learn's newton-cholesky and bcd at tol=1e-12."""
+    from sklearn.linear_model import PoissonRegressor as SkPoisson
+
+    from bcd.linear_model import PoissonRegressor
+
+    X, y, alpha, _ = poisson_data(dataset)
+    fits = [SkPoisson(alpha=alpha, solver="newton-cholesky", tol=1e-12, max_iter=1000),
+            PoissonRegressor(alpha=alpha, tol=1e-12, max_iter=10000)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return min(poisson_objective(X, y, m.coef_, m.intercept_, alpha)
+                   for m in (f.fit(X, y) for f in fits))
+
+
+@contextlib.contextmanager
+def _one_thread():
+    """glum's OpenMP loops on one thread, as every other solver here (when
+    threadpoolctl is available)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=1):
+        yield
+
+
+class _SingleThreaded:
+    """An estimator whose ``fit`` runs under ``_one_thread``."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def fit(self, X, y):
+        with _one_thread():
+            self.estimator.fit(X, y)
+        return self.estimator
+
+
+def compare_poisson_estimator(repeats, dataset="dense"):
+    """Row r: ``bcd.linear_model.PoissonRegressor`` / scikit-learn's
+    ``PoissonRegressor`` ("lbfgs", "newton-cholesky") and glum's
+    ``GeneralizedLinearRegressor(family="poisson", l1_ratio=0)`` fit time at
+    the same objective, with an intercept, on ``dataset`` ("dense" or
+    "bikeshare"); glum's row is left out when it is not installed."""
+    from sklearn.linear_model import PoissonRegressor as SkPoisson
+
+    from bcd.linear_model import PoissonRegressor
+
+    X, y, alpha, description = poisson_data(dataset)
+    f_star = poisson_optimum(dataset)
+    excess = _relative_excess(lambda c, b: poisson_objective(X, y, c, b, alpha), f_star)
+    peers = {"sklearn lbfgs": lambda: SkPoisson(alpha=alpha),
+             "sklearn newton-cholesky": lambda: SkPoisson(alpha=alpha,
+                                                          solver="newton-cholesky")}
+    if importlib.util.find_spec("glum") is not None:
+        from glum import GeneralizedLinearRegressor
+
+        peers["glum"] = lambda: _SingleThreaded(GeneralizedLinearRegressor(
+            family="poisson", alpha=alpha, l1_ratio=0.0))
+    return _matched_rows(f"r. Poisson estimator {dataset}", f"{description}, alpha = "
+                         f"{alpha:g}, F* = {f_star!r}",
+                         lambda tol: PoissonRegressor(alpha=alpha, tol=tol), peers, X, y,
+                         excess, repeats)
+
+
+def _bikeshare_rows(repeats):
+    try:
+        bikeshare_path()
+    except NotImplementedError:
+        return []
+    return compare_poisson_estimator(repeats, "bikeshare")
+
+
 #: the rows of compare.py in this module: (progress title, run(repeats) -> Row(s))
 STEPS = [
     ("n. Lasso estimator (bcd.linear_model) on newsgroups tf-idf vs scikit-learn's Lasso",
      compare_lasso_estimator),
     ("o. L1-logistic estimator (bcd.linear_model) on newsgroups tf-idf vs scikit-learn "
      "liblinear and saga", compare_logistic_estimator),
+    ("q. Ridge estimator on a dense 20000 x 200 design vs scikit-learn's Ridge",
+     functools.partial(compare_ridge_estimator, dataset="dense")),
+    ("q. Ridge estimator on dataset A vs scikit-learn's Ridge",
+     functools.partial(compare_ridge_estimator, dataset="A")),
+    ("r. Poisson estimator on a dense 5000 x 200 design vs scikit-learn and glum",
+     functools.partial(compare_poisson_estimator, dataset="dense")),
+    ("r. Poisson estimator on ISLP's Bikeshare vs scikit-learn and glum (if ISLP is installed)",
+     _bikeshare_rows),
 ]
 
 
@@ -233,3 +508,38 @@ class EstimatorLogisticVsSklearn(RowTrack):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return compare_logistic_estimator(self.repeats).figure
+
+
+class EstimatorRidgeVsSklearn(RowTrack):
+    """Row q: ``bcd.linear_model.Ridge`` / ``sklearn.linear_model.Ridge`` fit
+    time at the same objective (target <= 1)."""
+
+    requires = ("sklearn",)
+    params = [list(RIDGE_DATASETS)]
+    param_names = ["dataset"]
+
+    def track_time_ratio(self, dataset):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (row,) = compare_ridge_estimator(self.repeats, dataset)
+            return row.figure
+
+
+class EstimatorPoissonVsSklearn(RowTrack):
+    """Row r on the dense design: ``bcd.linear_model.PoissonRegressor`` /
+    peer fit time at the same objective (target <= 1)."""
+
+    requires = ("sklearn",)
+    params = [["sklearn lbfgs", "sklearn newton-cholesky", "glum"]]
+    param_names = ["peer"]
+
+    def setup(self, peer):
+        super().setup(peer)
+        if peer == "glum":
+            require("glum")
+
+    def track_time_ratio(self, peer):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rows = compare_poisson_estimator(self.repeats, "dense")
+            return next(row.figure for row in rows if row.label.endswith(f"bcd / {peer}"))

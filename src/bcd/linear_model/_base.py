@@ -96,16 +96,18 @@ class SolveRecord:
         self.working_sets = working is True or (not explicit and working == "auto")
 
     def _options(self, problem, max_iter, tol, extra):
-        options = dict(max_iter=int(max_iter) * int(problem.n_coordinates), tol=float(tol),
-                       random_state=RANDOM_STATE)
+        options = dict(tol=float(tol), random_state=RANDOM_STATE)
+        if max_iter is not None:
+            options["max_iter"] = int(max_iter) * int(problem.n_coordinates)
         options.update(extra)
         options.update(self.options)
         return options
 
     def solve(self, problem, x0, max_iter, tol, **extra):
         """One call of :func:`bcd.solve`: at most ``max_iter`` passes over the
-        coordinates (``max_iter * n_coordinates`` block updates) and the KKT
-        tolerance ``tol``; ``solver_options`` override both."""
+        coordinates (``max_iter * n_coordinates`` block updates; None: the
+        default of :func:`bcd.solve`) and the KKT tolerance ``tol``;
+        ``solver_options`` override both."""
         options = self._options(problem, max_iter, tol, extra)
         if x0 is None:
             x0 = np.zeros(problem.n_coordinates)
