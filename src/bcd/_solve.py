@@ -549,7 +549,8 @@ def _solve_dual(problem, given, spec_options, args, auto_row):
     out = solve_dual(problem, tol, max_iter, max_time, rule, args["random_state"], x0,
                      bool(shrinking), depth)
     elapsed = time.perf_counter() - t0
-    objective = problem.objective(out.x)
+    with np.errstate(all="ignore"):
+        objective = problem.objective(out.x)
     status = out.status
     if status == "converged" and not np.isfinite(objective):
         status = "diverged"

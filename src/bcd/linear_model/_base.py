@@ -10,6 +10,8 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .._path import path
+from ..core import auto
+from ..core.assembly import TABLES
 from .._solve import solve
 
 from .._sklearn import validate_data
@@ -92,13 +94,26 @@ class SolveRecord:
         # the automatic configuration of the problems with a duality gap works on
         # working sets, which can stop on gap_tol; an explicit one may not
         explicit = any(self.options.get(k, "auto") != "auto" for k in CONFIGURATION_OPTIONS)
+        self.explicit = explicit
         working = self.options.get("working_set", "auto")
         self.working_sets = working is True or (not explicit and working == "auto")
+
+    def _dual(self, problem):
+        """Whether ``problem`` will be solved through its dual, whose
+        ``max_iter`` counts passes over the samples."""
+        formulation = self.options.get("formulation", "auto")
+        if formulation != "auto" or self.explicit:
+            return formulation == "dual"
+        config, _ = auto.choose(problem, TABLES)
+        return config.get("formulation") == "dual"
 
     def _options(self, problem, max_iter, tol, extra):
         options = dict(tol=float(tol), random_state=RANDOM_STATE)
         if max_iter is not None:
-            options["max_iter"] = int(max_iter) * int(problem.n_coordinates)
+            # passes over the data: over the samples for the dual, else over
+            # the coordinates
+            options["max_iter"] = int(max_iter) * (
+                1 if self._dual(problem) else int(problem.n_coordinates))
         options.update(extra)
         options.update(self.options)
         return options

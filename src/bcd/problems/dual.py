@@ -145,7 +145,7 @@ def _start(loss, target, weights, problem, x0):
     the primal ``x0`` where one is given (alpha_i = -s_i phi'(a_i^T x0)),
     else small (alpha = 0; for the logistic loss logits START_LOGIT)."""
     m = target.shape[0]
-    if x0 is None:
+    if x0 is None or not np.any(x0):
         if loss == "logistic":
             return np.full(m, START_LOGIT)
         return np.zeros(m)
