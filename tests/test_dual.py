@@ -204,11 +204,11 @@ def test_auto_never_picks_the_dual_without_l2():
     l2 = np.ones(n)
     l2[0] = 0.0                                 # an intercept
     assert bcd.solve(bcd.Logistic(A, y, l2=l2)).options["formulation"] == "dual"
-    assert bcd.solve(bcd.Logistic(A, y, l2=0.0)).options["formulation"] == "primal"
+    assert bcd.solve(bcd.Logistic(A, y, l2=0.0), max_iter=5).options["formulation"] != "dual"
     l2[:2] = 0.0
-    assert bcd.solve(bcd.LeastSquares(A, b, l2=l2)).options["formulation"] == "primal"
+    assert bcd.solve(bcd.LeastSquares(A, b, l2=l2)).options["formulation"] != "dual"
     assert bcd.solve(bcd.Logistic(A, y, l2=1.0, penalty=bcd.L1(0.1))) \
-        .options["formulation"] == "primal"
+        .options["formulation"] != "dual"
     # tall: the primal
     A, y, b = _data(True, m=400, n=n)
     assert bcd.solve(bcd.LeastSquares(A, b, l2=1.0), max_iter=10) \

@@ -20,6 +20,8 @@ from .problems.dual import check_dual, solve_dual
 _INT_MAX = 2**62
 #: the default max_iter allows this many passes over the coordinates
 MAX_PASSES = 1000
+#: the default max_iter of formulation="newton": outer iterations
+NEWTON_ITERATIONS = 100
 
 
 class IterationInfo:
@@ -233,7 +235,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     gap_tol : float, optional
         With working sets, on problems with a duality gap: also stop when
         the gap is at most ``gap_tol`` (it bounds F(x) - F*).
-    formulation : {"auto", "primal", "dual"}, default="auto"
+    formulation : {"auto", "primal", "dual", "newton"}, default="auto"
         The problem coordinate descent runs on.  ``"primal"``: the problem
         as given.  ``"dual"``: for L2-regularized linear models without a
         penalty and with ``l2 > 0`` on every coordinate but at most one (an
@@ -254,9 +256,15 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         ``extrapolation`` is the depth of Anderson extrapolation of the
         dual iterates (default 0: random orders gain little from it, the
         cyclic order much).  No other option of the primal configuration
-        applies.  ``"auto"``: as
-        the automatic configuration chooses (when no rule, block or update
-        option is given), else ``"primal"``.
+        applies.  ``"newton"``: for linear models with a twice
+        differentiable loss (:class:`bcd.LeastSquares`, :class:`bcd.Logistic`,
+        :class:`bcd.Poisson`, :class:`bcd.LinearSVM` with the squared hinge),
+        with or without a penalty: Newton steps whose quadratic models
+        (weighted least squares) are solved by this function's automatic
+        configuration, with a backtracking search on the objective
+        (:mod:`bcd._newton`); ``max_iter`` counts Newton steps (default
+        100).  ``"auto"``: as the automatic configuration chooses (when no
+        rule, block or update option is given), else ``"primal"``.
     shrinking : bool, default=True
         With ``formulation="dual"`` and a hinge loss: leave the dual
         variables held at a bound out of the passes until the others
@@ -325,12 +333,17 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     auto_row = None
     if formulation == "dual":
         return _solve_dual(problem, given, spec_options, locals(), None)
-    if not given and all(v is None for v in spec_options.values()) \
-            and formulation == "auto":
-        config, auto_row = auto.choose(problem, TABLES)
+    if formulation == "newton":
+        return _solve_newton(problem, given, spec_options, locals(), None)
+    if not given and all(v is None for v in spec_options.values()):
+        # the automatic configuration (of the primal alone with formulation="primal")
+        config, auto_row = auto.choose(problem, TABLES, primal=formulation == "primal")
         config = dict(config)
-        if config.pop("formulation", "primal") == "dual":
+        chosen = config.pop("formulation", "primal")
+        if chosen == "dual":
             return _solve_dual(problem, {}, spec_options, locals(), auto_row)
+        if chosen == "newton":
+            return _solve_newton(problem, {}, spec_options, locals(), auto_row)
     else:
         config = dict(auto.EXPLICIT_DEFAULTS, **given)
     rule, blocks, update = config.pop("rule"), config.pop("blocks"), config.pop("update")
@@ -492,40 +505,35 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
 
 
 #: the values of ``formulation``
-FORMULATIONS = ("auto", "primal", "dual")
+FORMULATIONS = ("auto", "primal", "dual", "newton")
 
 
-def _solve_dual(problem, given, spec_options, args, auto_row):
-    """:func:`solve` with ``formulation="dual"``; ``args`` are its arguments."""
-    check_dual(problem)
-    unused = [name for name in ("blocks", "block_size", "update") if name in given]
-    unused += [name for name, value in spec_options.items() if value is not None]
-    for name, default in (("working_set", "auto"),
-                          ("check_every", "auto"), ("callback", None),
-                          ("target_support", None), ("gap_tol", None)):
-        value = args[name]
-        if not (value is default or (isinstance(value, str) and value == default)):
-            unused.append(name)
+def _driver_arguments(name, problem, given, spec_options, args, allowed, takes):
+    """The checked common arguments ``(max_iter or None, tol or None,
+    tol_mode, max_time, x0)`` of a formulation that runs its own loop;
+    ValueError naming any option of the primal configuration it does not
+    take (``allowed``: those it does; ``takes``: their description)."""
+    unused = [key for key in ("rule", "blocks", "block_size", "update")
+              if key in given and key not in allowed]
+    unused += [key for key, value in spec_options.items() if value is not None]
+    for key, default in (("working_set", "auto"), ("extrapolation", "auto"),
+                         ("check_every", "auto"), ("callback", None),
+                         ("target_support", None), ("gap_tol", None)):
+        value = args[key]
+        if key not in allowed and not (value is default or (isinstance(value, str)
+                                                            and value == default)):
+            unused.append(key)
     if unused:
-        raise ValueError(f"formulation='dual' runs coordinate ascent over the samples and "
-                         f"takes only rule ('random', 'cyclic' or 'gs'), extrapolation, "
-                         f"max_iter, tol, tol_mode, max_time, x0, random_state, shrinking, "
-                         f"verbose and warn; got {', '.join(sorted(unused))}.")
-    depth = args["extrapolation"]
-    depth = 0 if _is_auto(depth) else check_scalar(depth, "extrapolation", low=0,
-                                                   high=100, integer=True)
-    rule = given.get("rule", "random")
+        raise ValueError(f"formulation={name!r} takes only {takes}; got "
+                         f"{', '.join(sorted(unused))}.")
     max_iter, tol, max_time = args["max_iter"], args["tol"], args["max_time"]
-    max_iter = MAX_PASSES if max_iter is None else check_scalar(
-        max_iter, "max_iter", low=0, high=_INT_MAX, integer=True)
-    tol = 1e-6 if tol is None else check_scalar(tol, "tol", low=0.0)
+    if max_iter is not None:
+        max_iter = check_scalar(max_iter, "max_iter", low=0, high=_INT_MAX, integer=True)
+    if tol is not None:
+        tol = check_scalar(tol, "tol", low=0.0)
     tol_mode = args["tol_mode"]
     if not isinstance(tol_mode, str) or tol_mode not in ("absolute", "relative"):
         raise ValueError(f"tol_mode must be 'absolute' or 'relative', got {tol_mode!r}.")
-    if tol_mode == "relative":
-        # the gap against the objective at the origin
-        scale = abs(problem.objective(np.zeros(problem.n_coordinates)))
-        tol = tol * (scale if np.isfinite(scale) and scale > 0.0 else 1.0)
     if max_time is not None and not (isinstance(max_time, (int, float, np.floating))
                                      and max_time == np.inf):
         max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
@@ -534,6 +542,79 @@ def _solve_dual(problem, given, spec_options, args, auto_row):
     x0 = args["x0"]
     if x0 is not None:
         x0 = check_vector(x0, "x0", problem.n_coordinates)
+    return max_iter, tol, tol_mode, max_time, x0
+
+
+def _driver_result(problem, x, status, n_iter, optimality, tol, elapsed, options, warn,
+                   progress, duality_gap=None, dual=None, message=None):
+    """The Result of a formulation that runs its own loop (its final test is
+    the history's one row), with the warning of a solve that did not converge."""
+    with np.errstate(all="ignore"):
+        objective = problem.objective(x)
+    if status == "converged" and not np.isfinite(objective):
+        status = "diverged"
+    if message is None:
+        message = _engine.STATUS_MESSAGES[_engine.STATUS_CODES[status]]
+    if progress is not None:
+        progress.end(progress.format(n_iter, objective, optimality, status))
+    with np.errstate(over="ignore"):
+        x_out = x.astype(problem.dtype, copy=False)
+    if warn and status != "converged":
+        detail = "" if status == "diverged" else f" Optimality {optimality:.3e} > tol {tol:.3e}."
+        warnings.warn(message + detail, ConvergenceWarning, stacklevel=4)
+    history = History([n_iter], [objective], [optimality], [elapsed])
+    return Result(x_out, float(objective), float(optimality), int(n_iter),
+                  status == "converged", status, message, history, elapsed, options,
+                  elapsed, duality_gap=duality_gap, dual=dual)
+
+
+def _solve_newton(problem, given, spec_options, args, auto_row):
+    """:func:`solve` with ``formulation="newton"``; ``args`` are its arguments."""
+    from ._newton import check_newton, run_newton
+    check_newton(problem)
+    max_iter, tol, tol_mode, max_time, x0 = _driver_arguments(
+        "newton", problem, given, spec_options, args, (),
+        "max_iter (Newton iterations), tol, tol_mode, max_time, x0, random_state, verbose "
+        "and warn")
+    max_iter = NEWTON_ITERATIONS if max_iter is None else max_iter
+    tol = 1e-6 if tol is None else tol
+    if tol_mode == "relative":
+        tol = tol * _gradient_scale(problem)
+    progress = make_progress(args["verbose"])
+    if progress is not None and auto_row is not None:
+        print(f"automatic configuration ({auto_row.name}): formulation='newton'",
+              file=progress.stream, flush=True)
+    t0 = time.perf_counter()
+    x, status, n_iter, optimality, inner = run_newton(problem, tol, max_iter, max_time, x0,
+                                                      args["random_state"])
+    options = dict(formulation="newton", tol=tol, tol_mode=tol_mode, max_iter=max_iter,
+                   inner_iterations=inner, auto=None if auto_row is None else auto_row.name)
+    message = None
+    if status == "stalled":
+        message = ("Stopped: no step along the Newton direction decreased the objective "
+                   "(the optimality measure is at its rounding floor, or the model is poor).")
+    return _driver_result(problem, x, status, n_iter, optimality, tol,
+                          time.perf_counter() - t0, options, args["warn"], progress,
+                          message=message)
+
+
+def _solve_dual(problem, given, spec_options, args, auto_row):
+    """:func:`solve` with ``formulation="dual"``; ``args`` are its arguments."""
+    check_dual(problem)
+    max_iter, tol, tol_mode, max_time, x0 = _driver_arguments(
+        "dual", problem, given, spec_options, args, ("rule", "extrapolation"),
+        "rule ('random', 'cyclic' or 'gs'), extrapolation, max_iter, tol, tol_mode, "
+        "max_time, x0, random_state, shrinking, verbose and warn")
+    depth = args["extrapolation"]
+    depth = 0 if _is_auto(depth) else check_scalar(depth, "extrapolation", low=0,
+                                                   high=100, integer=True)
+    rule = given.get("rule", "random")
+    max_iter = MAX_PASSES if max_iter is None else max_iter
+    tol = 1e-6 if tol is None else tol
+    if tol_mode == "relative":
+        # the gap against the objective at the origin
+        scale = abs(problem.objective(np.zeros(problem.n_coordinates)))
+        tol = tol * (scale if np.isfinite(scale) and scale > 0.0 else 1.0)
     shrinking = args["shrinking"]
     if not isinstance(shrinking, (bool, np.bool_)):
         raise TypeError(f"shrinking must be True or False, got {shrinking!r}.")
@@ -548,32 +629,16 @@ def _solve_dual(problem, given, spec_options, args, auto_row):
     t0 = time.perf_counter()
     out = solve_dual(problem, tol, max_iter, max_time, rule, args["random_state"], x0,
                      bool(shrinking), depth)
-    elapsed = time.perf_counter() - t0
-    with np.errstate(all="ignore"):
-        objective = problem.objective(out.x)
-    status = out.status
-    if status == "converged" and not np.isfinite(objective):
-        status = "diverged"
-    message = _engine.STATUS_MESSAGES[_engine.STATUS_CODES[status]]
-    if status == "max_iter":
-        message = message.replace("max_iter", "max_iter passes over the samples")
-    if status == "converged" and out.duality_gap > tol:
+    message = None
+    if out.status == "max_iter":
+        message = _engine.STATUS_MESSAGES[_engine.STATUS_CODES["max_iter"]].replace(
+            "max_iter", "max_iter passes over the samples")
+    elif out.status == "converged" and out.duality_gap > tol:
         message = (f"Converged: the duality gap {out.duality_gap:.3e} is above tol but within "
                    f"the rounding of the primal and dual objectives, the attainable accuracy.")
-    if progress is not None:
-        progress.end(progress.format(out.n_epochs, objective, out.duality_gap, status))
-    x = out.x
-    with np.errstate(over="ignore"):
-        x_out = x.astype(problem.dtype, copy=False)
-    if args["warn"] and status != "converged":
-        detail = "" if status == "diverged" else \
-            f" Optimality {out.duality_gap:.3e} > tol {tol:.3e}."
-        warnings.warn(message + detail, ConvergenceWarning, stacklevel=3)
-    # the loops' tests are not recorded: the history holds the final one
-    history = History([out.n_epochs], [objective], [out.duality_gap], [elapsed])
-    return Result(x_out, float(objective), float(out.duality_gap), int(out.n_epochs),
-                  status == "converged", status, message, history, elapsed, options,
-                  elapsed, duality_gap=out.duality_gap, dual=out.dual)
+    return _driver_result(problem, out.x, out.status, out.n_epochs, out.duality_gap, tol,
+                          time.perf_counter() - t0, options, args["warn"], progress,
+                          duality_gap=out.duality_gap, dual=out.dual, message=message)
 
 
 def _gradient_scale(problem):

@@ -100,6 +100,14 @@ AUTO_TABLE = (
         "for the best greedy configuration (GS, variable blocks of 75, proximal Newton) and "
         "21.7 / 27.1 ms for plain coordinate descent; 5000 x 50000 at lambda_max/20: 83 ms "
         "against 0.81 s for coordinate descent and 13 s for greedy rules"),
+    Row("penalized model without Lipschitz constants (Newton)",
+        _all(_penalized, _structure("linear_model"), _has("quadratic_model"),
+             _not(_has("lipschitz"))),
+        dict(formulation="newton"),
+        "L1-Poisson on sparse 5000 x 2000 (density 1%, l2=1, lambda=2): Newton steps on "
+        "weighted least-squares models solved by the penalized least-squares row, 6 "
+        "iterations in 35 ms, against 98 ms for working-set proximal Newton coordinate "
+        "steps (the next row)"),
     Row("penalized generalized linear model",
         _all(_penalized, _structure("linear_model"), _has("block_hessian")),
         dict(_WORKING_SET_CD, update="newton"),
@@ -147,6 +155,14 @@ AUTO_TABLE = (
         _all(_not(_penalized), _structure("linear_model"), _dual, _wide),
         dict(formulation="dual", rule="random"),
         "DUAL_WHY"),
+    Row("smooth generalized linear model (Newton)",
+        _all(_not(_penalized), _structure("linear_model"), _has("quadratic_model"),
+             _not(_has("quadratic"))),
+        dict(formulation="newton"),
+        "tall data with many columns: Poisson on sparse 5000 x 2000 (density 1%, l2=1): 7 "
+        "Newton steps in 33 ms, where the line-search row below stops at max_iter (scikit-"
+        "learn's lbfgs 0.41 s, glum 4.3 s); logistic on sparse 20000 x 2000 (l2=1): 87 ms "
+        "against 105 ms through the dual and 231 ms for the line-search row"),
     Row("smooth multiclass linear model",
         _all(_not(_penalized), _structure("grouped_linear_model")),
         dict(rule="random", blocks="fixed", block_size=100, update="linesearch"),
@@ -197,9 +213,10 @@ def _resolve(config, n):
     return config
 
 
-def choose(problem, tables):
+def choose(problem, tables, primal=False):
     """``(config, row)``: the first row of ``AUTO_TABLE`` then ``FALLBACKS``
-    that matches ``problem`` and is a valid combination for it.
+    that matches ``problem`` and is a valid combination for it (with
+    ``primal``, only the rows that run on the primal problem).
 
     Raises ValueError when none is (a problem without the capabilities any
     of them needs), naming what to give explicitly instead."""
@@ -208,8 +225,8 @@ def choose(problem, tables):
         if not row.when(problem):
             continue
         config = _resolve(row.config, n)
-        if config.get("formulation") == "dual":
-            if _dual(problem):
+        if config.get("formulation", "primal") != "primal":
+            if not primal:
                 return config, row
             continue
         options = {k: v for k, v in config.items()

@@ -56,6 +56,7 @@ PROBLEM_CAPABILITIES = {
     "graph": "the sparse graph of the Hessian",
     "duality_gap": "a duality gap",
     "dual": "a Fenchel dual over the samples (formulation='dual')",
+    "quadratic_model": "weighted least-squares models of the loss (formulation='newton')",
 }
 
 PENALTY_CAPABILITIES = {

@@ -86,6 +86,18 @@ class _LinearModel(Problem):
     def _margins(self, x):
         return self.A @ self._check_x(x)
 
+    def _weighted(self, values):
+        return values if self._loss_weights is None else values * self._loss_weights
+
+    def _margin_loss(self, z):
+        """sum_i s_i phi(z_i; t_i) at the margins z (formulation="newton")."""
+        raise NotImplementedError
+
+    def _loss_derivatives(self, z):
+        """``(s phi'(z), s phi''(z))`` per sample at the margins z
+        (capability "quadratic_model", formulation="newton")."""
+        raise NotImplementedError
+
 
 class LeastSquares(_LinearModel):
     r"""Least squares, :math:`f(x) = \tfrac12\sum_i s_i (a_i^T x - b_i)^2 + \tfrac12\sum_j l_{2,j} x_j^2`.
@@ -125,7 +137,8 @@ class LeastSquares(_LinearModel):
     array([1., 1.])
     """
 
-    capabilities = _LinearModel.capabilities | {"quadratic", "duality_gap", "dual"}
+    capabilities = _LinearModel.capabilities | {"quadratic", "duality_gap", "dual",
+                                                 "quadratic_model"}
     _compiled_class = CyLeastSquares
     _curvature = 1.0
 
@@ -143,6 +156,13 @@ class LeastSquares(_LinearModel):
     def _dual_loss(self):
         # the rows and targets already carry sqrt(s_i)
         return "squared", self.b, np.ones(self.n_samples)
+
+    def _margin_loss(self, z):
+        r = z - self.b
+        return 0.5 * float(r @ r)
+
+    def _loss_derivatives(self, z):
+        return z - self.b, np.ones_like(z)
 
     def duality_gap(self, x, state=None):
         """P(x) - D(theta) for 1/2 ||Ax - b||^2 + sum_i lam_i |x_i| (x >= 0 with
@@ -251,7 +271,7 @@ class Logistic(_LinearModel):
 
     _compiled_class = CyLogistic
     _curvature = 0.25
-    capabilities = _LinearModel.capabilities | {"dual"}
+    capabilities = _LinearModel.capabilities | {"dual", "quadratic_model"}
 
     def __init__(self, A, y, l2=0.0, penalty=None, sample_weight=None):
         A, dtype = check_matrix(A, "A")
@@ -273,6 +293,13 @@ class Logistic(_LinearModel):
         weights = self.sample_weight if self.sample_weight is not None else \
             np.ones(self.n_samples)
         return "logistic", self.y, weights
+
+    def _margin_loss(self, z):
+        return float(np.sum(self._weighted(np.logaddexp(0.0, -self.y * z))))
+
+    def _loss_derivatives(self, z):
+        p = np.exp(-np.logaddexp(0.0, self.y * z))          # sigmoid(-y z)
+        return self._weighted(-self.y * p), self._weighted(p * (1.0 - p))
 
     def smooth_objective(self, x):
         """Value of the smooth objective f at ``x`` (``objective`` adds the penalty)."""

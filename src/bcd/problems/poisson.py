@@ -52,7 +52,7 @@ class Poisson(_LinearModel):
     array([2., 3.])
     """
 
-    capabilities = frozenset({"block_hessian"})
+    capabilities = frozenset({"block_hessian", "quadratic_model"})
     _compiled_class = CyPoisson
     _curvature = 1.0        # the scales ||A[:, j]||^2 + l2, not a bound
     sirt_diagonal = Problem.sirt_diagonal      # no curvature bound to sum
@@ -76,6 +76,13 @@ class Poisson(_LinearModel):
         if self.sample_weight is not None:
             loss *= self.sample_weight
         return float(np.sum(loss)) + 0.5 * float(x @ (self.l2 * x))
+
+    def _margin_loss(self, z):
+        return float(np.sum(self._weighted(np.exp(z) - self.y * z)))
+
+    def _loss_derivatives(self, z):
+        e = np.exp(z)
+        return self._weighted(e - self.y), self._weighted(e)
 
     def gradient(self, x):
         """Gradient of the objective at ``x``."""

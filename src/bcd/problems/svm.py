@@ -78,7 +78,7 @@ class LinearSVM(_LinearModel):
                 raise ValueError("penalty needs loss='squared_hinge' (the hinge loss is "
                                  "solved through its dual, which has no penalty).")
         else:
-            self.capabilities = _LinearModel.capabilities | {"dual"}
+            self.capabilities = _LinearModel.capabilities | {"dual", "quadratic_model"}
         t = np.where(y > 0, 1.0, -1.0)
         super().__init__(A, dtype, t, l2)
         if loss == "hinge" and not np.all(np.asarray(self.l2) > 0.0):
@@ -99,6 +99,17 @@ class LinearSVM(_LinearModel):
         weights = self.sample_weight if self.sample_weight is not None else \
             np.ones(self.n_samples)
         return self.loss, self.y, weights
+
+    def _margin_loss(self, z):
+        u = np.maximum(0.0, 1.0 - self.y * z)
+        return float(np.sum(self._weighted(u * u)))
+
+    def _loss_derivatives(self, z):
+        # the generalized second derivative: 2 inside the margin, 0 outside
+        u = 1.0 - self.y * z
+        inside = u > 0.0
+        return self._weighted(np.where(inside, -2.0 * self.y * u, 0.0)), \
+            self._weighted(np.where(inside, 2.0, 0.0))
 
     def _slack(self, x):
         return np.maximum(0.0, 1.0 - self.y * (self.A @ self._check_x(x)))
