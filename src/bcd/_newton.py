@@ -14,7 +14,10 @@ at x_k, to a tolerance that shrinks with the outer optimality (a forcing
 sequence).  A backtracking search along d = x_model - x_k on F itself
 (Armijo on the model's predicted decrease, as in newGLMNET and glmnet)
 gives x_(k+1).  The search evaluates F from the margins A x_k and A d, so
-each trial costs O(n_samples + n_features).
+each trial costs O(n_samples + n_features).  When no step decreases F (near
+the solution the decrease can drown in the rounding of the model, whose
+working responses lose digits where phi'' is small), the solve finishes with
+the automatic configuration of the primal problem, warm-started.
 
 A problem offers this through the capability ``"quadratic_model"`` and the
 methods ``_loss_derivatives(z)`` (the per-sample s_i phi' and s_i phi'' at
@@ -122,11 +125,30 @@ def run_newton(problem, tol, max_iter, max_time, x0=None, random_state=None):
                 break
             step *= SHRINK
         if not accepted:
-            status = "stalled"
-            break
+            # near the solution the decrease can drown in the rounding of F:
+            # take the model's step if it lowers the optimality measure
+            opt_new, grad_new = _optimality(problem, x + d)
+            if not opt_new < opt:
+                status = "stalled"
+                break
+            x, z, k = x + d, z + zd, k + 1
+            F = _objective(problem, z, x)
+            opt, grad = opt_new, grad_new
+            continue
         x = x + step * d
         z = z + step * zd
         F = F_new
         k += 1
         opt, grad = _optimality(problem, x)
+    if status == "stalled":
+        # the model's steps drown in rounding (its working responses lose
+        # digits where phi'' is small): finish on the problem itself
+        left = None if max_time is None else max(max_time - (time.perf_counter() - t0), 1e-9)
+        from ._solve import solve
+        result = solve(problem, formulation="primal", x0=x, tol=tol, max_time=left,
+                       random_state=random_state, warn=False)
+        inner += result.n_iter
+        if result.objective <= F or result.optimality < opt:
+            x, opt = np.asarray(result.x, dtype=np.float64), result.optimality
+            status = result.status
     return x, status, k, opt, inner
