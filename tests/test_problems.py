@@ -1317,8 +1317,11 @@ def test_poisson_refuses_what_needs_a_bound():
     with pytest.raises(ValueError, match="with lipschitz='estimate' does not handle a "
                                          "penalty.*'newton'"):
         bcd.solve(bcd.Poisson(A, y, penalty=bcd.L1(1.0)), update="gradient")
-    # the automatic configuration takes proximal Newton steps
+    # the automatic configuration takes Newton steps on weighted least squares
     result = bcd.solve(bcd.Poisson(A, y, penalty=bcd.L1(1.0)), tol=1e-8)
+    assert result.converged and result.options["formulation"] == "newton"
+    # the primal's own configuration: proximal Newton steps
+    result = bcd.solve(bcd.Poisson(A, y, penalty=bcd.L1(1.0)), tol=1e-8, formulation="primal")
     assert result.converged and result.options["update"] == "newton"
     for options in (dict(update="matrix"), dict(update="exact"), dict(rule="lipschitz"),
                     dict(rule="gsl"), dict(rule="gsq"), dict(rule="gbcd"),

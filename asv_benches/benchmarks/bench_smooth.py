@@ -301,3 +301,46 @@ class SmoothVsPeers(RowTrack):
 
     def track_time_ratio(self, name):
         return compare_row(name, self.repeats).figure
+
+
+# --------------------------------------------------------------------------- asv timings
+
+def _synthetic(name):
+    """The synthetic smooth problems of the formulation timings."""
+    from .common import paper_dataset
+    if name == "logistic B":
+        A, y = paper_dataset("B")
+        return bcd.Logistic(A, y, l2=L2)
+    if name == "ridge A":
+        A, b = paper_dataset("A")
+        return bcd.LeastSquares(A, b, l2=L2)
+    if name == "squared-hinge SVM B":
+        A, y = paper_dataset("B")
+        return bcd.LinearSVM(A, y, l2=L2)
+    rs = np.random.RandomState(0)
+    A = sp.random(5000, 2000, density=0.01, random_state=0, format="csc")
+    y = rs.poisson(np.exp(A @ (0.3 * rs.randn(2000)))).astype(float)
+    return bcd.Poisson(A, y, l2=L2)
+
+
+class TimeFormulations:
+    """``bcd.solve`` to its default tolerance on the smooth problems, with
+    the automatic choice and with each formulation that applies."""
+
+    params = [["logistic B", "ridge A", "squared-hinge SVM B", "Poisson 5000 x 2000"],
+              ["auto", "dual", "newton"]]
+    param_names = ["problem", "formulation"]
+    timeout = 300
+
+    def setup(self, name, formulation):
+        warnings.simplefilter("ignore", bcd.ConvergenceWarning)
+        self.problem = _synthetic(name)
+        if formulation == "dual" and "dual" not in self.problem.capabilities:
+            raise NotImplementedError("no dual")
+        bcd.solve(self.problem, formulation=formulation, max_iter=1)       # warm caches
+
+    def time_solve(self, name, formulation):
+        bcd.solve(self.problem, formulation=formulation)
+
+    def track_converged(self, name, formulation):
+        return int(bcd.solve(self.problem, formulation=formulation).converged)
