@@ -309,7 +309,6 @@ def test_balanced_class_weight_is_sklearns():
 
     X, y, sw = classification_data(3, seed=12)
     weights = _svm.class_weights("balanced", np.unique(y), y, sw)
-    np.testing.assert_allclose(weights.sum() > 0, True)
     model = LinearSVC(class_weight="balanced", tol=1e-10).fit(X, y, sample_weight=sw)
     as_dict = dict(zip(range(3), weights))
     explicit = LinearSVC(class_weight=as_dict, tol=1e-10).fit(X, y, sample_weight=sw)

@@ -30,9 +30,12 @@ from ..problems import LinearSVM
 from ._base import BCDEstimator, LinearPredictorMixin, SolveRecord, design_matrix
 from ._logistic import validate_classification
 
-#: at most this many solves per binary problem (the later ones warm-started,
-#: each with a smaller tolerance) until the duality gap meets ``tol``
+#: at most this many solves per binary problem (each with a smaller
+#: tolerance than the last) until the duality gap meets ``tol``
 GAP_ROUNDS = 8
+#: through the dual (squared hinge), a solve starts from the last when its
+#: gap was at most this fraction of the objective, else from 0
+WARM_GAP = 1e-3
 #: a duality gap at most this fraction of the objective is rounding (the
 #: dual solver's own floor is 1e-13 times |P| + |D|): the rounds stop there
 #: whatever ``tol``
@@ -158,7 +161,9 @@ class SVCBinary:
         ``F(x) - F*`` by about ``tol * F(0)`` (``F(0)``: the sum of the
         sample weights)."""
         problem = self.problem
-        f0 = problem.objective(np.zeros(problem.n_coordinates))
+        # phi(0) = 1 for both losses
+        f0 = float(np.sum(problem.sample_weight)) if problem.sample_weight is not None \
+            else float(problem.n_samples)
         if dual:
             return tol * f0
         if self.l1 > 0:
@@ -174,19 +179,24 @@ class SVCBinary:
         ``(x, results)``."""
         dual = record._dual(self.problem)
         inner = self.first_tolerance(tol, dual)
-        x = None
+        x = start = None
         results = []
         last_gap = np.inf
         for _ in range(GAP_ROUNDS):
-            # the primal solves start from the last; the dual ones from 0: the
-            # dual point that bcd.solve matches to a primal start can be far
-            # worse than the dual variables the last solve ended with (for
-            # the hinge, every sample inside the margin at its bound)
-            result = record.solve(self.problem, None if dual else x, max_iter, inner,
-                                  **options)
+            result = record.solve(self.problem, start, max_iter, inner, **options)
             results.append(result)
             x = result.x
             gap, objective = self.certify(result)
+            # the primal solves start from the last; the dual ones from the dual
+            # point that bcd.solve matches to the primal start, which for the
+            # squared hinge is the dual solution at the primal one, but only
+            # as good as the start (for the hinge, every sample inside the
+            # margin at its bound): from 0 unless the last was accurate
+            if not dual or (self.problem.loss == "squared_hinge"
+                            and gap <= WARM_GAP * abs(objective)):
+                start = x
+            else:
+                start = None
             target = tol * objective
             # done, or failed, or at the rounding floor, or no longer improving
             if not result.converged or gap <= target or gap <= GAP_FLOOR * abs(objective) \
@@ -249,14 +259,20 @@ class LinearSVC(ClassifierMixin, LinearPredictorMixin, BCDEstimator):
         when the duality gap, which bounds the objective's distance to the
         optimum, is at most ``tol`` times the objective, so that the
         objective is within a factor ``1 + tol`` of the optimum's.  Through
-        the dual, the gap is the solver's own; in the primal it is the gap
-        of the dual point matched to the primal one, and the solver (whose
-        test is the KKT residual) is run again, warm-started with a smaller
-        tolerance, until the gap passes (at most eight solves; the first
-        solve's tolerance aims at ``tol`` times the objective at 0).  This
+        the dual the gap is the solver's own; in the primal it is the gap of
+        the dual point matched to the primal one.  The first solve aims at
+        ``tol`` times the objective at 0, ``F(0)`` (``C`` times the sum of
+        the weights ``c_i``): through the dual, its stopping test is the gap ``tol *
+        F(0)``; in the primal, a KKT tolerance that bounds ``F(x) - F*`` by
+        about that (with the L1 penalty, ``tol`` times the largest partial
+        derivative at 0, liblinear's scale).  While the gap misses ``tol``
+        times the objective, the problem is solved again with a smaller
+        tolerance (at most eight solves; the primal ones, and the dual ones
+        of the squared hinge once accurate to 1e-3, warm-started).  This
         differs from liblinear's tests (the spread of the dual's projected
         gradient, or the gradient norm relative to its value at 0), which
-        do not bound the objective's accuracy.
+        do not bound the objective's accuracy: at the default ``tol``,
+        liblinear is often more accurate, and sometimes less.
     C : float, default=1.0
         Inverse of the regularization strength (> 0): the weight of the
         loss.
@@ -400,10 +416,17 @@ class LinearSVC(ClassifierMixin, LinearPredictorMixin, BCDEstimator):
         intercept = np.zeros(len(positives))
         n_iter = []
         results = []
+        rows = None
         for row, k in enumerate(positives):
             labels = (y_idx == k).astype(np.float64)
             binary = SVCBinary(A, labels, binary_weights(y_idx, k, weights, sw, one_vs_rest),
                                self.loss, self.penalty, float(self.C))
+            # the problems have the same matrix: the row-major copy of it that
+            # the dual makes (cached on the problem) is made once for all
+            if rows is None:
+                rows = binary.problem.__dict__.setdefault("_dual_rows", {})
+            else:
+                binary.problem.__dict__["_dual_rows"] = rows
             x, solves = binary.fit(record, float(self.tol), self.max_iter, options)
             coef[row] = x[:d]
             if self.fit_intercept:
