@@ -887,7 +887,7 @@ def test_docstring_examples(module):
 def test_public_names():
     assert sorted(lm.__all__) == sorted(["Lasso", "ElasticNet", "NonNegativeLinearRegression",
                                          "Ridge", "LogisticRegression", "PoissonRegressor",
-                                         "LassoCV", "LogisticRegressionCV"])
+                                         "LinearSVC", "LassoCV", "LogisticRegressionCV"])
     for name in lm.__all__:
         cls = getattr(lm, name)
         assert issubclass(cls, sklearn.base.BaseEstimator)

@@ -35,6 +35,17 @@ rec.autos and sci.electronics, 2000 x 29363, 344998 non-zeros; labels +1 and
   (``pip install glum``, ``pip install --no-deps ISLP``); without them the
   rows are left out.
 
+* s. ``bcd.linear_model.LinearSVC()`` against scikit-learn's ``LinearSVC()``
+  (liblinear), both with their default parameters (C = 1, the squared
+  hinge, the L2 penalty, the penalized intercept of liblinear, dual="auto":
+  through the dual on the text data, in the primal on the dense design),
+  on the newsgroups tf-idf matrix and on a dense ``make_classification(
+  5000, 200)`` (random_state=0).  Both start from their default tol=1e-4
+  and tighten it (1e-4, 1e-5, ..., 1e-14) until their objective is within
+  ``SVC_RTOL`` = 1e-7 of the optimum F*, relatively; F* is the smaller
+  objective of bcd at tol=1e-12 and liblinear at tol=1e-10.  The notes give
+  both fits' (F - F*) / F* and times at the default tol.
+
 For rows q and r, the peers run at their default tolerances, and bcd at the
 loosest of the tolerances 1e-4, 1e-6, ..., 1e-14 whose objective is as
 close to the optimum F* as the peer's (``F_bcd - F* <= F_peer - F* + 1e-12
@@ -458,6 +469,113 @@ def _bikeshare_rows(repeats):
     return compare_poisson_estimator(repeats, "bikeshare")
 
 
+# --------------------------------------------------------------------------- s. LinearSVC
+
+#: row s: the relative accuracy (F - F*) / F* both fits must reach
+SVC_RTOL = 1e-7
+#: row s: the tolerances tried by both libraries, from their default, loosest first
+SVC_TOLS = tuple(10.0 ** -k for k in range(4, 15))
+#: row s: the dense design
+SVC_DENSE_SHAPE = (5000, 200)
+SVC_DATASETS = ("news", "dense")
+
+
+def svc_objective(X, y, coef, intercept):
+    """scikit-learn's LinearSVC objective at its defaults (C = 1, squared
+    hinge, L2 penalty with the intercept penalized, intercept_scaling = 1):
+    ||(w, b)||^2 / 2 + sum_i max(0, 1 - t_i (x_i.w + b))^2, t_i = +-1
+    (label 1 or the larger label: +1)."""
+    t = np.where(y == np.max(y), 1.0, -1.0)
+    w = np.asarray(coef, dtype=float).ravel()
+    b = float(np.ravel(intercept)[0])
+    u = np.maximum(0.0, 1.0 - t * (X @ w + b))
+    return 0.5 * (float(w @ w) + b * b) + float(u @ u)
+
+
+@functools.lru_cache(maxsize=None)
+def svc_data(dataset):
+    """``(X, y, description)`` of row s."""
+    if dataset == "news":
+        X, y = text_dataset()
+        return X, y, _describe_data(X)
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(*SVC_DENSE_SHAPE, random_state=0)
+    return np.asarray(X, dtype=np.float64), y, (f"make_classification {X.shape[0]} x "
+                                                f"{X.shape[1]} (dense)")
+
+
+@functools.lru_cache(maxsize=None)
+def svc_optimum(dataset):
+    """F* of row s: the smaller objective of bcd at tol=1e-12 and liblinear at tol=1e-10."""
+    from sklearn.svm import LinearSVC as SkLinearSVC
+
+    from bcd.linear_model import LinearSVC
+
+    X, y, _ = svc_data(dataset)
+    fits = [LinearSVC(tol=1e-12, max_iter=100000), SkLinearSVC(tol=1e-10, max_iter=100000)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return min(svc_objective(X, y, m.coef_, m.intercept_) for m in (f.fit(X, y) for f in fits))
+
+
+def compare_svc_estimator(repeats, dataset="news"):
+    """Row s: ``bcd.linear_model.LinearSVC()`` / ``sklearn.svm.LinearSVC()``
+    fit time at the same objective, (F - F*) / F* <= 1e-7, each at the
+    loosest tolerance from its default 1e-4 that gets there, on ``dataset``
+    ("news" or "dense")."""
+    from sklearn.svm import LinearSVC as SkLinearSVC
+
+    from bcd.linear_model import LinearSVC
+
+    X, y, description = svc_data(dataset)
+    f_star = svc_optimum(dataset)
+
+    def excess(model):
+        return (svc_objective(X, y, model.coef_, model.intercept_) - f_star) / abs(f_star)
+
+    tuned = {}
+    defaults = {}
+    for name, make in (("bcd", lambda tol: LinearSVC(tol=tol)),
+                       ("liblinear", lambda tol: SkLinearSVC(tol=tol))):
+        def fit(tol, make=make):
+            return timed(lambda: make(tol).fit(X, y), ignore=Warning)
+
+        def attempt(tol, fit=fit):
+            model = fit(tol)[1]
+            return excess(model), model
+
+        # one untimed fit first (in _fit_seconds)
+        defaults[name] = _fit_seconds(lambda make=make: make(DEFAULT_TOL), X, y, repeats)
+        tuned[name] = at_loosest_tolerance(name, SVC_TOLS, attempt, SVC_RTOL,
+                                           lambda tol, fit=fit: fit(tol)[0], repeats)
+    ours, ref = tuned["bcd"], tuned["liblinear"]
+    options = ours.payload.result_.options
+    formulation = options.get("formulation")
+    if options.get("auto"):
+        formulation += f", {options['auto']}"
+    note = (f"{description}, C = 1, squared hinge, L2, penalized intercept; F* = {f_star!r}; "
+            f"bcd tol={ours.tol:.0e} ({formulation}): {fmt_time(ours.seconds)}, (F - F*) / F* "
+            f"= {ours.error:.2e}, n_iter_ {ours.payload.n_iter_}; liblinear tol={ref.tol:.0e}: "
+            f"{fmt_time(ref.seconds)}, (F - F*) / F* = {ref.error:.2e}, n_iter_ "
+            f"{ref.payload.n_iter_}; at the default tol (1e-4): bcd "
+            f"{fmt_time(defaults['bcd'][0])}, (F - F*) / F* = {excess(defaults['bcd'][1]):.2e}, "
+            f"liblinear {fmt_time(defaults['liblinear'][0])}, (F - F*) / F* = "
+            f"{excess(defaults['liblinear'][1]):.2e}")
+    return ratio_row(f"s. LinearSVC estimator {dataset}, (F - F*)/F* <= {SVC_RTOL:g}: bcd / "
+                     "sklearn", ours.seconds, f"{fmt_time(ref.seconds)} sklearn liblinear",
+                     ours.seconds / ref.seconds, "<= 1.0x", note=note,
+                     passed=ours.reached and ref.reached)
+
+
+def _svc_news_row(repeats):
+    try:
+        require_text_data()
+    except NotImplementedError:
+        return []
+    return compare_svc_estimator(repeats, "news")
+
+
 #: the rows of compare.py in this module: (progress title, run(repeats) -> Row(s))
 STEPS = [
     ("n. Lasso estimator (bcd.linear_model) on newsgroups tf-idf vs scikit-learn's Lasso",
@@ -472,6 +590,10 @@ STEPS = [
      functools.partial(compare_poisson_estimator, dataset="dense")),
     ("r. Poisson estimator on ISLP's Bikeshare vs scikit-learn and glum (if ISLP is installed)",
      _bikeshare_rows),
+    ("s. LinearSVC estimator on newsgroups tf-idf vs scikit-learn's LinearSVC (if dmba is "
+     "installed)", _svc_news_row),
+    ("s. LinearSVC estimator on a dense 5000 x 200 make_classification vs scikit-learn's "
+     "LinearSVC", functools.partial(compare_svc_estimator, dataset="dense")),
 ]
 
 
@@ -543,3 +665,22 @@ class EstimatorPoissonVsSklearn(RowTrack):
             warnings.simplefilter("ignore")
             rows = compare_poisson_estimator(self.repeats, "dense")
             return next(row.figure for row in rows if row.label.endswith(f"bcd / {peer}"))
+
+
+class EstimatorLinearSVCVsSklearn(RowTrack):
+    """Row s: ``bcd.linear_model.LinearSVC()`` / ``sklearn.svm.LinearSVC()``
+    fit time at the same objective (target <= 1)."""
+
+    requires = ("sklearn",)
+    params = [list(SVC_DATASETS)]
+    param_names = ["dataset"]
+
+    def setup(self, dataset):
+        if dataset == "news":
+            require_text_data()
+        super().setup(dataset)
+
+    def track_time_ratio(self, dataset):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compare_svc_estimator(self.repeats, dataset).figure
