@@ -253,6 +253,8 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         ``tol_mode="relative"``, ``tol`` times ``|F(0)|``), and
         ``result.optimality`` is that gap.  ``max_iter`` counts passes over
         the samples (default 1000) and ``n_iter`` the passes made;
+        ``x0`` starts the dual variables at ``-s_i phi'(a_i^T x0)`` for
+        least squares and the logistic loss (the hinge losses start at 0);
         ``extrapolation`` is the depth of Anderson extrapolation of the
         dual iterates (default 0: random orders gain little from it, the
         cyclic order much).  No other option of the primal configuration

@@ -141,11 +141,14 @@ def _sigmoid(u):
 
 
 def _start(loss, target, weights, problem, x0):
-    """The dual variables the loops start from: the dual point matched to
-    the primal ``x0`` where one is given (alpha_i = -s_i phi'(a_i^T x0)),
-    else small (alpha = 0; for the logistic loss logits START_LOGIT)."""
+    """The dual variables the loops start from: for least squares and the
+    logistic loss the dual point matched to the primal ``x0`` where one is
+    given (alpha_i = -s_i phi'(a_i^T x0)), else small (alpha = 0; for the
+    logistic loss logits START_LOGIT).  The hinge losses always start at 0:
+    their matched point puts every sample inside the margin at its bound,
+    whose primal point R^{-1} A^T beta can be far worse than x0."""
     m = target.shape[0]
-    if x0 is None or not np.any(x0):
+    if x0 is None or not np.any(x0) or loss in ("hinge", "squared_hinge"):
         if loss == "logistic":
             return np.full(m, START_LOGIT)
         return np.zeros(m)
@@ -155,10 +158,6 @@ def _start(loss, target, weights, problem, x0):
     if loss == "logistic":
         # alpha = s sigmoid(-t z): the logit is -t z, bounded away from the ends
         return np.clip(-target * z, -30.0, 30.0)
-    margin = np.maximum(0.0, 1.0 - target * z)
-    if loss == "squared_hinge":
-        return 2.0 * weights * margin
-    return np.where(margin > 0.0, weights, 0.0)
 
 
 def dual_value(loss, target, alpha, weights, beta, ridge, A, mu=None, col0=None):
