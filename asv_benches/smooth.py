@@ -12,15 +12,19 @@ dmba ISLP`` for the data)::
 import argparse
 
 from .benchmarks.bench_smooth import ROWS, available, compare_row
-from .benchmarks.common import quiet
+from .benchmarks.common import limit_blas, quiet
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rows", type=int, nargs="*", help="row numbers (default: all)")
+    parser.add_argument("--blas-threads", type=int, default=1,
+                        help="BLAS threads (default 1: every solver compared runs on one "
+                             "core, and the timings do not depend on other load)")
     args = parser.parse_args(argv)
     quiet()
+    limit_blas(args.blas_threads)
     chosen = [ROWS[i] for i in args.rows] if args.rows else list(ROWS)
     print(f"{'row':44} {'bcd default':>12} {'fastest peer':>26} {'ratio':>7}  target")
     for name in chosen:

@@ -304,6 +304,16 @@ def at_loosest_tolerance(name, tols, attempt, good, fit_seconds, repeats):
     return Tuned(name, tol, error, seconds, error <= good, payload)
 
 
+def limit_blas(threads):
+    """Limit BLAS to ``threads`` threads for the rest of the process (with
+    threadpoolctl, when installed); returns the limiter or None."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
+    return threadpool_limits(limits=threads, user_api="blas")
+
+
 def require(module):
     """Import ``module``; raise NotImplementedError (asv's skip) if it is missing."""
     try:
