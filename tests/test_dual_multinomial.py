@@ -202,12 +202,23 @@ def test_instruction_set_paths_agree(isa):
     np.testing.assert_allclose(out[0], ref[0], rtol=1e-8, atol=1e-10)
 
 
+def test_incremental_updates_do_not_drift():
+    A, y = multinomial_data(m=60, d=8, k=4, seed=9)
+    A = sp.csr_matrix(A)
+    out = dual.multinomial_dual(A.indptr, A.indices, A.data, y.astype(np.int32), 4, None,
+                                np.full(32, 0.05), None, 0.0, 300, order="cyclic")
+    assert out["status"] == "max_iter" and out["n_epochs"] == 300
+    assert out["drift"] <= 1e-13 * np.max(np.abs(out["W"]))
+    assert out["n_fallbacks"] == 0
+
+
 def test_raw_solver_checks_its_inputs():
     A = sp.csr_matrix(np.eye(3))
     args = [A.indptr, A.indices, A.data, np.array([0, 1, 2], np.int32), 3, None, np.ones(9),
             None, 1e-6, 10]
     out = dual.multinomial_dual(*args)
     assert set(out) >= {"W", "P", "n_epochs", "status", "optimality", "duality_gap"}
+    assert out["status"] == "converged"
     bad = list(args)
     bad[3] = np.array([0, 1, 3], np.int32)
     with pytest.raises(ValueError, match="labels"):

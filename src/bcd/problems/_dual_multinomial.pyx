@@ -537,6 +537,10 @@ def multinomial_dual(const int[::1] indptr, const int[::1] indices, const double
             proxy = 0.0
             for a in range(st.n_active):
                 proxy = max(proxy, st.visit(perm[a]))
+                # long epochs look at the clock now and then
+                if (max_time > 0.0 and (a & 1023) == 1023
+                        and _now() - t_start >= max_time):
+                    break
             n_epochs = e + 1
             t_epochs += _now() - t0
             work_epochs += K * (2.0 * nnz_active + COST_CLASS * (st.n_newton - newton_before))

@@ -39,7 +39,7 @@
 #define BCD_MNL_MAX_IT 30
 /* a first step over FAR_STEP in some log p_k restarts from the projection
    start */
-#define BCD_MNL_FAR_STEP 1.0
+#define BCD_MNL_FAR_STEP 3.0
 /* the scratch of a visit: 10 K doubles */
 #define BCD_MNL_WORK(K) (10 * (K))
 
