@@ -229,6 +229,11 @@ def test_raw_solver_checks_its_inputs():
         dual.multinomial_dual(*bad)
     with pytest.raises(ValueError, match="order"):
         dual.multinomial_dual(*args, order="greedy-ish")
+    B = sp.csr_matrix(np.ones((2, 3)))
+    B.indices[:] = [0, 0, 1, 0, 1, 2]            # a duplicate in row 0
+    with pytest.raises(ValueError, match="canonical"):
+        dual.multinomial_dual(B.indptr, B.indices, B.data, np.array([0, 1], np.int32), 2,
+                              None, np.ones(6), None, 1e-6, 10)
 
 
 @pytest.mark.parametrize("K", [2, 3, 17])

@@ -352,8 +352,8 @@ def multinomial_dual(const int[::1] indptr, const int[::1] indices, const double
 
     Parameters
     ----------
-    indptr, indices, data : the rows of A (n x d) in CSR form (int32, int32,
-        float64).
+    indptr, indices, data : the rows of A (n x d) in canonical CSR form
+        (int32, int32, float64; sorted column indices without duplicates).
     y : int32 array of labels in 0..n_classes-1.
     n_classes : K.
     sample_weight : float64 array of length n (>= 0), or None for all ones.
@@ -401,11 +401,15 @@ def multinomial_dual(const int[::1] indptr, const int[::1] indices, const double
             raise ValueError("indptr must be non-decreasing")
         if y[i] < 0 or y[i] >= K:
             raise ValueError("labels must lie in 0..n_classes-1")
-    for j in range(indptr[n]):
-        if indices[j] < 0 or indices[j] >= d:
-            raise ValueError("column index out of range")
-        if not isfinite(data[j]):
-            raise ValueError("A must be finite")
+    for i in range(n):
+        for j in range(indptr[i], indptr[i + 1]):
+            if indices[j] < 0 or indices[j] >= d:
+                raise ValueError("column index out of range")
+            if j > indptr[i] and indices[j] <= indices[j - 1]:
+                raise ValueError("the column indices of each row must increase strictly "
+                                 "(canonical CSR: sorted, without duplicates)")
+            if not isfinite(data[j]):
+                raise ValueError("A must be finite")
     for j in range(d * K):
         if not (ridge[j] > 0.0) or not isfinite(ridge[j]):
             raise ValueError("the dual needs a finite l2 > 0 on every coordinate")

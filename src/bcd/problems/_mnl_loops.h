@@ -209,18 +209,52 @@ BCD_MNL_SFX(gather)(const struct bcd_mnl_data *s, ptrdiff_t i, double *z)
     }
 }
 
-/* out += scale a_i v', divided by the ridge weights if ridge_scaled */
+/* out += scale a_i v', divided by the ridge weights if ridge_scaled; four
+   rows of out at a time (the rows of one sample are distinct) */
 BCD_MNL_TARGET static void
 BCD_MNL_SFX(scatter)(const struct bcd_mnl_data *s, ptrdiff_t i, double scale, const double *v,
                      double *out, int ridge_scaled)
 {
-    const ptrdiff_t K = s->K;
-    ptrdiff_t k, p;
-    for (p = s->indptr[i]; p < s->indptr[i + 1]; p++) {
+    const ptrdiff_t K = s->K, end = s->indptr[i + 1];
+    const int per_class = ridge_scaled && !s->per_feature;
+    ptrdiff_t k, p = s->indptr[i];
+    for (; p + 3 < end; p += 4) {
+        const ptrdiff_t j0 = s->indices[p], j1 = s->indices[p + 1], j2 = s->indices[p + 2],
+                        j3 = s->indices[p + 3];
+        double *o0 = out + j0 * K, *o1 = out + j1 * K, *o2 = out + j2 * K, *o3 = out + j3 * K;
+        double c0 = scale * s->data[p], c1 = scale * s->data[p + 1],
+               c2 = scale * s->data[p + 2], c3 = scale * s->data[p + 3];
+        if (per_class) {
+            const double *r0 = s->inv_r + j0 * K, *r1 = s->inv_r + j1 * K,
+                         *r2 = s->inv_r + j2 * K, *r3 = s->inv_r + j3 * K;
+            BCD_MNL_SIMD
+            for (k = 0; k < K; k++) {
+                o0[k] += (c0 * r0[k]) * v[k];
+                o1[k] += (c1 * r1[k]) * v[k];
+                o2[k] += (c2 * r2[k]) * v[k];
+                o3[k] += (c3 * r3[k]) * v[k];
+            }
+            continue;
+        }
+        if (ridge_scaled) {
+            c0 *= s->inv_r[j0];
+            c1 *= s->inv_r[j1];
+            c2 *= s->inv_r[j2];
+            c3 *= s->inv_r[j3];
+        }
+        BCD_MNL_SIMD
+        for (k = 0; k < K; k++) {
+            o0[k] += c0 * v[k];
+            o1[k] += c1 * v[k];
+            o2[k] += c2 * v[k];
+            o3[k] += c3 * v[k];
+        }
+    }
+    for (; p < end; p++) {
         const ptrdiff_t j = s->indices[p];
         double *o = out + j * K;
         double c = scale * s->data[p];
-        if (ridge_scaled && !s->per_feature) {
+        if (per_class) {
             const double *ir = s->inv_r + j * K;
             BCD_MNL_SIMD
             for (k = 0; k < K; k++)
