@@ -360,8 +360,9 @@ def multinomial_dual(const int[::1] indptr, const int[::1] indices, const double
     ridge : float64 array of length d * K, all > 0 and finite (coordinate
         j * K + k).
     P0 : None or a float64 n x K array of non-negative rows (normalized to
-        sum to one; entries are raised to at least e^-700).  None starts at
-        p_i = (1 - 1e-6) e_{y_i} + 1e-6 / K, where W is nearly 0.
+        sum to one; entries are raised to at least e^-700), tested before
+        the first epoch (no epoch runs if it is optimal already).  None
+        starts at p_i = (1 - 1e-6) e_{y_i} + 1e-6 / K, where W is nearly 0.
     tol : stop when the primal gradient's inf-norm is at most tol.
     max_epochs : maximum number of passes over the samples.
     max_time : time limit in seconds (0: none).

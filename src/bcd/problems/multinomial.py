@@ -189,9 +189,10 @@ class Multinomial(Problem):
         random_state : None, int, RandomState or Generator
             Seed of the permutations (rule "random").
         p0 : array of shape (n_samples, n_classes), optional
-            Starting dual point (rows are normalized onto the simplex).  By
-            default :math:`p_i = (1 - 10^{-6}) e_{y_i} + 10^{-6} / K`, where
-            W is nearly zero.
+            Starting dual point (rows are normalized onto the simplex),
+            tested before the first epoch.  By default
+            :math:`p_i = (1 - 10^{-6}) e_{y_i} + 10^{-6} / K`, where W is
+            nearly zero.
 
         Returns
         -------
