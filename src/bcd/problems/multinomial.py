@@ -2,8 +2,10 @@
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_matrix, check_ridge, check_sample_weight, check_vector
+from .._validation import (check_matrix, check_ridge, check_sample_weight, check_scalar,
+                           check_vector, seed_words)
 from ._base import Problem
+from ._dual_multinomial import multinomial_dual
 from ._multinomial import CyMultinomial
 
 
@@ -60,6 +62,8 @@ class Multinomial(Problem):
     structure = "grouped_linear_model"
     capabilities = frozenset({"lipschitz", "hessian_bound", "bound_products", "sirt_diagonal",
                               "block_hessian"})
+    # the rows of A in CSR form, built for the dual solver on first use
+    _TRANSIENT = Problem._TRANSIENT + ("_dual_rows",)
 
     def __init__(self, A, y, l2=0.0, penalty=None, sample_weight=None):
         self.A, dtype = check_matrix(A, "A")
@@ -148,3 +152,84 @@ class Multinomial(Problem):
             step = block_size * col * (k + nnz / m * k) + gram
             return step, float(m * k + d * k)
         return block_size * col * k + gram, float(nnz * k + m * k)
+
+    def _solve_dual(self, tol=1e-6, max_iter=1000, max_time=None, rule="random",
+                    random_state=None, p0=None):
+        r"""Solve by coordinate ascent on the dual (Yu, Huang and Lin, 2011).
+
+        The dual of f has one probability vector :math:`p_i` per sample,
+
+        .. math::
+            D(P) = -\sum_i s_i \sum_k p_{ik} \log p_{ik}
+                   - \tfrac12 \sum_{j,k} (A^T U)_{jk}^2 / r_{jk},
+            \qquad U_i = s_i (e_{y_i} - p_i),
+
+        with the primal point :math:`W(P) = (A^T U) / r`.  An epoch
+        maximizes D exactly over each :math:`p_i` in turn, keeping W up to
+        date; samples of zero weight drop out.  The stopping test is the one
+        of :func:`bcd.solve`: the inf-norm of the gradient of f at W,
+        unscaled, at most ``tol``.  It suits data with many features
+        relative to the samples or strong regularization; with many more
+        samples than features and weak regularization the dual is
+        ill-conditioned and primal methods are faster.
+
+        Parameters
+        ----------
+        tol : float, default=1e-6
+            Tolerance on the gradient's inf-norm.
+        max_iter : int, default=1000
+            Maximum number of epochs (passes over the samples).
+        max_time : float, optional
+            Time limit in seconds.
+        rule : {"random", "cyclic", "greedy"}, default="random"
+            Order of the samples in an epoch: a fresh random permutation,
+            the natural order, or decreasing violation
+            :math:`s_i \|p_i - \mathrm{softmax}(a_i^T W)\|_1` measured at
+            the start of the epoch (an extra pass over the data).
+        random_state : None, int, RandomState or Generator
+            Seed of the permutations (rule "random").
+        p0 : array of shape (n_samples, n_classes), optional
+            Starting dual point (rows are normalized onto the simplex),
+            tested before the first epoch.  By default
+            :math:`p_i = (1 - 10^{-6}) e_{y_i} + 10^{-6} / K`, where W is
+            nearly zero.
+
+        Returns
+        -------
+        x : ndarray of shape (n_coordinates,)
+            The primal solution W, flattened like the variable (float64).
+        P : ndarray of shape (n_samples, n_classes)
+            The dual solution.
+        n_epochs : int
+        status : {"converged", "max_iter", "max_time", "diverged"}
+        optimality : float
+            Inf-norm of the gradient of f at ``x``.
+        gap : float
+            Duality gap f(x) - D(P) >= 0, a bound on f(x) - min f.
+        """
+        if self.penalty is not None:
+            raise ValueError("the dual solver handles the l2 penalty only; got penalty "
+                             f"{self.penalty!r}.")
+        ridge = np.ascontiguousarray(np.broadcast_to(np.asarray(self.l2, dtype=np.float64),
+                                                     (self.n_coordinates,)))
+        if not np.all(ridge > 0):
+            raise ValueError("the dual needs l2 > 0 on every coordinate; "
+                             f"{int(np.sum(ridge <= 0))} of {ridge.size} l2 weights are 0.")
+        tol = check_scalar(tol, "tol", low=0.0)
+        max_iter = check_scalar(max_iter, "max_iter", low=0, integer=True)
+        max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False,
+                                allow_none=True)
+        if rule not in ("random", "cyclic", "greedy"):
+            raise ValueError(f"rule must be 'random', 'cyclic' or 'greedy'; got {rule!r}.")
+        rows = self.__dict__.get("_dual_rows")
+        if rows is None:
+            rows = sp.csr_matrix(self.A)        # dense A: its zeros are dropped
+            rows.sum_duplicates()
+            rows = (rows.indptr.astype(np.int32), rows.indices.astype(np.int32),
+                    np.ascontiguousarray(rows.data, dtype=np.float64))
+            self._dual_rows = rows
+        out = multinomial_dual(*rows, self.y, self.n_classes, self.sample_weight, ridge, p0,
+                               tol, max_iter, max_time or 0.0, rule,
+                               seed_words(random_state)[0])
+        return (out["W"], out["P"], out["n_epochs"], out["status"], out["optimality"],
+                out["duality_gap"])
