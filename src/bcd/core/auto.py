@@ -163,6 +163,10 @@ AUTO_TABLE = (
         "Newton steps in 33 ms, where the line-search row below stops at max_iter (scikit-"
         "learn's lbfgs 0.41 s, glum 4.3 s); logistic on sparse 20000 x 2000 (l2=1): 87 ms "
         "against 105 ms through the dual and 231 ms for the line-search row"),
+    Row("L2-regularized multiclass linear model (dual)",
+        _all(_not(_penalized), _structure("grouped_linear_model"), _dual, _wide),
+        dict(formulation="dual", rule="random"),
+        "MNL_WHY"),
     Row("smooth multiclass linear model",
         _all(_not(_penalized), _structure("grouped_linear_model")),
         dict(rule="random", blocks="fixed", block_size=100, update="linesearch"),

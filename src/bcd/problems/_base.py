@@ -70,6 +70,9 @@ class Problem:
     #: Hessian computed on the fly) or None (any other: a configuration
     #: valid for every problem is used).
     structure = None
+    #: with capability "dual": the most coordinates without an l2 weight
+    #: that the dual solver takes (minimized as blocks of their own)
+    _dual_unpenalized = 1
     #: dtype of returned solutions (float32 for float32 input).
     dtype = np.dtype(np.float64)
 

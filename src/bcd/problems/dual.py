@@ -59,11 +59,12 @@ def check_dual(problem):
                          f"penalty; {name} has penalty={problem.penalty!r}.  Use "
                          f"formulation='primal'.")
     free = _unpenalized(problem)
-    if free.size > 1 or free.size == problem.n_coordinates:
-        raise ValueError(f"formulation='dual' needs l2 > 0 on every coordinate but at most "
-                         f"one (an intercept, minimized as a block of its own; the dual of "
-                         f"{name} exists only with a strictly convex L2 term); got l2 = 0 on "
-                         f"{free.size} of {problem.n_coordinates} coordinates.  Use "
+    if free.size > problem._dual_unpenalized or free.size == problem.n_coordinates:
+        allowed = (" but at most one (an intercept, minimized as a block of its own)"
+                   if problem._dual_unpenalized else "")
+        raise ValueError(f"formulation='dual' needs l2 > 0 on every coordinate{allowed} (the "
+                         f"dual of {name} exists only with a strictly convex L2 term); got "
+                         f"l2 = 0 on {free.size} of {problem.n_coordinates} coordinates.  Use "
                          f"formulation='primal'.")
 
 
@@ -190,8 +191,7 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
         raise ValueError(f"rule must be one of {sorted(DUAL_RULES)} with formulation='dual', "
                          f"got {rule!r}.")
     if hasattr(problem, "_solve_dual"):          # a problem with its own dual loops
-        return problem._solve_dual(tol, max_epochs, max_time, DUAL_RULES[rule],
-                                   random_state, x0)
+        return _own_dual(problem, tol, max_epochs, max_time, rule, random_state, x0)
     loss, target, weights = problem._dual_loss()
     target = np.ascontiguousarray(target, dtype=np.float64)
     weights = np.ascontiguousarray(weights, dtype=np.float64)
@@ -265,6 +265,22 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
         status = "max_iter" if gap > max(tol, floor) else status
     dual = weights * _sigmoid(alpha) if loss == "logistic" else alpha.copy()
     return DualOutcome(x, dual, status, epochs, float(gap), n_tests)
+
+
+def _own_dual(problem, tol, max_epochs, max_time, rule, random_state, x0):
+    """:func:`solve_dual` for a problem with dual loops of its own (the
+    multinomial model: its ``_solve_dual``, which stops when the gradient's
+    inf-norm reaches tol, a stricter test than the gap's there), started
+    from the dual point matched to ``x0`` (the softmax of its scores)."""
+    p0 = None
+    if x0 is not None and np.any(x0):
+        scores = np.asarray(problem.A @ problem.coef(x0))
+        p0 = np.exp(scores - np.logaddexp.reduce(scores, axis=1, keepdims=True))
+    x, P, epochs, status, _, gap = problem._solve_dual(
+        tol, max_epochs, max_time, DUAL_RULES[rule], random_state, p0)
+    if status == "converged" and gap > tol:
+        status = "max_iter" if epochs >= max_epochs else status
+    return DualOutcome(np.asarray(x, dtype=np.float64), P, status, epochs, float(gap), 0)
 
 
 def _seed(random_state):

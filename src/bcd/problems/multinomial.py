@@ -61,7 +61,8 @@ class Multinomial(Problem):
 
     structure = "grouped_linear_model"
     capabilities = frozenset({"lipschitz", "hessian_bound", "bound_products", "sirt_diagonal",
-                              "block_hessian"})
+                              "block_hessian", "dual"})
+    _dual_unpenalized = 0
     # the rows of A in CSR form, built for the dual solver on first use
     _TRANSIENT = Problem._TRANSIENT + ("_dual_rows",)
 
