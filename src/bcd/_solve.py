@@ -548,11 +548,12 @@ def _driver_arguments(name, problem, given, spec_options, args, allowed, takes):
 
 
 def _driver_result(problem, x, status, n_iter, optimality, tol, elapsed, options, warn,
-                   progress, duality_gap=None, dual=None, message=None):
+                   progress, duality_gap=None, dual=None, message=None, objective=None):
     """The Result of a formulation that runs its own loop (its final test is
     the history's one row), with the warning of a solve that did not converge."""
-    with np.errstate(all="ignore"):
-        objective = problem.objective(x)
+    if objective is None:
+        with np.errstate(all="ignore"):
+            objective = problem.objective(x)
     if status == "converged" and not np.isfinite(objective):
         status = "diverged"
     if message is None:
@@ -640,7 +641,8 @@ def _solve_dual(problem, given, spec_options, args, auto_row):
                    f"the rounding of the primal and dual objectives, the attainable accuracy.")
     return _driver_result(problem, out.x, out.status, out.n_epochs, out.duality_gap, tol,
                           time.perf_counter() - t0, options, args["warn"], progress,
-                          duality_gap=out.duality_gap, dual=out.dual, message=message)
+                          duality_gap=out.duality_gap, dual=out.dual, message=message,
+                          objective=out.objective)
 
 
 def _gradient_scale(problem):

@@ -154,7 +154,11 @@ AUTO_TABLE = (
     Row("L2-regularized linear model (dual)",
         _all(_not(_penalized), _structure("linear_model"), _dual, _wide),
         dict(formulation="dual", rule="random"),
-        "DUAL_WHY"),
+        "coordinate ascent over the samples (python -m asv_benches.defaults, one BLAS "
+        "thread): logistic on dataset B (1000 x 10000, l2=1) 36 ms against 216 ms for the "
+        "line-search row below and 186 ms for liblinear; ridge on dataset A 48 ms, where "
+        "coordinate descent with extrapolation stopped at max_iter after 1.1 s (LSQR 56 "
+        "ms); cyclic order 30x slower than random permutations on both"),
     Row("smooth generalized linear model (Newton)",
         _all(_not(_penalized), _structure("linear_model"), _has("quadratic_model"),
              _not(_has("quadratic"))),
@@ -166,7 +170,10 @@ AUTO_TABLE = (
     Row("L2-regularized multiclass linear model (dual)",
         _all(_not(_penalized), _structure("grouped_linear_model"), _dual, _wide),
         dict(formulation="dual", rule="random"),
-        "MNL_WHY"),
+        "the maximum-entropy dual of Yu, Huang and Lin, one probability vector per "
+        "sample: dataset C (1000 x 1000, 50 classes, l2=1) in 75 ms and 33 passes, against "
+        "5.5 s for the random fixed blocks of the next row and 387 ms for scikit-learn's "
+        "lbfgs"),
     Row("smooth multiclass linear model",
         _all(_not(_penalized), _structure("grouped_linear_model")),
         dict(rule="random", blocks="fixed", block_size=100, update="linesearch"),

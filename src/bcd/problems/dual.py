@@ -45,6 +45,7 @@ class DualOutcome:
     n_epochs: int
     duality_gap: float       #: the stopping measure (see linear_dual)
     n_tests: int
+    objective: float = None  #: F(x), when computed
 
 
 def check_dual(problem):
@@ -222,7 +223,8 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
     for _ in range(REFINEMENTS + 1):
         # the loops keep w = R^{-1} A^T beta from here (recomputed: no drift)
         beta = _signed(loss, target, alpha, weights)
-        w = np.ascontiguousarray(np.asarray(A.T @ beta, dtype=np.float64).ravel() / ridge)
+        w = np.zeros(A.shape[1]) if not np.any(beta) else \
+            np.ascontiguousarray(np.asarray(A.T @ beta, dtype=np.float64).ravel() / ridge)
         left = None if max_time is None else max(max_time - (time.perf_counter() - t0), 1e-9)
         status, done, _, _, tests, c = linear_dual(
             rows, target, weights, ridge, loss, alpha, w, loop_tol, int(max_epochs - epochs),
@@ -264,7 +266,7 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
     else:
         status = "max_iter" if gap > max(tol, floor) else status
     dual = weights * _sigmoid(alpha) if loss == "logistic" else alpha.copy()
-    return DualOutcome(x, dual, status, epochs, float(gap), n_tests)
+    return DualOutcome(x, dual, status, epochs, float(gap), n_tests, float(primal))
 
 
 def _own_dual(problem, tol, max_epochs, max_time, rule, random_state, x0):
