@@ -359,3 +359,13 @@ def test_multinomial_dual_through_solve():
         bcd.solve(bcd.Multinomial(A, y, l2=l2), formulation="dual")
     again = bcd.solve(problem, formulation="dual", x0=result.x)
     assert again.converged and again.objective == pytest.approx(result.objective, rel=1e-12)
+
+
+def test_relative_tolerance_is_against_the_objective():
+    problem = _problem("logistic", True, False)
+    result = bcd.solve(problem, formulation="dual", tol=1e-9, tol_mode="relative")
+    assert result.converged
+    assert result.duality_gap <= 1e-9 * abs(result.objective)
+    loose = bcd.solve(problem, formulation="dual", tol=1e-3, tol_mode="relative")
+    assert loose.converged and loose.n_iter <= result.n_iter
+    assert loose.duality_gap <= 1e-3 * abs(loose.objective)

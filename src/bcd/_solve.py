@@ -250,7 +250,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         solution, ``result.dual`` the dual variables and
         ``result.duality_gap`` certifies it: the stopping test is
         ``duality_gap <= tol`` (an upper bound of ``F(x) - F*``; with
-        ``tol_mode="relative"``, ``tol`` times ``|F(0)|``), and
+        ``tol_mode="relative"``, ``tol`` times ``|F(x)|``), and
         ``result.optimality`` is that gap.  ``max_iter`` counts passes over
         the samples (default 1000) and ``n_iter`` the passes made;
         ``x0`` starts the dual variables at ``-s_i phi'(a_i^T x0)`` for
@@ -614,10 +614,6 @@ def _solve_dual(problem, given, spec_options, args, auto_row):
     rule = given.get("rule", "random")
     max_iter = MAX_PASSES if max_iter is None else max_iter
     tol = 1e-6 if tol is None else tol
-    if tol_mode == "relative":
-        # the gap against the objective at the origin
-        scale = abs(problem.objective(np.zeros(problem.n_coordinates)))
-        tol = tol * (scale if np.isfinite(scale) and scale > 0.0 else 1.0)
     shrinking = args["shrinking"]
     if not isinstance(shrinking, (bool, np.bool_)):
         raise TypeError(f"shrinking must be True or False, got {shrinking!r}.")
@@ -631,12 +627,13 @@ def _solve_dual(problem, given, spec_options, args, auto_row):
               file=progress.stream, flush=True)
     t0 = time.perf_counter()
     out = solve_dual(problem, tol, max_iter, max_time, rule, args["random_state"], x0,
-                     bool(shrinking), depth)
+                     bool(shrinking), depth, relative=tol_mode == "relative")
     message = None
     if out.status == "max_iter":
         message = _engine.STATUS_MESSAGES[_engine.STATUS_CODES["max_iter"]].replace(
             "max_iter", "max_iter passes over the samples")
-    elif out.status == "converged" and out.duality_gap > tol:
+    elif out.status == "converged" and out.duality_gap > tol * (
+            abs(out.objective) if tol_mode == "relative" else 1.0):
         message = (f"Converged: the duality gap {out.duality_gap:.3e} is above tol but within "
                    f"the rounding of the primal and dual objectives, the attainable accuracy.")
     return _driver_result(problem, out.x, out.status, out.n_epochs, out.duality_gap, tol,

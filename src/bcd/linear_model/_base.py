@@ -98,7 +98,7 @@ class SolveRecord:
         working = self.options.get("working_set", "auto")
         self.working_sets = working is True or (not explicit and working == "auto")
 
-    def _dual(self, problem):
+    def dual(self, problem):
         """Whether ``problem`` will be solved through its dual, whose
         ``max_iter`` counts passes over the samples."""
         formulation = self.options.get("formulation", "auto")
@@ -113,7 +113,7 @@ class SolveRecord:
             # passes over the data: over the samples for the dual, else over
             # the coordinates
             options["max_iter"] = int(max_iter) * (
-                1 if self._dual(problem) else int(problem.n_coordinates))
+                1 if self.dual(problem) else int(problem.n_coordinates))
         options.update(extra)
         options.update(self.options)
         return options

@@ -177,7 +177,10 @@ class RidgeDesign:
         """Solve target ``k``: ``(coef, intercept, results)``.
 
         With ``alpha > 0`` the fit ends when the duality gap is at most
-        ``tol`` times the objective.  The first solve's KKT tolerance ``t``
+        ``tol`` times the objective.  Through the dual (the automatic choice
+        on wide data), whose stopping test is the gap, the solves stop at a
+        gap of ``tol`` times their objective (``tol_mode="relative"``),
+        halved on a repeat.  Otherwise the first solve's KKT tolerance ``t``
         makes that hold for the objective of ``w = 0`` (``n t^2 / (2 alpha)
         <= tol F(0)`` over the ``n`` coordinates); each further solve starts
         from the last and lowers ``t`` by the square root of the gap's excess
@@ -185,7 +188,13 @@ class RidgeDesign:
         solve to the KKT tolerance ``tol ||X_c^T S y_c||_inf``."""
         problem = self.problem(k, alpha)
         n = problem.n_coordinates
-        if alpha > 0:
+        # through the dual, bcd.solve's tolerance is the duality gap itself
+        dual = alpha > 0 and record.dual(problem)
+        if dual:
+            # the gap relative to the objective at the solve's point
+            kkt = tol
+            options = dict(options, tol_mode="relative")
+        elif alpha > 0:
             kkt = np.sqrt(2.0 * alpha * tol * self.null_objective[k] / n)
         else:
             kkt = tol * self.scale[k]
@@ -195,10 +204,17 @@ class RidgeDesign:
             result = record.solve(problem, x, max_iter, kkt, **options)
             results.append(result)
             x, gap, primal = self.certify(k, result.x, alpha)
+            if gap is not None and result.duality_gap is not None:
+                # the dual's own variables are a far better dual point than
+                # the residual: their gap, at the certified x
+                gap = min(gap, primal - (result.objective - result.duality_gap))
             target = tol * primal
             if gap is None or gap <= target or not result.converged:
                 break
-            kkt *= min(0.5, max(1e-3, 0.5 * np.sqrt(target / gap)))
+            if dual:
+                kkt *= 0.5 * min(1.0, target / gap)
+            else:
+                kkt *= min(0.5, max(1e-3, 0.5 * np.sqrt(target / gap)))
         coef, intercept = self.model(k, x)
         return coef, intercept, results
 

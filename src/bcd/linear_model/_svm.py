@@ -177,7 +177,7 @@ class SVCBinary:
     def fit(self, record, tol, max_iter, options):
         """Solve until the duality gap is at most ``tol`` times the objective:
         ``(x, results)``."""
-        dual = record._dual(self.problem)
+        dual = record.dual(self.problem)
         inner = self.first_tolerance(tol, dual)
         x = start = None
         results = []

@@ -398,6 +398,7 @@ cdef double _measure(Work* k, const double* wv, double* size) noexcept nogil:
         r = k.ridge[0] if k.uniform else k.ridge[j]
         wRw += r * wv[j] * wv[j]
     size[0] = fabs(primal + 0.5 * wRw) + fabs(dual - 0.5 * wRw)
+    size[1] = primal + 0.5 * wRw
     return (primal + 0.5 * wRw) - (dual - 0.5 * wRw)
 
 
@@ -616,7 +617,8 @@ cdef bint _extrapolate(Work* k, Py_ssize_t K, double* B, double* Wh, double* G, 
 def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                 const double[::1] ridge, str loss, double[::1] alpha, double[::1] w,
                 double tol, long max_epochs, double max_time, str order, seed,
-                bint shrinking=True, Py_ssize_t depth=0, intercept=None):
+                bint shrinking=True, Py_ssize_t depth=0, intercept=None,
+                bint relative=False):
     """Run dual coordinate ascent in place on ``alpha`` and ``w``.
 
     Parameters
@@ -645,6 +647,8 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
         shifted by mu^T w).  c is minimized exactly, with w fixed,
         at the stopping tests (a second block), and the test covers its
         derivative.
+    relative : the test is gap <= tol * |P| (P at the tested point), not
+        gap <= tol.
     depth : Anderson extrapolation of the dual iterates over ``depth``
         passes (0: none); a proposal is taken when it raises the dual
         objective.  Not with shrinking, whose passes skip samples.
@@ -758,7 +762,9 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
     cdef double opt = INFINITY, last_opt = INFINITY, gap = INFINITY, rate, needed
     cdef double t0, t_signal, zi, a, a_new, s, t, G, qi, d, u, vmax, thresh
     cdef double PGmax_old = INFINITY, PGmin_old = -INFINITY, PGmax, PGmin, PG, qq
-    cdef double viol2 = 0.0, viol = 0.0, scale = 0.0, size = 0.0
+    cdef double viol2 = 0.0, viol = 0.0, scale = 0.0
+    cdef double sizes[2]
+    cdef double rel_tol = tol
     cdef Py_ssize_t work = 0
     # the violations predict the primal measure for the losses without
     # shrinking (whose violations collapse on the shrunk set)
@@ -805,7 +811,9 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
         while True:
             # -- stopping test ------------------------------------------------
             if epoch >= next_test:
-                opt = _optimality(&k, &gap, tol, &size)
+                opt = _optimality(&k, &gap, tol, sizes)
+                if relative:
+                    tol = rel_tol * fabs(sizes[1])
                 n_tests += 1
                 # the gap against the squared violations of the pass before:
                 # their ratio predicts when to test next
@@ -813,7 +821,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                 if not isfinite(opt) or not isfinite(gap):
                     status = DIVERGED
                     break
-                if opt <= tol or opt <= _GAP_ROUNDING * size:
+                if opt <= tol or opt <= _GAP_ROUNDING * sizes[0]:
                     # the test runs on every sample, shrunk or not
                     status = CONVERGED
                     break

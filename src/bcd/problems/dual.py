@@ -182,16 +182,21 @@ def dual_value(loss, target, alpha, weights, beta, ridge, A, mu=None, col0=None)
 
 
 def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
-               shrinking=True, extrapolation=0):
+               shrinking=True, extrapolation=0, relative=False):
     """Solve ``problem`` through its dual; see the module docstring.
 
     ``rule``: a key of ``DUAL_RULES``; ``max_epochs``: passes over the
-    samples; ``max_time``: seconds (None: no limit)."""
+    samples; ``max_time``: seconds (None: no limit); ``relative``: stop
+    when the gap is at most ``tol`` times the objective instead of ``tol``."""
     check_dual(problem)
     if rule not in DUAL_RULES:
         raise ValueError(f"rule must be one of {sorted(DUAL_RULES)} with formulation='dual', "
                          f"got {rule!r}.")
     if hasattr(problem, "_solve_dual"):          # a problem with its own dual loops
+        if relative:
+            # its loops test the gradient: scaled by the objective at 0
+            scale = abs(problem.objective(np.zeros(problem.n_coordinates)))
+            tol = tol * (scale if np.isfinite(scale) and scale > 0.0 else 1.0)
         return _own_dual(problem, tol, max_epochs, max_time, rule, random_state, x0)
     loss, target, weights = problem._dual_loss()
     target = np.ascontiguousarray(target, dtype=np.float64)
@@ -229,7 +234,7 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
         status, done, _, _, tests, c = linear_dual(
             rows, target, weights, ridge, loss, alpha, w, loop_tol, int(max_epochs - epochs),
             float(left or 0.0), DUAL_RULES[rule], int(rs.randint(0, 2**31)), bool(shrinking),
-            int(extrapolation), None if free is None else (col0, c, mu))
+            int(extrapolation), None if free is None else (col0, c, mu), bool(relative))
         epochs += done
         n_tests += tests
         beta = _signed(loss, target, alpha, weights)
@@ -255,7 +260,8 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
         if not np.isfinite(gap):
             status = "diverged"
         floor = GAP_ROUNDING * (abs(primal) + abs(dual_obj))
-        if status != "converged" or gap <= max(tol, floor):
+        wanted = tol * abs(primal) if relative else tol
+        if status != "converged" or gap <= max(wanted, floor):
             break
         # converged on the loops' state, not quite at the returned x (rounding
         # of the incremental w): continue to a tighter tolerance
@@ -264,7 +270,7 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
             status = "max_iter"
             break
     else:
-        status = "max_iter" if gap > max(tol, floor) else status
+        status = "max_iter" if gap > max(wanted, floor) else status
     dual = weights * _sigmoid(alpha) if loss == "logistic" else alpha.copy()
     return DualOutcome(x, dual, status, epochs, float(gap), n_tests, float(primal))
 
@@ -282,7 +288,8 @@ def _own_dual(problem, tol, max_epochs, max_time, rule, random_state, x0):
         tol, max_epochs, max_time, DUAL_RULES[rule], random_state, p0)
     if status == "converged" and gap > tol:
         status = "max_iter" if epochs >= max_epochs else status
-    return DualOutcome(np.asarray(x, dtype=np.float64), P, status, epochs, float(gap), 0)
+    x = np.asarray(x, dtype=np.float64)
+    return DualOutcome(x, P, status, epochs, float(gap), 0, problem.objective(x))
 
 
 def _seed(random_state):
