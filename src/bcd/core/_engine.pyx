@@ -1,10 +1,9 @@
 """The iteration loop shared by every rule, block strategy and update."""
 import numpy as np
-from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport isfinite, fmin
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from bcd.core._clock cimport interrupted as _interrupted, now as _now
 
 from bcd.core._extrapolate cimport CyAnderson
 from bcd.core._monitor cimport CyMonitor
@@ -53,23 +52,6 @@ STATUS_MESSAGES = {
 SIGNAL_INTERVAL = 0.1
 #: seconds between clock readings, at most (and at most 5 % of max_time)
 CLOCK_INTERVAL = 0.01
-
-
-cdef int _interrupted() except -1 nogil:
-    """1 if a KeyboardInterrupt is pending (it is then consumed), else 0;
-    another exception raised by a signal handler propagates."""
-    with gil:
-        try:
-            PyErr_CheckSignals()
-        except KeyboardInterrupt:
-            return 1
-    return 0
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
 cdef struct History:

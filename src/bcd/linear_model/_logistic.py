@@ -157,8 +157,9 @@ class LogisticDesign:
         return coef, intercept, result
 
 
-class LogisticClassifierMixin(ClassifierMixin, LinearPredictorMixin):
-    """Predictions of a fitted logistic model (``coef_``, ``intercept_``, ``classes_``)."""
+class LinearClassifierMixin(ClassifierMixin, LinearPredictorMixin):
+    """Predictions of a fitted linear classifier (``coef_``, ``intercept_``,
+    ``classes_``): one score per class, or one for two classes."""
 
     def decision_function(self, X):
         """Decision scores: ``X @ coef_.T + intercept_``.
@@ -188,11 +189,17 @@ class LogisticClassifierMixin(ClassifierMixin, LinearPredictorMixin):
         Returns
         -------
         ndarray of shape (n_samples,)
-            The most probable class of each sample.
+            ``classes_[1]`` where the score is positive (two classes), else
+            the class of the largest score.
         """
         scores = self.decision_function(X)
         index = (scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)
         return self.classes_[index]
+
+
+class LogisticClassifierMixin(LinearClassifierMixin):
+    """Predictions of a fitted logistic model (``coef_``, ``intercept_``,
+    ``classes_``), with class probabilities."""
 
     def predict_proba(self, X):
         """Class probabilities.

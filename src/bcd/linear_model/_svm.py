@@ -21,14 +21,13 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 
 from ..penalties import L1
 from ..problems import LinearSVM
-from ._base import BCDEstimator, LinearPredictorMixin, SolveRecord, design_matrix
-from ._logistic import validate_classification
+from ._base import BCDEstimator, SolveRecord, design_matrix
+from ._logistic import LinearClassifierMixin, validate_classification
 
 #: at most this many solves per binary problem (each with a smaller
 #: tolerance than the last) until the duality gap meets ``tol``
@@ -211,7 +210,7 @@ class SVCBinary:
         return np.asarray(x, dtype=np.float64), results
 
 
-class LinearSVC(ClassifierMixin, LinearPredictorMixin, BCDEstimator):
+class LinearSVC(LinearClassifierMixin, BCDEstimator):
     r"""Linear support vector classification, fitted by block coordinate
     descent (dual coordinate ascent for the L2 penalty, as liblinear).
 
@@ -440,38 +439,3 @@ class LinearSVC(ClassifierMixin, LinearPredictorMixin, BCDEstimator):
         self.n_iter_ = int(max(n_iter))
         self.result_ = results if one_vs_rest else results[0]
         return self
-
-    def decision_function(self, X):
-        """Decision scores: ``X @ coef_.T + intercept_``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_classes)
-            The score of ``classes_[1]`` for two classes, else one column
-            per class.
-        """
-        scores = self._decision(X)
-        return scores.ravel() if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        """Class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            ``classes_[1]`` where the score is positive (two classes), else
-            the class of the largest score.
-        """
-        scores = self.decision_function(X)
-        index = (scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)
-        return self.classes_[index]

@@ -39,10 +39,9 @@ or after ``SHRUNK_WORK`` passes' worth of updates; otherwise by the linear
 rate observed between the last two tests.
 """
 import numpy as np
-from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport exp, log, log1p, fabs, isfinite, sqrt, INFINITY, ceil
 from libc.stdlib cimport malloc, free
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from bcd.core._clock cimport interrupted as _interrupted, now as _now
 
 from bcd.core._random cimport RNG, rng_seed, rng_below
 
@@ -80,21 +79,6 @@ cdef int SHRUNK_WORK = 5
 #: with "greedy", a pass updates the samples whose violation is at least this
 #: fraction of the largest
 cdef double GREEDY_FRACTION = 0.1
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
-
-
-cdef int _interrupted() except -1 nogil:
-    with gil:
-        try:
-            PyErr_CheckSignals()
-        except KeyboardInterrupt:
-            return 1
-    return 0
 
 
 cdef inline double _sigmoid(double u) noexcept nogil:
@@ -365,6 +349,16 @@ cdef void _intercept_step(Work* k) noexcept nogil:
     k.c = x
     for it in range(k.A.m):
         k.off[it] = k.col0[it] * x
+
+
+cdef Py_ssize_t _all_live(Work* k, Py_ssize_t* active) noexcept nogil:
+    """The samples of non-zero weight into ``active``; their count."""
+    cdef Py_ssize_t i, n = 0
+    for i in range(k.A.m):
+        if k.C[i] != 0.0:
+            active[n] = i
+            n += 1
+    return n
 
 
 cdef double _measure(Work* k, const double* wv, double* size) noexcept nogil:
@@ -800,11 +794,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                 if k.C[i] != 0.0:
                     q[i] += k.col0[i] * (k.col0[i] * k.rho - 2.0 * k.pc[i])
         # samples with weight 0 never move
-        n_active = 0
-        for i in range(m):
-            if k.C[i] != 0.0:
-                active[n_active] = i
-                n_active += 1
+        n_active = _all_live(&k, &active[0])
         m_live = n_active
         t0 = _now()
         t_signal = t0
@@ -962,11 +952,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                 if n_active < m_live and (n_active == 0 or PGmax - PGmin <= shrink_tol):
                     # the shrunk set has converged: bring every sample back,
                     # and test
-                    n_active = 0
-                    for i in range(m):
-                        if k.C[i] != 0.0:
-                            active[n_active] = i
-                            n_active += 1
+                    n_active = _all_live(&k, &active[0])
                     PGmax_old = INFINITY
                     PGmin_old = -INFINITY
                     next_test = epoch

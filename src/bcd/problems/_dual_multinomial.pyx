@@ -44,7 +44,7 @@ import numpy as np
 from libc.math cimport exp, log1p, fabs, isfinite
 from libc.stdlib cimport qsort
 from libc.stdint cimport uint64_t
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from bcd.core._clock cimport now as _now
 
 from bcd.core._random cimport RNG, rng_seed, rng_below
 
@@ -137,12 +137,6 @@ def _select_isa(name=None):
 
 _ISA = "generic"
 _select_isa()
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
 # ------------------------------------------------------- fallback sub-solver

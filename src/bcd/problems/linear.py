@@ -99,6 +99,23 @@ class _LinearModel(Problem):
         raise NotImplementedError
 
 
+def binary_data(problem, A, y, sample_weight):
+    """``(A, dtype, t, classes)`` of a binary classification problem: ``A``
+    validated, labels in {-1, +1} or {0, 1} (both present) as t in {-1, +1};
+    sets the problem's ``sample_weight``."""
+    A, dtype = check_matrix(A, "A")
+    y = check_vector(y, "y", A.shape[0])
+    problem.sample_weight = problem._loss_weights = check_sample_weight(sample_weight,
+                                                                       A.shape[0])
+    classes = np.unique(y)
+    if classes.size != 2 or not (np.array_equal(classes, [-1.0, 1.0])
+                                 or np.array_equal(classes, [0.0, 1.0])):
+        raise ValueError(
+            "y must contain exactly two classes labelled {-1, +1} or {0, 1}; "
+            f"got the label set {classes.tolist()[:10]}.")
+    return A, dtype, np.where(y > 0, 1.0, -1.0), classes
+
+
 class LeastSquares(_LinearModel):
     r"""Least squares, :math:`f(x) = \tfrac12\sum_i s_i (a_i^T x - b_i)^2 + \tfrac12\sum_j l_{2,j} x_j^2`.
 
@@ -274,16 +291,7 @@ class Logistic(_LinearModel):
     capabilities = _LinearModel.capabilities | {"dual", "quadratic_model"}
 
     def __init__(self, A, y, l2=0.0, penalty=None, sample_weight=None):
-        A, dtype = check_matrix(A, "A")
-        y = check_vector(y, "y", A.shape[0])
-        self.sample_weight = self._loss_weights = check_sample_weight(sample_weight, A.shape[0])
-        classes = np.unique(y)
-        if classes.size != 2 or not (np.array_equal(classes, [-1.0, 1.0])
-                                     or np.array_equal(classes, [0.0, 1.0])):
-            raise ValueError(
-                "y must contain exactly two classes labelled {-1, +1} or {0, 1}; "
-                f"got the label set {classes.tolist()[:10]}.")
-        t = np.where(y > 0, 1.0, -1.0)
+        A, dtype, t, classes = binary_data(self, A, y, sample_weight)
         super().__init__(A, dtype, t, l2)
         self._set_penalty(penalty)
         self.classes = classes

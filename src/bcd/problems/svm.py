@@ -1,9 +1,8 @@
 """Linear support vector machines."""
 import numpy as np
 
-from .._validation import check_matrix, check_sample_weight, check_vector
 from ._linear import CySquaredHinge
-from .linear import _LinearModel
+from .linear import _LinearModel, binary_data
 
 #: the losses of :class:`LinearSVM`
 SVM_LOSSES = ("squared_hinge", "hinge")
@@ -61,15 +60,7 @@ class LinearSVM(_LinearModel):
     def __init__(self, A, y, loss="squared_hinge", l2=1.0, penalty=None, sample_weight=None):
         if not isinstance(loss, str) or loss not in SVM_LOSSES:
             raise ValueError(f"loss must be one of {list(SVM_LOSSES)}, got {loss!r}.")
-        A, dtype = check_matrix(A, "A")
-        y = check_vector(y, "y", A.shape[0])
-        self.sample_weight = self._loss_weights = check_sample_weight(sample_weight, A.shape[0])
-        classes = np.unique(y)
-        if classes.size != 2 or not (np.array_equal(classes, [-1.0, 1.0])
-                                     or np.array_equal(classes, [0.0, 1.0])):
-            raise ValueError(
-                "y must contain exactly two classes labelled {-1, +1} or {0, 1}; "
-                f"got the label set {classes.tolist()[:10]}.")
+        A, dtype, t, classes = binary_data(self, A, y, sample_weight)
         self.loss = loss
         if loss == "hinge":
             # no gradient: only the dual formulation applies
@@ -79,7 +70,6 @@ class LinearSVM(_LinearModel):
                                  "solved through its dual, which has no penalty).")
         else:
             self.capabilities = _LinearModel.capabilities | {"dual", "quadratic_model"}
-        t = np.where(y > 0, 1.0, -1.0)
         super().__init__(A, dtype, t, l2)
         if loss == "hinge":
             free = np.sum(np.broadcast_to(np.asarray(self.l2), (self.n_coordinates,)) == 0.0)
