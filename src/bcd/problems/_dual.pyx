@@ -75,7 +75,7 @@ cdef int MAX_SPACING = 8
 GAP_ROUNDING = 1e-13
 cdef double _GAP_ROUNDING = GAP_ROUNDING
 #: with shrinking, the most updates between two tests, in passes over all samples
-cdef int SHRUNK_WORK = 5
+cdef int SHRUNK_WORK = 10
 #: with "greedy", a pass updates the samples whose violation is at least this
 #: fraction of the largest
 cdef double GREEDY_FRACTION = 0.1
