@@ -156,7 +156,8 @@ class SVCBinary:
 
     def first_tolerance(self, tol, dual):
         """The solver's tolerance of the first solve: through the dual, the
-        gap ``tol * F(0)``; in the primal, the KKT tolerance that bounds
+        gap relative to the objective, ``tol`` (with ``tol_mode="relative"``);
+        in the primal, the KKT tolerance that bounds
         ``F(x) - F*`` by about ``tol * F(0)`` (``F(0)``: the sum of the
         sample weights)."""
         problem = self.problem
@@ -164,7 +165,7 @@ class SVCBinary:
         f0 = float(np.sum(problem.sample_weight)) if problem.sample_weight is not None \
             else float(problem.n_samples)
         if dual:
-            return tol * f0
+            return tol              # the gap relative to the objective (tol_mode)
         if self.l1 > 0:
             # relative to the gradient at 0, as liblinear's primal test
             g = problem.gradient(np.zeros(problem.n_coordinates))
@@ -178,6 +179,8 @@ class SVCBinary:
         ``(x, results)``."""
         dual = record.dual(self.problem)
         inner = self.first_tolerance(tol, dual)
+        if dual:
+            options = dict(options, tol_mode="relative")
         x = start = None
         results = []
         last_gap = np.inf
@@ -203,7 +206,7 @@ class SVCBinary:
                 break
             last_gap = gap
             if dual:
-                inner = min(0.5 * inner, 0.5 * target)
+                inner *= 0.5 * min(1.0, target / gap)
             else:
                 shrink = target / gap if self.l1 > 0 else np.sqrt(target / gap)
                 inner *= min(0.5, max(1e-3, 0.5 * shrink))
