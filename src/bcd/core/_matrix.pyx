@@ -15,13 +15,34 @@ cdef bint _dense_gram(const double* values, Py_ssize_t m, const int* cols, Py_ss
     non-negative weights w, by one BLAS rank-k update of the gathered,
     sqrt(w)-scaled columns; False (G untouched) when a weight is negative or
     the scratch cannot be allocated."""
-    cdef Py_ssize_t a, b, i
+    cdef Py_ssize_t a, b, i, j
     cdef double* B
     cdef double* col
     cdef double one = 1.0, zero = 0.0
     cdef int n_ = <int>nb, k_ = <int>m
     cdef char uplo = b'U', trans = b'T'
-    if row_weight != NULL:
+    cdef int lo = cols[0], hi = cols[0]
+    if row_weight == NULL:
+        for a in range(nb):
+            lo = cols[a] if cols[a] < lo else lo
+            hi = cols[a] if cols[a] > hi else hi
+        if hi - lo + 1 == nb:
+            # the columns are a range (in any order): no copy of them, the
+            # Gram matrix of the range reordered into the block's order
+            B = <double*>malloc(nb * nb * sizeof(double))
+            if B == NULL:
+                return False
+            # B = A[:, lo:hi+1].T @ A[:, lo:hi+1] (upper triangle, column-major)
+            dsyrk(&uplo, &trans, &n_, &k_, &one, <double*>values + <Py_ssize_t>lo * m, &k_,
+                  &zero, B, &n_)
+            for a in range(nb):
+                i = cols[a] - lo
+                for b in range(nb):
+                    j = cols[b] - lo
+                    G[a * nb + b] = B[i + j * nb] if i <= j else B[j + i * nb]
+            free(B)
+            return True
+    else:
         for i in range(m):
             if not (row_weight[i] >= 0.0):
                 return False

@@ -90,7 +90,8 @@ class RidgeDesign:
         self.centered = fit_intercept and not sp.issparse(X)
         self.extra = int(fit_intercept and not self.centered)   # the intercept column
         if self.centered:
-            self.x_mean = np.asarray(np.average(X, axis=0, weights=sw), dtype=np.float64)
+            # the weighted column means, a matrix-vector product
+            self.x_mean = np.asarray(sw @ X, dtype=np.float64).ravel() / sw.sum()
             A = np.array(X, dtype=np.float64, order="F")
             A -= self.x_mean
             B = Yc
