@@ -11,7 +11,9 @@ the model agrees with F to second order at x_k).  It is a weighted
 :class:`bcd.LeastSquares` problem with the same ridge weights and penalty,
 solved by :func:`bcd.solve` with its automatic configuration, warm-started
 at x_k, to a tolerance that shrinks with the outer optimality (a forcing
-sequence).  A backtracking search along d = x_model - x_k on F itself
+sequence; through the dual, whose test is the duality gap, a gap small
+enough to bound the model's gradient by it).  A backtracking search along
+d = x_model - x_k on F itself
 (Armijo on the model's predicted decrease, as in newGLMNET and glmnet)
 gives x_(k+1).  The search evaluates F from the margins A x_k and A d, so
 each trial costs O(n_samples + n_features).  When no step decreases F (near
@@ -27,6 +29,8 @@ import time
 
 import numpy as np
 
+from .core import auto
+from .core.assembly import TABLES
 from .problems import LeastSquares
 
 #: Armijo constant of the search: accept when F falls by this fraction of
@@ -106,6 +110,12 @@ def run_newton(problem, tol, max_iter, max_time, x0=None, random_state=None):
         model = LeastSquares(A, target, l2=problem.l2, penalty=problem.penalty,
                              sample_weight=weights)
         inner_tol = max(FORCING * opt * min(1.0, np.sqrt(opt / first)), 0.25 * tol)
+        config, _ = auto.choose(model, TABLES)
+        if config.get("formulation") == "dual":
+            # the dual stops on the gap g >= q(x) - q*, and ||grad q||^2 <=
+            # 2 L q(x) - q* for the largest curvature L <= sum_j L_j: a gap of
+            # inner_tol^2 / (2 sum_j L_j) bounds the model's gradient by inner_tol
+            inner_tol = inner_tol ** 2 / (2.0 * float(np.sum(model.lipschitz)))
         from ._solve import solve
         result = solve(model, x0=x, tol=inner_tol, max_time=left, random_state=random_state,
                        warn=False)

@@ -21,7 +21,7 @@ _INT_MAX = 2**62
 #: the default max_iter allows this many passes over the coordinates
 MAX_PASSES = 1000
 #: the default max_iter of formulation="newton": outer iterations
-NEWTON_ITERATIONS = 100
+NEWTON_ITERATIONS = 1000
 
 
 class IterationInfo:
@@ -265,7 +265,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         (weighted least squares) are solved by this function's automatic
         configuration, with a backtracking search on the objective
         (:mod:`bcd._newton`); ``max_iter`` counts Newton steps (default
-        100).  ``"auto"``: as the automatic configuration chooses (when no
+        1000).  ``"auto"``: as the automatic configuration chooses (when no
         rule, block or update option is given), else ``"primal"``.
     shrinking : bool, default=True
         With ``formulation="dual"`` and a hinge loss: leave the dual

