@@ -323,6 +323,13 @@ elif case == "gp-gbcd":
                                   bcd.gp.SquaredExponential(lengthscale=0.3), noise=1e-4,
                                   n_threads=1)
     options.update(rule="gbcd", blocks="variable", block_size=200, update="exact")
+elif case == "dual-logistic":
+    A = rs.randn(2000, 4000)
+    problem = bcd.Logistic(A, np.sign(A @ rs.randn(4000)), l2=1e-4)
+    options.update(formulation="dual")
+elif case == "dual-multinomial":
+    problem = bcd.Multinomial(rs.randn(500, 2000), rs.randint(0, 5, 500), l2=1e-4)
+    options.update(formulation="dual")
 else:
     raise SystemExit("unknown case " + case)
 print("started", flush=True)
@@ -341,7 +348,8 @@ print(json.dumps(dict(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child needs POSIX signals")
 @pytest.mark.parametrize("case", ["ls-cyclic", "ls-callback", "lasso-workingset-inner",
-                                  "lasso-workingset-outer", "gp-gbcd"])
+                                  "lasso-workingset-outer", "gp-gbcd", "dual-logistic",
+                                  "dual-multinomial"])
 def test_sigint_returns_the_current_iterate(case):
     proc = subprocess.Popen([sys.executable, "-c", _SIGINT_SCRIPT, case],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -44,7 +44,7 @@ import numpy as np
 from libc.math cimport exp, log1p, fabs, isfinite
 from libc.stdlib cimport qsort
 from libc.stdint cimport uint64_t
-from bcd.core._clock cimport now as _now
+from bcd.core._clock cimport interrupted as _interrupted, now as _now
 
 from bcd.core._random cimport RNG, rng_seed, rng_below
 
@@ -109,9 +109,13 @@ cdef enum:
     MAX_ITER = 1
     MAX_TIME = 2
     DIVERGED = 3
+    INTERRUPTED = 4
 
 STATUS_NAMES = {CONVERGED: "converged", MAX_ITER: "max_iter", MAX_TIME: "max_time",
-                DIVERGED: "diverged"}
+                DIVERGED: "diverged", INTERRUPTED: "interrupted"}
+
+#: seconds between checks for Ctrl-C
+cdef double SIGNAL_INTERVAL = 0.1
 ORDERS = {"cyclic": ORDER_CYCLIC, "random": ORDER_RANDOM, "greedy": ORDER_GREEDY}
 
 #: the instruction-set paths of the per-sample loops (as in bcd.gp)
@@ -370,7 +374,8 @@ def multinomial_dual(const int[::1] indptr, const int[::1] indices, const double
     Returns
     -------
     dict with "W" (flat row-major d x K), "P" (n x K), "n_epochs", "status"
-    ("converged", "max_iter", "max_time", "diverged"), "optimality" (the
+    ("converged", "max_iter", "max_time", "diverged", "interrupted": Ctrl-C,
+    checked between epochs about every 0.1 s), "optimality" (the
     primal gradient's inf-norm at W), "duality_gap" (P(W) - D(P) >= 0),
     "n_checks", "n_fallbacks" (visits whose Newton method did not converge,
     solved by the fallback), "newton_iterations", "drift" (max |W - W(P)|
@@ -487,6 +492,7 @@ def multinomial_dual(const int[::1] indptr, const int[::1] indices, const double
 
     history = []
     cdef double t_start = _now(), t0, t_epochs = 0.0, t_checks = 0.0
+    cdef double t_signal = t_start
     # work of the epochs and of the tests so far, and of one test, in
     # multiply-adds (a model rather than the clock, so that where the tests
     # fall, and so the result, does not depend on the machine's load)
@@ -542,6 +548,12 @@ def multinomial_dual(const int[::1] indptr, const int[::1] indices, const double
                     break
             n_epochs = e + 1
             t_epochs += _now() - t0
+            if _now() - t_signal >= SIGNAL_INTERVAL:
+                # Ctrl-C: stop with the current iterate, as bcd.solve does
+                t_signal = _now()
+                if _interrupted():
+                    status = INTERRUPTED
+                    break
             work_epochs += K * (2.0 * nnz_active + COST_CLASS * (st.n_newton - newton_before))
             if not isfinite(proxy):
                 status = DIVERGED
