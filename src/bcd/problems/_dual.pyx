@@ -27,22 +27,19 @@ left out of the following passes, until the remaining ones converge, when
 all are brought back (liblinear's heuristic).  Shrinking never decides
 convergence: the stopping test always runs on all samples.
 
-Stopping: the duality gap P(w) - D(alpha) <= tol; it bounds P(w) - P*.
-A test costs about half a pass (a product with the rows), so tests are
-spaced: after each pass, the sum of squares of the samples' dual
-violations (measured as they are visited) is scaled by its ratio to the
-gap at the last test, and a test runs
-when that prediction reaches tol or ``MAX_SPACING`` passes after the last
-one.  With shrinking, whose violations collapse on the shrunk set, a test
+Stopping: the duality gap P(w) - D(alpha) <= tol (or tol |P(w)|); it
+bounds P(w) - P*.  A test costs about half a pass (a product with the
+rows), so tests are spaced: after each pass, the sum of squares of the
+samples' dual violations (measured as they are visited) is scaled by its
+ratio to the gap at the last test, and a test runs when that prediction
+reaches tol or ``MAX_SPACING`` passes after the last one.  With shrinking, whose violations collapse on the shrunk set, a test
 runs when the shrunk set has converged (and every sample is brought back)
 or after ``SHRUNK_WORK`` passes' worth of updates; otherwise by the linear
 rate observed between the last two tests.
 """
 import numpy as np
 from libc.math cimport exp, log, log1p, fabs, isfinite, sqrt, INFINITY, ceil
-from libc.stdlib cimport malloc, free
 from bcd.core._clock cimport interrupted as _interrupted, now as _now
-
 from bcd.core._random cimport RNG, rng_seed, rng_below
 
 cdef enum Loss:
