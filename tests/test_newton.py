@@ -132,3 +132,14 @@ def test_inner_models_through_the_dual_are_solved_to_a_gradient():
     assert result.converged, result.message
     assert np.abs(problem.gradient(result.x)).max() <= 1e-8
     assert result.objective == pytest.approx(penalized_reference(problem), rel=1e-9)
+
+
+def test_max_time_holds_for_the_whole_newton_call():
+    rs = np.random.RandomState(0)
+    A = sp.random(20000, 3000, density=0.01, random_state=0, format="csc")
+    problem = bcd.Poisson(A, rs.poisson(1.0, 20000).astype(float), l2=1e-3)
+    import time
+    start = time.perf_counter()
+    result = bcd.solve(problem, formulation="newton", tol=0.0, max_time=0.2, warn=False)
+    assert result.status == "max_time" and not result.converged
+    assert time.perf_counter() - start < 0.2 + 0.5

@@ -330,6 +330,11 @@ elif case == "dual-logistic":
 elif case == "dual-multinomial":
     problem = bcd.Multinomial(rs.randn(500, 2000), rs.randint(0, 5, 500), l2=1e-4)
     options.update(formulation="dual")
+elif case == "newton-poisson":
+    import scipy.sparse as sp
+    A = sp.random(20000, 5000, density=0.01, random_state=0, format="csc")
+    problem = bcd.Poisson(A, rs.poisson(1.0, 20000).astype(float), l2=1e-3)
+    options.update(formulation="newton")
 else:
     raise SystemExit("unknown case " + case)
 print("started", flush=True)
@@ -349,7 +354,7 @@ print(json.dumps(dict(
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child needs POSIX signals")
 @pytest.mark.parametrize("case", ["ls-cyclic", "ls-callback", "lasso-workingset-inner",
                                   "lasso-workingset-outer", "gp-gbcd", "dual-logistic",
-                                  "dual-multinomial"])
+                                  "dual-multinomial", "newton-poisson"])
 def test_sigint_returns_the_current_iterate(case):
     proc = subprocess.Popen([sys.executable, "-c", _SIGINT_SCRIPT, case],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -383,6 +388,53 @@ def test_sigint_returns_the_current_iterate(case):
     assert report["returned"] - sent < 1.0, f"solve returned {report['returned'] - sent:.2f} s " \
                                             f"after SIGINT"
     assert exited - sent < 1.0, f"process exited {exited - sent:.2f} s after SIGINT"
+
+
+_SIGINT_FIT_SCRIPT = """
+import signal, sys, time, warnings
+signal.signal(signal.SIGINT, signal.default_int_handler)
+import numpy as np
+from bcd.linear_model import LinearSVC
+rs = np.random.RandomState(0)
+X = rs.randn(3000, 300)
+y = np.arange(3000) % 6
+model = LinearSVC(tol=1e-14, max_iter=10**7)
+print("started", flush=True)
+try:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y)
+    print("returned", time.time(), flush=True)
+except KeyboardInterrupt:
+    print("interrupted", time.time(), hasattr(model, "coef_"), flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child needs POSIX signals")
+def test_sigint_ends_a_fit_of_several_solves():
+    """Ctrl-C in the first one-vs-rest solve of a LinearSVC fit: the fit does
+    not go on to the other classes, it raises KeyboardInterrupt at once and
+    leaves the estimator unfitted."""
+    proc = subprocess.Popen([sys.executable, "-c", _SIGINT_FIT_SCRIPT],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        if line.strip() != "started":
+            proc.wait(timeout=60)
+            pytest.fail(f"the child did not start: {line!r}\n{proc.stderr.read()[-3000:]}")
+        time.sleep(0.5)
+        assert proc.poll() is None, "the fit ended before SIGINT: make it longer"
+        proc.send_signal(signal.SIGINT)
+        sent = time.time()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    words = out.strip().splitlines()[-1].split()
+    assert words[0] == "interrupted", (out, err[-2000:])
+    assert float(words[1]) - sent < 1.0
+    assert words[2] == "False"
 
 
 # ------------------------------------------------------------------ pickle

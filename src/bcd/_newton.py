@@ -74,6 +74,7 @@ def run_newton(problem, tol, max_iter, max_time, x0=None, random_state=None):
     the quadratic models of ``problem`` until the optimality measure (the
     gradient's inf-norm, or the KKT residual with a penalty) is at most
     ``tol``; status is one of "converged", "max_iter", "max_time",
+    "interrupted" (Ctrl-C, in the model's solve or between steps),
     "diverged" and "stalled" (no step decreased F)."""
     check_newton(problem)
     t0 = time.perf_counter()
@@ -120,6 +121,12 @@ def run_newton(problem, tol, max_iter, max_time, x0=None, random_state=None):
         result = solve(model, x0=x, tol=inner_tol, max_time=left, random_state=random_state,
                        warn=False)
         inner += result.n_iter
+        if result.status in ("interrupted", "max_time"):
+            # Ctrl-C or the deadline inside the model's solve: stop the whole
+            # call at the current iterate (the model's unfinished step is
+            # dropped)
+            status = result.status
+            break
         d = np.asarray(result.x, dtype=np.float64) - x
         zd = np.asarray(A @ d, dtype=np.float64).ravel()
         # predicted decrease: grad^T d + g(x + d) - g(x) (<= 0 for a model descent)
@@ -150,7 +157,7 @@ def run_newton(problem, tol, max_iter, max_time, x0=None, random_state=None):
         F = F_new
         k += 1
         opt, grad = _optimality(problem, x)
-    if status == "stalled":
+    if status == "stalled" and (max_time is None or time.perf_counter() - t0 < max_time):
         # the model's steps drown in rounding (its working responses lose
         # digits where phi'' is small): finish on the problem itself
         left = None if max_time is None else max(max_time - (time.perf_counter() - t0), 1e-9)
@@ -160,5 +167,7 @@ def run_newton(problem, tol, max_iter, max_time, x0=None, random_state=None):
         inner += result.n_iter
         if result.objective <= F or result.optimality < opt:
             x, opt = np.asarray(result.x, dtype=np.float64), result.optimality
+            status = result.status
+        elif result.status in ("interrupted", "max_time"):
             status = result.status
     return x, status, k, opt, inner

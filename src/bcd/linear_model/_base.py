@@ -84,13 +84,17 @@ class SolveRecord:
     """The solves of one ``fit``: runs :func:`bcd.solve` with the estimator's
     options, silencing the solver's own convergence warnings, and issues a
     single scikit-learn ``ConvergenceWarning`` at the end of the fit if a
-    solve stopped before reaching its tolerance."""
+    solve stopped before reaching its tolerance.  A solve stopped by Ctrl-C
+    ends a fit of one solve with that warning; a fit that asks for another
+    solve after it gets ``KeyboardInterrupt`` instead (one-vs-rest classes,
+    several targets, refinements)."""
 
     def __init__(self, estimator, solver_options):
         self.name = type(estimator).__name__
         self.options = solver_kwargs(solver_options)
         self.failures = []
         self.n_iter = 0
+        self.interrupted = False
         # the automatic configuration of the problems with a duality gap works on
         # working sets, which can stop on gap_tol; an explicit one may not
         explicit = any(self.options.get(k, "auto") != "auto" for k in CONFIGURATION_OPTIONS)
@@ -123,12 +127,18 @@ class SolveRecord:
         coordinates (``max_iter * n_coordinates`` block updates; None: the
         default of :func:`bcd.solve`) and the KKT tolerance ``tol``;
         ``solver_options`` override both."""
+        if self.interrupted:
+            # Ctrl-C stopped an earlier solve of this fit: the user wants out,
+            # not the next target, class or refinement
+            raise KeyboardInterrupt(f"{self.name}.fit was interrupted during a solve; the "
+                                    f"estimator is left as it was before the fit.")
         options = self._options(problem, max_iter, tol, extra)
         if x0 is None:
             x0 = np.zeros(problem.n_coordinates)
         # failures are collected and reported by warn(); warn=False, not
         # warnings.catch_warnings, which is not thread-safe
         result = solve(problem, x0=x0, warn=False, **options)
+        self.interrupted = result.status == "interrupted"
         self.n_iter += result.n_iter
         if not result.converged and result.status != "callback":
             self.failures.append(result)
