@@ -126,18 +126,6 @@ def _signed(loss, target, alpha, weights):
     return target * alpha
 
 
-def _curvature(loss, z, t):
-    """phi''(z; t) (generalized for the squared hinge, 0 for the hinge)."""
-    if loss == "squared":
-        return np.ones_like(z)
-    if loss == "logistic":
-        p = _sigmoid(t * z)
-        return p * (1.0 - p)
-    if loss == "squared_hinge":
-        return np.where(1.0 - t * z > 0.0, 2.0, 0.0)
-    return np.zeros_like(z)
-
-
 def _sigmoid(u):
     return np.exp(-np.logaddexp(0.0, -u))
 
@@ -251,11 +239,12 @@ def solve_dual(problem, tol, max_epochs, max_time, rule, random_state, x0=None,
                                       mu, col0) - float(beta @ (col0 * (c + shift)))
             # the certificate of the returned x, recomputed from it
             gap = primal - dual_obj
-            if free is not None:
-                # with the intercept's promised decrease (see linear_dual)
-                h = problem.gradient(x)[free]
+            if free is not None and loss != "hinge":
+                # with the intercept's promised decrease (see linear_dual; the
+                # hinge's piecewise-linear c is minimized exactly there)
                 z = np.asarray(problem.A @ x).ravel()
-                curv = float(col0 ** 2 @ (weights * _curvature(loss, z, target)))
+                d1, d2 = problem._loss_derivatives(z)
+                h, curv = float(col0 @ d1), float(col0 ** 2 @ d2)
                 gap += h * h / (2.0 * curv) if curv > 0 else (0.0 if h == 0 else np.inf)
         if not np.isfinite(gap):
             status = "diverged"

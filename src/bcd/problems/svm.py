@@ -72,11 +72,14 @@ class LinearSVM(_LinearModel):
             self.capabilities = _LinearModel.capabilities | {"dual", "quadratic_model"}
         super().__init__(A, dtype, t, l2)
         if loss == "hinge":
-            free = np.sum(np.broadcast_to(np.asarray(self.l2), (self.n_coordinates,)) == 0.0)
-            if free > 1 or free == self.n_coordinates:
-                raise ValueError("loss='hinge' needs l2 > 0 on every coordinate but at most "
-                                 "one (an intercept): it is solved through its dual, which "
-                                 "exists only with a strictly convex L2 term.")
+            # no unpenalized coordinate either: minimizing an intercept as a
+            # block of its own stalls on the hinge's kinks (coordinate descent
+            # on a non-smooth, non-separable objective), short of the optimum
+            self._dual_unpenalized = 0
+            if not np.all(np.asarray(self.l2) > 0.0):
+                raise ValueError("loss='hinge' needs l2 > 0 on every coordinate: it is "
+                                 "solved through its dual, which exists only with a strictly "
+                                 "convex L2 term.")
         self._set_penalty(penalty)
         self.classes = classes
         self.y = t
