@@ -396,9 +396,11 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 import numpy as np
 from bcd.linear_model import LinearSVC
 rs = np.random.RandomState(0)
-X = rs.randn(3000, 300)
-y = np.arange(3000) % 6
-model = LinearSVC(tol=1e-14, max_iter=10**7)
+# wide data (the dual) and a hinge loss with little regularization: each
+# class takes minutes, so the signal lands in the first of six
+X = rs.randn(2000, 3000)
+y = np.arange(2000) % 6
+model = LinearSVC(C=1e4, loss="hinge", tol=1e-14, max_iter=10**7)
 print("started", flush=True)
 try:
     with warnings.catch_warnings():

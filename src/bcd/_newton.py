@@ -86,76 +86,82 @@ def run_newton(problem, tol, max_iter, max_time, x0=None, random_state=None):
     opt, grad = _optimality(problem, x)
     first = opt
     status, k, inner = "max_iter", 0, 0
-    while True:
-        if not (np.isfinite(F) and np.isfinite(opt)):
-            status = "diverged"
-            break
-        if opt <= tol:
-            status = "converged"
-            break
-        if k >= max_iter:
-            break
-        left = None
-        if max_time is not None:
-            left = max_time - (time.perf_counter() - t0)
-            if left <= 0.0:
-                status = "max_time"
+    try:
+        while True:
+            if not (np.isfinite(F) and np.isfinite(opt)):
+                status = "diverged"
                 break
-        d1, d2 = problem._loss_derivatives(z)
-        live = d2 > 0.0
-        weights = np.where(live, d2, 0.0)
-        if not np.any(weights > 0.0):
-            status = "stalled"
-            break
-        target = np.where(live, z - d1 / np.where(live, d2, 1.0), 0.0)
-        model = LeastSquares(A, target, l2=problem.l2, penalty=problem.penalty,
-                             sample_weight=weights)
-        inner_tol = max(FORCING * opt * min(1.0, np.sqrt(opt / first)), 0.25 * tol)
-        config, _ = auto.choose(model, TABLES)
-        if config.get("formulation") == "dual":
-            # the dual stops on the gap g >= q(x) - q*, and ||grad q||^2 <=
-            # 2 L q(x) - q* for the largest curvature L <= sum_j L_j: a gap of
-            # inner_tol^2 / (2 sum_j L_j) bounds the model's gradient by inner_tol
-            inner_tol = inner_tol ** 2 / (2.0 * float(np.sum(model.lipschitz)))
-        from ._solve import solve
-        result = solve(model, x0=x, tol=inner_tol, max_time=left, random_state=random_state,
-                       warn=False)
-        inner += result.n_iter
-        if result.status in ("interrupted", "max_time"):
-            # Ctrl-C or the deadline inside the model's solve: stop the whole
-            # call at the current iterate (the model's unfinished step is
-            # dropped)
-            status = result.status
-            break
-        d = np.asarray(result.x, dtype=np.float64) - x
-        zd = np.asarray(A @ d, dtype=np.float64).ravel()
-        # predicted decrease: grad^T d + g(x + d) - g(x) (<= 0 for a model descent)
-        delta = float(grad @ d) + _penalty_value(problem, x + d) - _penalty_value(problem, x)
-        if not delta < 0.0:
-            status = "stalled"
-            break
-        step, accepted = 1.0, False
-        for _ in range(MAX_HALVINGS):
-            F_new = _objective(problem, z + step * zd, x + step * d)
-            if F_new <= F + ARMIJO * step * delta:
-                accepted = True
+            if opt <= tol:
+                status = "converged"
                 break
-            step *= SHRINK
-        if not accepted:
-            # near the solution the decrease can drown in the rounding of F:
-            # take the model's step if it lowers the optimality measure
-            opt_new, grad_new = _optimality(problem, x + d)
-            if not opt_new < opt:
+            if k >= max_iter:
+                break
+            left = None
+            if max_time is not None:
+                left = max_time - (time.perf_counter() - t0)
+                if left <= 0.0:
+                    status = "max_time"
+                    break
+            d1, d2 = problem._loss_derivatives(z)
+            live = d2 > 0.0
+            weights = np.where(live, d2, 0.0)
+            if not np.any(weights > 0.0):
                 status = "stalled"
                 break
-            x, z, k = x + d, z + zd, k + 1
-            F = _objective(problem, z, x)
-            opt, grad = opt_new, grad_new
-            continue
-        x = x + step * d
-        z = z + step * zd
-        F = F_new
-        k += 1
+            target = np.where(live, z - d1 / np.where(live, d2, 1.0), 0.0)
+            model = LeastSquares(A, target, l2=problem.l2, penalty=problem.penalty,
+                                 sample_weight=weights)
+            inner_tol = max(FORCING * opt * min(1.0, np.sqrt(opt / first)), 0.25 * tol)
+            config, _ = auto.choose(model, TABLES)
+            if config.get("formulation") == "dual":
+                # the dual stops on the gap g >= q(x) - q*, and ||grad q||^2 <=
+                # 2 L q(x) - q* for the largest curvature L <= sum_j L_j: a gap of
+                # inner_tol^2 / (2 sum_j L_j) bounds the model's gradient by inner_tol
+                inner_tol = inner_tol ** 2 / (2.0 * float(np.sum(model.lipschitz)))
+            from ._solve import solve
+            result = solve(model, x0=x, tol=inner_tol, max_time=left, random_state=random_state,
+                           warn=False)
+            inner += result.n_iter
+            if result.status in ("interrupted", "max_time"):
+                # Ctrl-C or the deadline inside the model's solve: stop the whole
+                # call at the current iterate (the model's unfinished step is
+                # dropped)
+                status = result.status
+                break
+            d = np.asarray(result.x, dtype=np.float64) - x
+            zd = np.asarray(A @ d, dtype=np.float64).ravel()
+            # predicted decrease: grad^T d + g(x + d) - g(x) (<= 0 for a model descent)
+            delta = float(grad @ d) + _penalty_value(problem, x + d) - _penalty_value(problem, x)
+            if not delta < 0.0:
+                status = "stalled"
+                break
+            step, accepted = 1.0, False
+            for _ in range(MAX_HALVINGS):
+                F_new = _objective(problem, z + step * zd, x + step * d)
+                if F_new <= F + ARMIJO * step * delta:
+                    accepted = True
+                    break
+                step *= SHRINK
+            if not accepted:
+                # near the solution the decrease can drown in the rounding of F:
+                # take the model's step if it lowers the optimality measure
+                opt_new, grad_new = _optimality(problem, x + d)
+                if not opt_new < opt:
+                    status = "stalled"
+                    break
+                x, z, k = x + d, z + zd, k + 1
+                F = _objective(problem, z, x)
+                opt, grad = opt_new, grad_new
+                continue
+            x = x + step * d
+            z = z + step * zd
+            F = F_new
+            k += 1
+            opt, grad = _optimality(problem, x)
+    except KeyboardInterrupt:
+        # Ctrl-C in the Python part of a step (building the model, the
+        # search): the last accepted iterate, with its own certificate
+        status = "interrupted"
         opt, grad = _optimality(problem, x)
     if status == "stalled" and (max_time is None or time.perf_counter() - t0 < max_time):
         # the model's steps drown in rounding (its working responses lose
