@@ -28,6 +28,8 @@ import os
 
 import numpy as np
 cimport cython
+
+from bcd._resources import resolve_threads
 from cython.parallel cimport prange, parallel, threadid
 from libc.math cimport sqrt
 from libc.stdlib cimport malloc, calloc, free
@@ -141,8 +143,9 @@ def kernel_isa():
 
 
 def max_threads():
-    """Threads used by default (OpenMP's limit; 1 without OpenMP)."""
-    return bcd_max_threads()
+    """Threads used by default (OpenMP's limit; 1 without OpenMP, and in a
+    child forked after parallel loops ran, see :mod:`bcd._resources`)."""
+    return resolve_threads(None, bcd_max_threads())
 
 
 cdef inline double _factor(int code, double s, double inv_l2, double inv_per) noexcept nogil:
@@ -223,7 +226,7 @@ cdef class CyKernelEvaluator:
         self.f_inv_per = np.asarray(inv_per, dtype=np.float64)
         self.diag_value = float(np.sum(coef))
         self.single_se = len(code) == 1 and code[0] == SQUARED_EXPONENTIAL
-        self.n_threads = max(1, int(n_threads) if n_threads else bcd_max_threads())
+        self.n_threads = resolve_threads(n_threads, bcd_max_threads())
         self._keep = (A1, A2, B1, B2)
         self.n_params = 0
 

@@ -3,6 +3,7 @@ import numbers
 
 import numpy as np
 
+from .._resources import resolve_threads
 from .._validation import check_vector, result_dtype
 from ..core._matrix import CyMatrix
 from ..problems._base import Problem
@@ -122,7 +123,7 @@ class GaussianProcess(Problem):
         self.noise = noise
         self.precomputed = bool(precomputed)
         self.cache_size = cache_size
-        self.n_threads = int(n_threads) if n_threads else max_threads()
+        self.n_threads = resolve_threads(n_threads, max_threads())
         self.n_coordinates = n
         self._set_lipschitz(diag + noise)
         self._eval = kernel.evaluator(X, n_threads=self.n_threads)

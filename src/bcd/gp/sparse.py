@@ -39,6 +39,7 @@ import scipy.linalg
 from scipy.linalg import blas
 
 from .._progress import Progress, check_verbose
+from .._resources import resolve_threads
 from .._result import ConvergenceWarning
 from .._validation import check_scalar
 from ._kernel import CyKernelEvaluator, max_threads
@@ -931,7 +932,7 @@ class SparseGPRegressor(_RegressorBase):
         kernel._check_dim(X.shape[1])
         kernel._validate_inputs(X, "X")
         rng = np.random.default_rng(self.random_state)
-        n_threads = int(self.n_threads) if self.n_threads else max_threads()
+        n_threads = resolve_threads(self.n_threads, max_threads())
         nu = 1 if self.objective == "vfe" else 0
         fac = _Factor(X, y, m, n_threads, nu)
         fac.set_model(kernel, float(self.noise))

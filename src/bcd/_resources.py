@@ -1,0 +1,94 @@
+"""What this process may use: threads and memory.
+
+* :func:`resolve_threads` turns a user's ``n_threads`` into the number of
+  OpenMP threads a compiled loop runs with.  In a child process forked after
+  this process ran parallel OpenMP regions it is 1: GNU OpenMP's thread pool
+  does not survive ``fork()`` (the child would wait forever for the parent's
+  workers), so such a child runs the same loops on one thread and says so
+  once.  Processes started with the ``spawn`` or ``forkserver`` method are
+  not affected.
+* :func:`available_memory` is the memory this process can still allocate:
+  the smaller of the system's available memory and what is left of the
+  cgroup's limit.
+"""
+import os
+import warnings
+
+# True once a compiled loop was given more than one thread in this process
+_parallel_used = False
+# True in a child forked after that
+_forked_after_parallel = False
+
+
+def _after_fork_in_child():
+    global _forked_after_parallel
+    if _parallel_used:
+        _forked_after_parallel = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def resolve_threads(n_threads, default):
+    """The threads a compiled loop uses when ``n_threads`` is asked for
+    (None or 0: ``default``, OpenMP's limit)."""
+    global _parallel_used
+    threads = max(1, int(n_threads) if n_threads else int(default))
+    if threads > 1 and _forked_after_parallel:
+        _warn_forked()
+        return 1
+    if threads > 1:
+        _parallel_used = True
+    return threads
+
+
+_warned = False
+
+
+def _warn_forked():
+    global _warned
+    if not _warned:
+        _warned = True
+        warnings.warn("This process was forked after its parent ran parallel OpenMP loops, "
+                      "whose threads do not survive fork(); bcd's compiled loops run on one "
+                      "thread here.  Start worker processes with the 'spawn' or 'forkserver' "
+                      "method (multiprocessing.get_context('spawn'), or "
+                      "ProcessPoolExecutor(mp_context=...)) to use several threads in each.",
+                      RuntimeWarning, stacklevel=4)
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def available_memory():
+    """Bytes this process can still allocate, or None when unknown: the
+    smaller of the system's ``MemAvailable`` and the cgroup limit (v2
+    ``memory.max`` or v1 ``memory.limit_in_bytes``) less its usage."""
+    candidates = []
+    meminfo = _read("/proc/meminfo")
+    if meminfo:
+        for line in meminfo.splitlines():
+            if line.startswith("MemAvailable:"):
+                candidates.append(int(line.split()[1]) * 1024)
+                break
+    for limit_path, usage_path in (("/sys/fs/cgroup/memory.max",
+                                    "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        limit, usage = _read(limit_path), _read(usage_path)
+        if limit and limit.isdigit() and int(limit) < 1 << 60:
+            used = int(usage) if usage and usage.isdigit() else 0
+            candidates.append(max(0, int(limit) - used))
+            break
+    if not candidates:
+        try:
+            candidates.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):
+            return None
+    return min(candidates)
