@@ -133,3 +133,22 @@ def test_forked_child_after_a_parallel_gp_solve_finishes():
                          timeout=240)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"
+
+
+def test_overlapping_blas_limits_restore_the_original():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads_now():
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info()
+                if i["user_api"] == "blas"]
+
+    before = blas_threads_now()
+    first = _resources.blas_threads(1)
+    second = _resources.blas_threads(2)
+    first.__enter__()
+    second.__enter__()
+    assert set(blas_threads_now()) <= {1}
+    first.__exit__(None, None, None)         # the first out does not restore
+    assert set(blas_threads_now()) <= {2}
+    second.__exit__(None, None, None)        # the last out does
+    assert blas_threads_now() == before

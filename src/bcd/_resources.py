@@ -7,12 +7,17 @@
   workers), so such a child runs the same loops on one thread and says so
   once.  Processes started with the ``spawn`` or ``forkserver`` method are
   not affected.
+* :func:`blas_threads` lowers the BLAS library's thread count while a fit
+  runs tasks in threads; overlapping fits share it instead of restoring it
+  under each other.
 * :func:`available_memory` is the memory this process can still allocate:
   the smaller of the system's available memory and what is left of the
   cgroup's limit.
 """
 import os
+import threading
 import warnings
+from contextlib import contextmanager
 
 # True once a compiled loop was given more than one thread in this process
 _parallel_used = False
@@ -92,3 +97,45 @@ def available_memory():
         except (ValueError, OSError, AttributeError):
             return None
     return min(candidates)
+
+
+# ------------------------------------------------------------------ BLAS threads
+# The BLAS library's thread count is one setting for the whole process.
+# Fits that run concurrently (in threads) and each lower it must not restore
+# it under each other: the first one in saves the setting, the last one out
+# restores it, and while any is active the lowest limit asked for holds.
+
+
+_blas_lock = threading.Lock()
+_blas_active = []          # the limits asked for by the contexts now open
+_blas_saved = None         # threadpoolctl's handle on the original setting
+
+
+@contextmanager
+def blas_threads(limit):
+    """Limit the BLAS library to ``limit`` threads while the context is open,
+    safely when several such contexts overlap in threads of one process.
+    Without threadpoolctl it does nothing."""
+    global _blas_saved
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:          # pragma: no cover - threadpoolctl is optional
+        yield
+        return
+    limit = max(1, int(limit))
+    with _blas_lock:
+        _blas_active.append(limit)
+        if len(_blas_active) == 1:
+            _blas_saved = threadpool_limits(limits=limit, user_api="blas")
+        else:
+            threadpool_limits(limits=min(_blas_active), user_api="blas")
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_active.remove(limit)
+            if _blas_active:
+                threadpool_limits(limits=min(_blas_active), user_api="blas")
+            else:
+                _blas_saved.restore_original_limits()
+                _blas_saved = None
