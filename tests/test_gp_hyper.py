@@ -680,35 +680,6 @@ def test_killing_a_worker_mid_fit_retries_or_fails_clearly(client):
     client.wait_for_workers(2, timeout=60)
 
 
-# ------------------------------------------------------------------ reproduction command
-
-def test_reproduction_pieces(capsys, tmp_path):
-    from bcd.gp import _repro
-
-    results = _repro.table1(sizes=(80,), draws=2, kernels=("SE", "LP"))
-    text = capsys.readouterr().out
-    assert "GPCV-ADMM estimates" in text and "paper" not in text.split("\n")[3]
-    assert "GPCV-exact estimates" in text
-    for key in (("SE", 80), ("LP", 80)):
-        for method in ("cv", "exact", "ml"):
-            est, mse, seconds, iters = results[key][method]
-            assert est.shape == (2, 1 if key[0] == "SE" else 2) and np.all(mse > 0)
-    pytest.importorskip("statsmodels")
-    pytest.importorskip("matplotlib")
-    co2 = _repro.mauna_loa(n_restarts=0)
-    assert set(co2["fits"]) == {"ML", "GPCV-ADMM", "GPCV-exact"}
-    assert all(np.isfinite(f["smse"]) for f in co2["fits"].values())
-    out = tmp_path / "co2.png"
-    _repro.plot(co2, out)
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_reproduce_gpcv_rejects_no_draws():
-    from bcd.__main__ import main
-    with pytest.raises(SystemExit):
-        main(["reproduce", "gpcv", "--draws", "0"])
-
-
 def test_discrete_kernels_say_their_parameters_are_not_learned_here():
     rng = np.random.default_rng(0)
     X = rng.integers(0, 3, (40, 3)).astype(float)
