@@ -15,6 +15,7 @@ from .core._monitor import CyFaceMonitor
 from .core import auto
 from .core.assembly import TABLES, assemble
 from .problems import Problem
+from ._newton import check_newton, run_newton
 from .problems.dual import check_dual, solve_dual
 
 _INT_MAX = 2**62
@@ -573,7 +574,6 @@ def _driver_result(problem, x, status, n_iter, optimality, tol, elapsed, options
 
 def _solve_newton(problem, given, spec_options, args, auto_row):
     """:func:`solve` with ``formulation="newton"``; ``args`` are its arguments."""
-    from ._newton import check_newton, run_newton
     check_newton(problem)
     max_iter, tol, tol_mode, max_time, x0 = _driver_arguments(
         "newton", problem, given, spec_options, args, (),
@@ -589,7 +589,7 @@ def _solve_newton(problem, given, spec_options, args, auto_row):
               file=progress.stream, flush=True)
     t0 = time.perf_counter()
     x, status, n_iter, optimality, inner = run_newton(problem, tol, max_iter, max_time, x0,
-                                                      args["random_state"])
+                                                      args["random_state"], solve)
     options = dict(formulation="newton", tol=tol, tol_mode=tol_mode, max_iter=max_iter,
                    inner_iterations=inner, auto=None if auto_row is None else auto_row.name)
     message = None
