@@ -94,6 +94,13 @@ def final(problem, max_iter=300, **options):
     return bcd.solve(problem, max_iter=max_iter, tol=0.0, random_state=0, **options).objective
 
 
+def quiet_solve(*args, **kwargs):
+    """bcd.solve as called, without the ConvergenceWarning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bcd.ConvergenceWarning)
+        return bcd.solve(*args, **kwargs)
+
+
 def solve_quietly(problem, **kwargs):
     """bcd.solve with a tight default tol and without the ConvergenceWarning."""
     kwargs.setdefault("tol", 1e-10)

@@ -820,3 +820,14 @@ def test_solve_rejects_fixed_block_partitions_on_forest_blocks(blocks, partition
                                          r"blocks 'fixed'"):
         bcd.solve(lattice_problem(), rule="gs", blocks=blocks, partition=partition,
                   update="exact")
+
+
+# ---------------------------------------------------------- tree_solve errors
+
+def test_tree_solve_tells_asymmetry_from_a_cycle():
+    one_sided = sp.csr_matrix(np.array([[2.0, 1, 0], [0, 2, 0], [0, 0, 2]]))
+    with pytest.raises(ValueError, match="symmetric"):
+        bcd.tree_solve(one_sided, np.ones(3))
+    triangle = np.array([[3.0, 1, 1], [1, 3, 1], [1, 1, 3]])
+    with pytest.raises(ValueError, match="cycle"):
+        bcd.tree_solve(triangle, np.ones(3))

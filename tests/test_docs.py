@@ -24,7 +24,7 @@ def test_docstring_examples(name):
 
 
 def test_combinations_page_is_generated_from_the_specs():
-    from bcd.core import reference_markdown
+    from bcd._reference import reference_markdown
     page = (ROOT / "docs" / "combinations.md").read_text()
     assert page == reference_markdown(), \
         "docs/combinations.md is stale: python -m bcd combinations > docs/combinations.md"

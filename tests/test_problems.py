@@ -1332,3 +1332,16 @@ def test_poisson_refuses_what_needs_a_bound():
     with pytest.raises(ValueError, match="y must be non-negative"):
         bcd.Poisson(A, -np.ones(30))
     assert bcd.problems.make("poisson", A=A, y=y).n_coordinates == 5
+
+
+# --------------------------------------------------------- multinomial labels
+
+def test_multinomial_keeps_label_values_and_dtype():
+    A = np.random.RandomState(0).rand(6, 3)
+    y = np.array([2**60, 2**60 + 1, 2**60 + 2] * 2, dtype=np.int64)
+    problem = bcd.Multinomial(A, y)
+    assert problem.n_classes == 3
+    assert problem.classes.dtype == np.int64
+    np.testing.assert_array_equal(problem.classes, np.unique(y))
+    with pytest.raises(ValueError, match="integer class labels"):
+        bcd.Multinomial(A, [0.5, 1, 0, 1, 0, 1])

@@ -4,6 +4,7 @@ incremental tracking of the gradient and the orderings reported by Nutini,
 Laradji and Schmidt. The GBCD rule is tested with the Gaussian processes in
 test_gp.py."""
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ import scipy.sparse as sp
 
 import bcd
 
-from _data import (BLOCKS, assemble_parts, GREEDY, RULES, final, lbfgs_reference, logistic_data,
+from _data import (BLOCKS, assemble_parts, quiet_solve, GREEDY, RULES, final, lbfgs_reference, logistic_data,
                    multinomial_data, random_problem, small)
 
 
@@ -316,3 +317,32 @@ def test_gsq_ahead_of_gsd_with_variable_blocks():
         p = small(name)
         assert final(p, rule="gsq", blocks="variable", block_size=5, update="matrix") < \
             final(p, rule="gsd", blocks="variable", block_size=5, update="matrix")
+
+
+# ------------------------------------------------- rule gbcd: no endless loop
+
+def test_gbcd_on_a_rank_deficient_quadratic_terminates():
+    # units judged dependent on the block used to stay "free" in the count of
+    # candidates, and the candidate draw waited for ever for units that did
+    # not exist
+    rs = np.random.RandomState(0)
+    B = rs.randn(3, 300)
+    Q = B.T @ B                                   # PSD, rank 3
+    c = Q @ rs.randn(300)
+    start = time.perf_counter()
+    result = quiet_solve(bcd.Quadratic(Q, c), rule="gbcd", update="exact", max_iter=10,
+                          max_time=5)
+    assert time.perf_counter() - start < 4.0
+    assert result.converged
+    np.testing.assert_allclose(Q @ result.x, c, atol=1e-6 * np.abs(c).max())
+
+
+def test_gbcd_with_few_independent_units_left_draws_from_them():
+    # most units dependent: the rejection draw must fall back to a scan
+    rs = np.random.RandomState(1)
+    B = rs.randn(20, 2000)
+    Q = B.T @ B + 1e-3 * np.eye(2000)
+    c = rs.randn(2000)
+    result = quiet_solve(bcd.Quadratic(Q, c), rule="gbcd", update="exact", block_size=100,
+                          max_iter=3, max_time=5)
+    assert result.n_iter == 3

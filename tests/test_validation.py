@@ -157,3 +157,32 @@ def test_x0_length_mismatch():
         bcd.solve(problem, x0=np.zeros(N_FEATURES + 1))
     with pytest.raises(ValueError, match=r"x0"):
         bcd.solve(problem, x0=np.zeros((N_FEATURES, 2)))
+
+
+# --------------------------------------------- parameters and inputs rejected
+
+def test_penalty_and_kernel_parameters_are_type_checked():
+    with pytest.raises(TypeError, match="positive must be True or False"):
+        bcd.L1(1.0, positive="no")
+    assert bcd.L1(1.0, positive=np.True_).positive is True
+    with pytest.raises(ValueError, match="NaN"):
+        bcd.L1(1.0).prox([np.nan, 1.0])
+    with pytest.raises(TypeError, match="lengthscale"):
+        bcd.gp.SquaredExponential("1")
+    with pytest.raises(TypeError, match="lengthscale"):
+        bcd.gp.Matern(1.5, True)
+
+
+def test_complex_and_masked_inputs_are_rejected():
+    W = bcd.datasets.make_lattice_graph(3, 3)
+    labels = np.full(9, np.nan)
+    labels[0] = 1.0
+    with pytest.raises(TypeError, match="complex"):
+        bcd.LabelPropagation(W, labels.astype(complex))
+    masked = np.ma.masked_array(np.ones(9), mask=[False] + [True] * 8)
+    with pytest.raises(TypeError, match="masked"):
+        bcd.LabelPropagation(W, masked)
+    with pytest.raises(TypeError, match="masked"):
+        bcd.LeastSquares(np.ma.masked_array(np.ones((3, 2))), np.ones(3))
+    with pytest.raises(TypeError, match="masked"):
+        bcd.LeastSquares(np.ones((3, 2)), np.ma.masked_array(np.ones(3)))

@@ -127,7 +127,7 @@ def main(argv=None):
             parser.error("--n-train must be at least 2 and --n-test at least 1")
         gp_demo(args.n_train, args.n_test, solvers, args.cg_max_time)
     elif args.command == "combinations":
-        from .core import reference_markdown
+        from ._reference import reference_markdown
         print(reference_markdown(), end="")
     elif args.command == "reproduce" and args.figure == "gpcv":
         if args.draws < 1:

@@ -69,13 +69,16 @@ def _objective(problem, z, x):
         + _penalty_value(problem, x)
 
 
-def run_newton(problem, tol, max_iter, max_time, x0=None, random_state=None):
+def run_newton(problem, tol, max_iter, max_time, x0, random_state, solve):
     """``(x, status, n_iter, optimality, inner_passes)``: Newton steps on
     the quadratic models of ``problem`` until the optimality measure (the
     gradient's inf-norm, or the KKT residual with a penalty) is at most
     ``tol``; status is one of "converged", "max_iter", "max_time",
     "interrupted" (Ctrl-C, in the model's solve or between steps),
-    "diverged" and "stalled" (no step decreased F)."""
+    "diverged" and "stalled" (no step decreased F).
+
+    ``solve`` is :func:`bcd.solve`, which solves the models (passed in by
+    it: this driver sits below the entry point that dispatches to it)."""
     check_newton(problem)
     t0 = time.perf_counter()
     n = problem.n_coordinates
@@ -118,7 +121,6 @@ def run_newton(problem, tol, max_iter, max_time, x0=None, random_state=None):
                 # 2 L q(x) - q* for the largest curvature L <= sum_j L_j: a gap of
                 # inner_tol^2 / (2 sum_j L_j) bounds the model's gradient by inner_tol
                 inner_tol = inner_tol ** 2 / (2.0 * float(np.sum(model.lipschitz)))
-            from ._solve import solve
             result = solve(model, x0=x, tol=inner_tol, max_time=left, random_state=random_state,
                            warn=False)
             inner += result.n_iter
@@ -167,7 +169,6 @@ def run_newton(problem, tol, max_iter, max_time, x0=None, random_state=None):
         # the model's steps drown in rounding (its working responses lose
         # digits where phi'' is small): finish on the problem itself
         left = None if max_time is None else max(max_time - (time.perf_counter() - t0), 1e-9)
-        from ._solve import solve
         result = solve(problem, formulation="primal", x0=x, tol=tol, max_time=left,
                        random_state=random_state, warn=False)
         inner += result.n_iter

@@ -14,7 +14,9 @@ from .core._extrapolate import CyAnderson
 from .core._monitor import CyFaceMonitor
 from .core import auto
 from .core.assembly import TABLES, assemble
+from .core.specs import option_index, options_docstring
 from .problems import Problem
+from ._newton import check_newton, run_newton
 from .problems.dual import check_dual, solve_dual
 
 _INT_MAX = 2**62
@@ -38,20 +40,17 @@ class IterationInfo:
         return f"IterationInfo(iteration={self.iteration}, objective={self.objective:.10g})"
 
 
-def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
-          partition=None, max_iter=None, tol=None, max_time=None, x0=None,
-          random_state=None, callback=None, verbose=False, check_every="auto",
-          callback_every=1, lipschitz=None, gsd_diagonal=None, gsq_method=None,
-          target_support=None, mi_candidates=None, mi_refresh=None, vertex_order=None,
-          working_set="auto",
-          extrapolation="auto", screening=True, gap_tol=None, tol_mode="absolute",
-          warn=True, formulation="auto", shrinking=True):
+def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto", *,
+          tol=None, max_iter=None, max_time=None, tol_mode="absolute", x0=None,
+          random_state=None, callback=None, callback_every=1, verbose=False,
+          check_every="auto", target_support=None, screening=True, gap_tol=None, warn=True,
+          formulation="auto", shrinking=True, **options):
     """Minimize a problem by block coordinate descent.
 
     With ``rule``, ``blocks``, ``block_size`` and ``update`` all left at
-    ``"auto"`` (and none of ``partition``, ``vertex_order``, ``lipschitz``,
-    ``gsd_diagonal``, ``gsq_method``, ``mi_candidates``, ``mi_refresh``
-    given), the configuration is chosen from the problem's structure,
+    ``"auto"`` (and no option of a rule, block strategy or update given but
+    ``working_set`` and ``extrapolation``, see Other Parameters), the
+    configuration is chosen from the problem's structure,
     penalty and size by the measured table :data:`bcd.core.auto.AUTO_TABLE`
     (for example coordinate descent on working sets with Anderson
     extrapolation for a Lasso, forest-structured blocks for label
@@ -120,11 +119,6 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         the coordinates free to move, proximal gradient on those held at a
         bound or at 0); ``"homotopy"`` the exact block minimizer of a
         quadratic with an L1 penalty or bounds along a piecewise-linear path.
-    partition : {"sort", "order", "random", "avg"}, optional
-        How fixed blocks are formed: ``"sort"`` (by decreasing ``L_i``,
-        largest together; the default where the problem has Lipschitz
-        constants, else ``"order"``), ``"order"``, ``"random"`` or
-        ``"avg"``.  Only with ``blocks="fixed"``.
     max_iter : int, optional
         Maximum number of block updates.  Default 10000, and with the
         automatic configuration the updates of 1000 passes over the
@@ -179,55 +173,11 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         whose outer loop runs the tests (see ``working_set``).
     callback_every : int, default=1
         Iterations between callback calls.
-    lipschitz : {"bound", "estimate"}, optional
-        Step size of the gradient update.  ``"bound"``: ``L_b`` is the
-        largest eigenvalue of the block's curvature bound.  ``"estimate"``:
-        a running estimate that starts at 1 and doubles until the step
-        decreases f by ``||grad_b f||^2 / (2 L_b)`` (kept per block for
-        fixed blocks, per coordinate for variable blocks).  Default
-        ``"bound"``, and ``"estimate"`` for problems without Lipschitz
-        constants (such as :class:`bcd.Poisson`).
-    gsd_diagonal : {"lipschitz", "lipschitz_tau", "sirt"}, default="lipschitz"
-        ``D_i`` of the GSD rule: ``L_i``; ``L_i * tau`` (the variant with a
-        proven progress bound; it selects the same blocks when all have
-        size tau); or the row sums ``sum_j |M_ij|`` of the Hessian bound M
-        (SIRT).
-    gsq_method : {"iht", "omp"}, default="iht"
-        Approximation of the GSQ rule for variable blocks: 10 iterations of
-        iterative hard thresholding, or orthogonal matching pursuit.
     target_support : array-like of shape (n_coordinates,), optional
         With a penalty: a known solution's support (bool: non-zero, or for
         a box at a bound) or its faces (int in {-1, 0, 1}: the signs for L1,
         the bound for a box).  ``result.support_iteration`` is then the
         first iteration at which the iterate has it.
-    mi_candidates : int, default=60
-        Random candidates examined for each coordinate added to a block by
-        rule "gbcd" (kappa; at least the number of coordinates makes every
-        choice exact).
-    mi_refresh : int, optional
-        For rule "gbcd": how many of the ``mi_candidates`` are drawn afresh
-        for each added coordinate; the best-scoring others stay candidates,
-        and their rows of the Hessian need only the entries of the
-        coordinates added since.  Default: all of them, Bo and
-        Sminchisescu's rule.
-    vertex_order : {"natural", "random", "lipschitz"}, default="natural"
-        For ``blocks="forest_partition"`` and ``"coloring"``: the order in
-        which the greedy algorithm visits the nodes (``"lipschitz"``:
-        decreasing ``L_i``).
-
-    working_set : bool or "auto", default="auto"
-        With fixed or variable blocks: solve a sequence of problems
-        restricted to working sets (the generalized support and the
-        coordinates that violate optimality most, doubling as the support
-        fills them), each by the configured rule and update, until the
-        optimality measure of all coordinates reaches ``tol``
-        (:mod:`bcd.core.workingset`).  ``"auto"``: as the automatic
-        configuration chooses, else off.
-    extrapolation : int or "auto", default="auto"
-        With rule "cyclic": Anderson extrapolation of the last K passes over
-        the blocks (of the working set), taken when it lowers the objective;
-        0 turns it off.  ``"auto"``: as the automatic configuration chooses,
-        else 0.
     screening : bool, default=True
         With working sets, on problems with safe screening rules (the Lasso:
         gap safe spheres), discard the coordinates proven zero at the
@@ -273,12 +223,16 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         converge (liblinear's shrinking).  The stopping test always covers
         every sample.
 
-    The options ``partition``, ``vertex_order``, ``lipschitz``,
-    ``gsd_diagonal``, ``gsq_method``, ``mi_candidates``, ``mi_refresh``,
-    ``working_set`` and ``extrapolation`` belong to one block strategy,
-    update or rule each (see ``bcd.core.specs`` and the
-    documentation's table of valid combinations); giving one that the
-    chosen configuration does not use is an error.
+    Other Parameters
+    ----------------
+    **options
+        The options of particular rules, block strategies and updates,
+        declared with them (:class:`bcd.core.specs.Option`) and checked by
+        :func:`bcd.core.specs.check_combination`; giving one that the chosen
+        configuration does not use is an error naming the specs that take it.
+        They are (generated from the spec tables):
+
+@SPEC_OPTIONS@
 
     Returns
     -------
@@ -319,44 +273,90 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     >>> result.converged
     True
     """
+    args = locals()
+    given_options = _given_options(options) if options else {}
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a bcd problem instance (see bcd.problems.available()), "
                         f"got {type(problem).__name__}.")
-    n = problem.n_coordinates
-    spec_options = dict(partition=partition, vertex_order=vertex_order, lipschitz=lipschitz,
-                        gsd_diagonal=gsd_diagonal, gsq_method=gsq_method,
-                        mi_candidates=mi_candidates, mi_refresh=mi_refresh)
     given = {name: value for name, value in (("rule", rule), ("blocks", blocks),
                                               ("block_size", block_size), ("update", update))
              if not _is_auto(value)}
     if not isinstance(formulation, str) or formulation not in FORMULATIONS:
         raise ValueError(f"formulation must be one of {list(FORMULATIONS)}, got "
                          f"{formulation!r}.")
-    auto_row = None
     if formulation == "dual":
-        return _solve_dual(problem, given, spec_options, locals(), None)
+        return _solve_dual(problem, given, given_options, args, None)
     if formulation == "newton":
-        return _solve_newton(problem, given, spec_options, locals(), None)
-    if not given and all(v is None for v in spec_options.values()):
+        return _solve_newton(problem, given, given_options, args, None)
+    auto_row = None
+    if not given and not _configures(given_options):
         # the automatic configuration (of the primal alone with formulation="primal")
         config, auto_row = auto.choose(problem, TABLES, primal=formulation == "primal")
         config = dict(config)
         chosen = config.pop("formulation", "primal")
         if chosen == "dual":
-            return _solve_dual(problem, {}, spec_options, locals(), auto_row)
+            return _solve_dual(problem, {}, given_options, args, auto_row)
         if chosen == "newton":
-            return _solve_newton(problem, {}, spec_options, locals(), auto_row)
+            return _solve_newton(problem, {}, given_options, args, auto_row)
     else:
         config = dict(auto.EXPLICIT_DEFAULTS, **given)
+    plan = _configure(problem, config, given_options, auto_row, args)
+    out, ws_info = _run(plan)
+    return _report(plan, out, ws_info)
+
+
+def _given_options(options):
+    """The spec options given to :func:`solve` (those left to the
+    configuration dropped: None, and "auto" for the options it chooses);
+    TypeError for a name that is no option of any spec."""
+    index = option_index(TABLES)
+    given = {}
+    for name, value in options.items():
+        entry = index.get(name)
+        if entry is None:
+            raise TypeError(f"solve() got an unexpected keyword argument {name!r}; the options "
+                            f"of rules, block strategies and updates are "
+                            f"{', '.join(sorted(index))}.")
+        if entry[0].given(value):
+            given[name] = value
+    return given
+
+
+def _configures(given_options):
+    """Whether the given spec options make the configuration explicit (any
+    but those the automatic configuration chooses)."""
+    if not given_options:
+        return False
+    index = option_index(TABLES)
+    return any(not index[name][0].auto for name in given_options)
+
+
+class _Plan:
+    """A configured primal solve: the assembled parts and the checked
+    settings of :func:`solve`, between :func:`_configure`, :func:`_run` and
+    :func:`_report`."""
+
+    __slots__ = ("problem", "parts", "auto_row", "tol", "tol_mode", "max_iter", "max_time",
+                 "check_every", "callback", "callback_every", "progress", "monitor",
+                 "target_faces", "working", "screening", "gap_tol", "x0", "warn")
+
+
+def _configure(problem, config, given_options, auto_row, args):
+    """Check the settings of a primal solve, assemble its parts from
+    ``config`` (rule, blocks, update, block_size and the options the
+    automatic configuration chose) and the given spec options, and resolve
+    the defaults that depend on them."""
+    plan = _Plan()
+    plan.problem, plan.auto_row = problem, auto_row
+    n = problem.n_coordinates
     rule, blocks, update = config.pop("rule"), config.pop("blocks"), config.pop("update")
     block_size = config.pop("block_size", None)
-    # the table's working set and extrapolation, unless given (off without the table)
-    chosen_ws, chosen_depth = config.pop("working_set", None), config.pop("extrapolation", None)
-    working_set = chosen_ws if _is_auto(working_set) else working_set
-    extrapolation = chosen_depth if _is_auto(extrapolation) else extrapolation
-    spec_options.update(config)
+    # the remaining choices of the table (partition, working set, extrapolation)
+    # and the given options, which take precedence
+    spec_options = dict(config, **given_options) if given_options else config
     if block_size is not None:
         block_size = check_scalar(block_size, "block_size", low=1, high=n, integer=True)
+    max_iter, tol, max_time = args["max_iter"], args["tol"], args["max_time"]
     if max_iter is not None:
         max_iter = check_scalar(max_iter, "max_iter", low=0, high=_INT_MAX, integer=True)
     if tol is not None:
@@ -366,18 +366,21 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
     if max_time == np.inf:
         max_time = None
+    callback, callback_every = args["callback"], args["callback_every"]
     callback_every = check_scalar(callback_every, "callback_every", low=1, high=_INT_MAX,
                                   integer=True)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {callback!r}.")
+    x0 = args["x0"]
     if x0 is not None:
         x0 = check_vector(x0, "x0", n)
-    target_faces, target_unsigned = _check_target_support(target_support, problem)
+    target_faces, target_unsigned = _check_target_support(args["target_support"], problem)
+    check_every = args["check_every"]
     auto_check = isinstance(check_every, str) and check_every == "auto"
     if not auto_check:
         check_every = check_scalar(check_every, "check_every", low=1, high=_INT_MAX,
                                    integer=True)
-
+    gap_tol, tol_mode, screening = args["gap_tol"], args["tol_mode"], args["screening"]
     if gap_tol is not None:
         gap_tol = check_scalar(gap_tol, "gap_tol", low=0.0)
     if not isinstance(tol_mode, str) or tol_mode not in ("absolute", "relative"):
@@ -385,10 +388,10 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     if not isinstance(screening, (bool, np.bool_)):
         raise TypeError(f"screening must be True or False, got {screening!r}.")
 
-    progress = make_progress(verbose)
+    progress = make_progress(args["verbose"])
 
-    parts = assemble(problem, rule, blocks, update, block_size, random_state, x0,
-                     working_set=working_set, extrapolation=extrapolation, **spec_options)
+    parts = assemble(problem, rule, blocks, update, block_size, args["random_state"], x0,
+                     **spec_options)
     if progress is not None and auto_row is not None:
         print(auto.describe(auto.configuration(parts.options), auto_row),
               file=progress.stream, flush=True)
@@ -412,41 +415,60 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     if units.n_units == 0:
         # every coordinate has L_i = 0: the gradient is constant, nothing to do
         max_iter = 0
-
-    engine_cb = None
-    if callback is not None:
-        dtype = problem.dtype
-
-        def engine_cb(it, k):
-            answer = callback(IterationInfo(it, k.get_x().astype(dtype), k.get_objective()))
-            if answer is None or isinstance(answer, (bool, np.bool_)):
-                return bool(answer)
-            warnings.warn(f"callback returned {answer!r}; only True stops the solve (None "
-                          f"or False continue).", UserWarning, stacklevel=2)
-            return False
-
-    monitor = None
-    if problem.penalty is not None:
-        monitor = CyFaceMonitor(target_faces, target_unsigned)
-    depth = parts.options.get("extrapolation", 0)
-    ws_info = None
     if working:
         if gap_tol is not None and "duality_gap" not in problem.capabilities:
             raise ValueError(f"gap_tol needs a problem with a duality gap; "
                              f"{type(problem).__name__} has none.")
-        out, ws_info = workingset.run(
-            parts, problem, max_iter=max_iter, tol=tol, max_time=max_time or 0.0,
-            callback=engine_cb, callback_every=callback_every, progress=progress,
-            monitor=monitor, extrapolation=depth, screening=bool(screening), gap_tol=gap_tol)
-    else:
-        if gap_tol is not None:
-            raise ValueError("gap_tol is a stopping test of working sets (working_set=True).")
-        out = parts.run(max_iter, tol, max_time or 0.0, check_every, engine_cb, callback_every,
-                        progress, monitor,
-                        extrapolation=CyAnderson(depth) if depth else None)
+    elif gap_tol is not None:
+        raise ValueError("gap_tol is a stopping test of working sets (working_set=True).")
 
+    plan.callback = None if callback is None else _engine_callback(callback, problem.dtype)
+    plan.monitor = (CyFaceMonitor(target_faces, target_unsigned)
+                    if problem.penalty is not None else None)
+    plan.parts, plan.tol, plan.tol_mode, plan.max_iter = parts, tol, tol_mode, max_iter
+    plan.max_time, plan.check_every, plan.callback_every = max_time, check_every, callback_every
+    plan.progress, plan.target_faces, plan.working = progress, target_faces, working
+    plan.screening, plan.gap_tol, plan.x0, plan.warn = screening, gap_tol, x0, args["warn"]
+    return plan
+
+
+def _engine_callback(callback, dtype):
+    """The engine's callback ``(iteration, state) -> stop`` around the user's
+    ``callback(IterationInfo) -> True to stop``."""
+    def engine_cb(it, k):
+        answer = callback(IterationInfo(it, k.get_x().astype(dtype), k.get_objective()))
+        if answer is None or isinstance(answer, (bool, np.bool_)):
+            return bool(answer)
+        warnings.warn(f"callback returned {answer!r}; only True stops the solve (None "
+                      f"or False continue).", UserWarning, stacklevel=2)
+        return False
+    return engine_cb
+
+
+def _run(plan):
+    """Run the engine (or the working-set loop around it): ``(Outcome,
+    working-set info or None)``."""
+    parts = plan.parts
+    depth = parts.options.get("extrapolation", 0)
+    if plan.working:
+        return workingset.run(
+            parts, plan.problem, max_iter=plan.max_iter, tol=plan.tol,
+            max_time=plan.max_time or 0.0, callback=plan.callback,
+            callback_every=plan.callback_every, progress=plan.progress, monitor=plan.monitor,
+            extrapolation=depth, screening=bool(plan.screening), gap_tol=plan.gap_tol)
+    out = parts.run(plan.max_iter, plan.tol, plan.max_time or 0.0, plan.check_every,
+                    plan.callback, plan.callback_every, plan.progress, plan.monitor,
+                    extrapolation=CyAnderson(depth) if depth else None)
+    return out, None
+
+
+def _report(plan, out, ws_info):
+    """The :class:`Result` of a primal solve, with the warning of one that
+    did not converge (or converged suspiciously at once)."""
+    problem, parts, tol, monitor = plan.problem, plan.parts, plan.tol, plan.monitor
     history = History(*out.history)
     status_name = out.status_name
+    progress = plan.progress
     if progress is not None:
         progress.end(progress.format(out.n_iter, out.objective, out.optimality, status_name))
     if status_name == "indefinite":
@@ -461,6 +483,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
                          f"on the inputs, as Periodic may not be on inputs of 2 or more "
                          f"dimensions).")
     message = _engine.STATUS_MESSAGES[out.status]
+    state = parts.state
     x = state.get_x()
     with np.errstate(over="ignore"):
         x_out = x.astype(problem.dtype, copy=False)
@@ -476,22 +499,23 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         where = "the starting point" if out.n_iter == 0 else f"iteration {out.n_iter}"
         message = (f"{message[:-1]} at {where} (objective {out.objective:.3e}, optimality "
                    f"{out.optimality:.3e}); the returned x is that iterate.")
-    if not warn:
+    if not plan.warn:
         pass
     elif status_name not in ("converged", "callback"):
         detail = "" if status_name == "diverged" else \
             f" Optimality {out.optimality:.3e} > tol {tol:.3e}."
-        warnings.warn(message + detail, ConvergenceWarning, stacklevel=2)
-    elif converged and out.n_iter == 0 and x0 is None and tol_mode == "absolute" \
+        warnings.warn(message + detail, ConvergenceWarning, stacklevel=3)
+    elif converged and out.n_iter == 0 and plan.x0 is None and plan.tol_mode == "absolute" \
             and out.optimality > 0.0:
         warnings.warn(f"Converged at iteration 0: the optimality measure at the origin, "
                       f"{out.optimality:.3e}, is already below tol = {tol:.3e} although it is "
                       f"not zero.  If the data are scaled far below 1, use "
                       f"tol_mode='relative' or a smaller tol.", ConvergenceWarning,
-                      stacklevel=2)
-    options = dict(parts.options, formulation="primal", check_every=check_every, tol=tol,
-                   tol_mode=tol_mode,
-                   max_iter=max_iter, auto=None if auto_row is None else auto_row.name)
+                      stacklevel=3)
+    auto_row = plan.auto_row
+    options = dict(parts.options, formulation="primal", check_every=plan.check_every, tol=tol,
+                   tol_mode=plan.tol_mode,
+                   max_iter=plan.max_iter, auto=None if auto_row is None else auto_row.name)
     gap = ws_info.duality_gap if ws_info is not None else None
     if gap is None and "duality_gap" in problem.capabilities and status_name != "diverged":
         # converged: the engine certified on state recomputed from x
@@ -501,7 +525,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
                   history, float(history.time[-1]) if len(history) else 0.0, options,
                   out.loop_time, duality_gap=gap,
                   active_set_iteration=monitor.changed_at if monitor is not None else None,
-                  support_iteration=(None if monitor is None or target_faces is None
+                  support_iteration=(None if monitor is None or plan.target_faces is None
                                      or monitor.target_reached_at < 0
                                      else int(monitor.target_reached_at)))
 
@@ -510,16 +534,15 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
 FORMULATIONS = ("auto", "primal", "dual", "newton")
 
 
-def _driver_arguments(name, problem, given, spec_options, args, allowed, takes):
+def _driver_arguments(name, problem, given, given_options, args, allowed, takes):
     """The checked common arguments ``(max_iter or None, tol or None,
     tol_mode, max_time, x0)`` of a formulation that runs its own loop;
     ValueError naming any option of the primal configuration it does not
     take (``allowed``: those it does; ``takes``: their description)."""
     unused = [key for key in ("rule", "blocks", "block_size", "update")
               if key in given and key not in allowed]
-    unused += [key for key, value in spec_options.items() if value is not None]
-    for key, default in (("working_set", "auto"), ("extrapolation", "auto"),
-                         ("check_every", "auto"), ("callback", None),
+    unused += [key for key in given_options if key not in allowed]
+    for key, default in (("check_every", "auto"), ("callback", None),
                          ("target_support", None), ("gap_tol", None)):
         value = args[key]
         if key not in allowed and not (value is default or (isinstance(value, str)
@@ -571,12 +594,11 @@ def _driver_result(problem, x, status, n_iter, optimality, tol, elapsed, options
                   elapsed, duality_gap=duality_gap, dual=dual)
 
 
-def _solve_newton(problem, given, spec_options, args, auto_row):
+def _solve_newton(problem, given, given_options, args, auto_row):
     """:func:`solve` with ``formulation="newton"``; ``args`` are its arguments."""
-    from ._newton import check_newton, run_newton
     check_newton(problem)
     max_iter, tol, tol_mode, max_time, x0 = _driver_arguments(
-        "newton", problem, given, spec_options, args, (),
+        "newton", problem, given, given_options, args, (),
         "max_iter (Newton iterations), tol, tol_mode, max_time, x0, random_state, verbose "
         "and warn")
     max_iter = NEWTON_ITERATIONS if max_iter is None else max_iter
@@ -589,7 +611,7 @@ def _solve_newton(problem, given, spec_options, args, auto_row):
               file=progress.stream, flush=True)
     t0 = time.perf_counter()
     x, status, n_iter, optimality, inner = run_newton(problem, tol, max_iter, max_time, x0,
-                                                      args["random_state"])
+                                                      args["random_state"], solve)
     options = dict(formulation="newton", tol=tol, tol_mode=tol_mode, max_iter=max_iter,
                    inner_iterations=inner, auto=None if auto_row is None else auto_row.name)
     message = None
@@ -601,14 +623,14 @@ def _solve_newton(problem, given, spec_options, args, auto_row):
                           message=message)
 
 
-def _solve_dual(problem, given, spec_options, args, auto_row):
+def _solve_dual(problem, given, given_options, args, auto_row):
     """:func:`solve` with ``formulation="dual"``; ``args`` are its arguments."""
     check_dual(problem)
     max_iter, tol, tol_mode, max_time, x0 = _driver_arguments(
-        "dual", problem, given, spec_options, args, ("rule", "extrapolation"),
+        "dual", problem, given, given_options, args, ("rule", "extrapolation"),
         "rule ('random', 'cyclic' or 'gs'), extrapolation, max_iter, tol, tol_mode, "
         "max_time, x0, random_state, shrinking, verbose and warn")
-    depth = args["extrapolation"]
+    depth = given_options.get("extrapolation", "auto")
     depth = 0 if _is_auto(depth) else check_scalar(depth, "extrapolation", low=0,
                                                    high=100, integer=True)
     rule = given.get("rule", "random")
@@ -670,3 +692,6 @@ def _check_target_support(target, problem):
         raise ValueError("target_support must be boolean (the support) or hold -1, 0 and 1 "
                          "(the signs / bounds).")
     return np.ascontiguousarray(arr, dtype=np.int8), False
+
+
+solve.__doc__ = solve.__doc__.replace("@SPEC_OPTIONS@\n", options_docstring(TABLES) + "\n")

@@ -21,24 +21,9 @@ import scipy.sparse as sp
 
 from ._validation import check_matrix, check_symmetric, check_vector
 from .core import _forest
+from .core.graph import symmetric_graph
 
 __all__ = ["tree_solve", "is_forest", "greedy_coloring", "forest_partition", "greedy_forest"]
-
-
-def symmetric_graph(Q):
-    """``(Graph, csr)`` of a checked symmetric matrix: the compiled graph of its
-    off-diagonal non-zeros (explicit zeros are not edges) and the CSR copy it
-    reads.  The copy is (Q + Q')/2, so that an entry stored on one side of
-    the diagonal only (symmetric up to rounding) is an edge seen from both
-    ends."""
-    M = sp.csr_matrix(Q, dtype=np.float64, copy=True)
-    M = sp.csr_matrix((M + M.T) * 0.5)
-    M.sum_duplicates()
-    M.eliminate_zeros()
-    M.sort_indices()
-    M.indptr = M.indptr.astype(np.int32, copy=False)
-    M.indices = M.indices.astype(np.int32, copy=False)
-    return _forest.CyGraph(M.indptr, M.indices, M.data, M.diagonal()), M
 
 
 def _rtol(dtype):

@@ -15,10 +15,22 @@ from . import _engine
 from ._select import CyCyclicSelector
 from .blocks import BLOCKS, Units
 from .rules import RULES
-from .specs import check_combination
+from .specs import check_combination, option_index
 from .updates import UPDATES
 
 TABLES = (BLOCKS, RULES, UPDATES)
+
+#: the arguments of :func:`bcd.solve` that name the parts of a configuration
+PARTS = ("rule", "blocks", "block_size", "update")
+
+
+def configuration_options():
+    """The options of :func:`bcd.solve` that give an explicit configuration
+    instead of the automatic one: :data:`PARTS` and every spec option of the
+    tables but those the automatic configuration chooses itself
+    (``Option.auto``), in table order."""
+    return PARTS + tuple(name for name, (opt, _) in option_index(TABLES).items()
+                         if not opt.auto)
 
 
 class Context:
@@ -147,9 +159,8 @@ def assemble(problem, rule, blocks, update, block_size=None, random_state=None, 
     """Validate a configuration and build its compiled parts.
 
     Parameters are those of :func:`bcd.solve`; ``options`` are the spec
-    options (``partition``, ``vertex_order``, ``lipschitz``,
-    ``gsd_diagonal``, ``gsq_method``, ``mi_candidates``).  ``x0`` must
-    already be validated.
+    options (those of the :class:`~bcd.core.specs.Option` entries of the
+    three specs; None: not given).  ``x0`` must already be validated.
 
     Returns
     -------

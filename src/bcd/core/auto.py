@@ -66,10 +66,21 @@ DENSE_NEWTON = 512
 DENSE_KERNEL = 4096
 
 
+#: formulation name -> ``accepts(problem)``: whether a problem can be solved
+#: in that formulation, registered by the module that implements it
+#: (:mod:`bcd.problems.dual` registers ``"dual"``), so that the core imports
+#: none of the modules above it
+FORMULATION_TESTS = {}
+
+
+def register_formulation(name, accepts):
+    """Register the test of the rows whose configuration names ``formulation=name``."""
+    FORMULATION_TESTS[name] = accepts
+    return accepts
+
+
 def _dual(problem):
-    # imported here: the problems package imports the core
-    from ..problems.dual import has_dual
-    return has_dual(problem)
+    return FORMULATION_TESTS["dual"](problem)
 
 
 def _few_coordinates(problem):

@@ -214,13 +214,22 @@ def _default_partition(capabilities):
 
 _VERTEX_ORDER = Option(
     "vertex_order", "natural", "order in which the greedy forest/colouring visits the nodes",
-    choices={"natural": needs(), "random": needs(), "lipschitz": needs(["lipschitz"])})
+    choices={"natural": needs(), "random": needs(), "lipschitz": needs(["lipschitz"])},
+    text="""The order in which the greedy algorithm of ``blocks="forest_partition"``
+    and ``"coloring"`` visits the nodes (``"lipschitz"``: decreasing
+    ``L_i``).""")
 
 #: the blocks are drawn from a working set grown by an outer loop
 #: (:mod:`bcd.core.workingset`); the units are rebuilt on each working set
 _WORKING_SET = Option("working_set", False,
                       "solve a sequence of problems restricted to working sets",
-                      check=boolean("working_set"))
+                      check=boolean("working_set"), kind="bool", auto=True,
+                      text="""With fixed or variable blocks: solve a sequence of
+    problems restricted to working sets (the generalized support and the
+    coordinates that violate optimality most, doubling as the support fills
+    them), each by the configured rule and update, until the optimality
+    measure of all coordinates reaches ``tol`` (:mod:`bcd.core.workingset`).
+    ``"auto"``: as the automatic configuration chooses, else off.""")
 
 #: name -> Spec.  Forest-structured strategies need the Hessian's graph and
 #: solve their blocks by message passing (``solve``).
@@ -230,7 +239,11 @@ BLOCKS = {
                                   "how the fixed partition is formed",
                                   choices={"order": needs(), "random": needs(),
                                            "sort": needs(["lipschitz"]),
-                                           "avg": needs(["lipschitz"])}),
+                                           "avg": needs(["lipschitz"])},
+                                  text="""How fixed blocks are formed: ``"sort"`` (by
+                  decreasing ``L_i``, largest together; the default where the
+                  problem has Lipschitz constants, else ``"order"``),
+                  ``"order"``, ``"random"`` or ``"avg"``."""),
                            _WORKING_SET),
                   doc="a partition chosen once (of each working set)"),
     "variable": Spec("blocks", "variable", _variable, needs(), options=(_WORKING_SET,),

@@ -122,7 +122,10 @@ _GSD_DIAGONAL = Option(
     "gsd_diagonal", "lipschitz",
     "D_i of the GSD rule: L_i, L_i * tau, or the SIRT row sums of the curvature bound",
     choices={"lipschitz": needs(["lipschitz"]), "lipschitz_tau": needs(["lipschitz"]),
-             "sirt": needs(["sirt_diagonal"])})
+             "sirt": needs(["sirt_diagonal"])},
+    text="""``D_i`` of the GSD rule: ``L_i``; ``L_i * tau`` (the variant with a
+    proven progress bound; it selects the same blocks when all have size
+    tau); or the row sums ``sum_j |M_ij|`` of the Hessian bound M (SIRT).""")
 
 #: name -> Spec.  ``blocks``: the strategies a rule works with; ``gradient``:
 #: the rule reads the full gradient, which is then kept up to date.
@@ -131,7 +134,11 @@ RULES = {
                    options=(Option("extrapolation", 0,
                                    "Anderson extrapolation of the last K passes, K "
                                    "(0: none)",
-                                   check=integer_at_least("extrapolation", 0)),),
+                                   check=integer_at_least("extrapolation", 0), auto=True,
+                                   text="""With rule "cyclic": Anderson extrapolation of
+                   the last K passes over the blocks (of the working set), taken
+                   when it lowers the objective; 0 turns it off.  ``"auto"``: as
+                   the automatic configuration chooses, else 0."""),),
                    doc="blocks in turn (variable blocks: a fresh permutation every pass)"),
     "random": Spec("rule", "random", _random, needs(), _ALL,
                    doc="uniformly random blocks (trees: grown in random order)"),
@@ -151,17 +158,28 @@ RULES = {
                 options=(Option("gsq_method", "iht",
                                 "approximation of the variable-block GSQ rule",
                                 choices={"iht": needs(), "omp": needs()},
-                                blocks=frozenset({"variable"})),),
+                                blocks=frozenset({"variable"}),
+                                text="""Approximation of the GSQ rule for variable
+                blocks: 10 iterations of iterative hard thresholding, or
+                orthogonal matching pursuit."""),),
                 doc="Gauss-Southwell-quadratic: g_b^T H_b^-1 g_b"),
     "gbcd": Spec("rule", "gbcd", _max_improvement, needs(["hessian_entries"], penalty=None),
                  frozenset({"variable"}), gradient=True,
                  options=(Option("mi_candidates", 60, "random candidates per added coordinate",
-                                 check=integer_at_least("mi_candidates", 1)),
+                                 check=integer_at_least("mi_candidates", 1),
+                                 text="""Random candidates examined for each coordinate
+                 added to a block by rule "gbcd" (kappa; at least the number of
+                 coordinates makes every choice exact)."""),
                           Option("mi_refresh", None,
                                  "candidates drawn afresh per added coordinate, the "
                                  "best-scoring others kept (None: all, Bo and "
                                  "Sminchisescu's rule)",
-                                 check=integer_at_least("mi_refresh", 1, none=True)),),
+                                 check=integer_at_least("mi_refresh", 1, none=True),
+                                 text="""For rule "gbcd": how many of the
+                 ``mi_candidates`` are drawn afresh for each added coordinate; the
+                 best-scoring others stay candidates, and their rows of the Hessian
+                 need only the entries of the coordinates added since.  Default:
+                 all of them, Bo and Sminchisescu's rule."""),),
                  default_block_size=lambda n: min(500, n), default_tol=1e-4,
                  doc="greedy maximum improvement (Bo and Sminchisescu)"),
 }

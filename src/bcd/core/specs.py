@@ -41,6 +41,8 @@ Newton), ``orthant`` (the smooth pieces of two-metric projection) and
 """
 import dataclasses
 import numbers
+import re
+import textwrap
 
 import numpy as np
 from typing import Any, Callable, Mapping, Optional
@@ -111,6 +113,16 @@ class Option:
     numeric option, checked by ``check``); ``default`` may be a callable of
     the problem's capabilities, for a default that depends on them.
     ``blocks`` restricts the option to some block strategies.
+
+    ``doc`` is the option's line in the table of valid combinations;
+    ``text`` its entry in the docstring of :func:`bcd.solve` (numpydoc
+    prose, defaulting to ``doc``), under the type ``kind`` for an option
+    without choices (``"int"``, ``"bool"``; the choices make the type of
+    the others).  ``auto``: the automatic configuration may choose the
+    option; :func:`bcd.solve` then takes ``"auto"`` (its default) for "as
+    the automatic configuration chooses, else ``default``", and giving the
+    option keeps the automatic configuration.  Any other option given makes
+    the configuration explicit.
     """
     name: str
     default: Any
@@ -118,9 +130,33 @@ class Option:
     choices: Optional[Mapping[str, Needs]] = None
     check: Optional[Callable[[Any], Any]] = None
     blocks: Optional[frozenset] = None
+    text: str = ""
+    kind: str = "int"
+    auto: bool = False
 
     def default_for(self, capabilities):
         return self.default(capabilities) if callable(self.default) else self.default
+
+    def given(self, value):
+        """Whether ``value``, passed to :func:`bcd.solve`, gives the option
+        (None, and "auto" for an option the automatic configuration
+        chooses, leave it to the configuration)."""
+        if self.auto:
+            return not (isinstance(value, str) and value == "auto")
+        return value is not None
+
+    def signature(self):
+        """The numpydoc type line of the option in :func:`bcd.solve`."""
+        if self.choices is not None:
+            kind = "{" + ", ".join(f'"{c}"' for c in self.choices) + "}"
+        else:
+            kind = self.kind
+        if self.auto:
+            return f'{kind} or "auto", default="auto"'
+        if callable(self.default) or self.default is None:
+            return f"{kind}, optional"
+        default = f'"{self.default}"' if isinstance(self.default, str) else repr(self.default)
+        return f"{kind}, default={default}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,6 +303,61 @@ def available(table, blocks, problem):
             else:
                 continue
             break
+    return out
+
+
+_INDEX = {}
+
+
+def option_index(tables):
+    """``{name: (Option, [specs that take it])}`` of every option of the
+    specs in ``tables``, in table order (aliases left out; the first
+    definition of a name gives its Option).
+
+    Cached per content of the tables: a spec added, replaced or removed
+    (a rule registered at run time) is seen at the next call."""
+    key = tuple(id(spec) for table in tables for spec in table.values())
+    index = _INDEX.get(key)
+    if index is None:
+        index = {}
+        for table in tables:
+            for spec in table.values():
+                if spec.alias_of is not None:
+                    continue
+                for opt in spec.options:
+                    index.setdefault(opt.name, (opt, []))[1].append(spec)
+        _INDEX.clear()          # one entry: the tables change only when specs are registered
+        _INDEX[key] = index
+    return index
+
+
+def options_docstring(tables, indent="    "):
+    """The numpydoc entries of the spec options, for the docstring of
+    :func:`bcd.solve`: each option's type, the specs that take it and its
+    ``text``."""
+    lines = []
+    for name, (opt, specs) in option_index(tables).items():
+        owners = ", ".join(f"``{s.kind}={s.name!r}``" for s in specs)
+        lines.append(f"{name} : {opt.signature()}")
+        body = (opt.text or opt.doc[:1].upper() + opt.doc[1:] + ".").strip()
+        body += f"  Option of {owners}."
+        lines += _wrap(body, indent, 78)
+    return "\n".join(indent + line if line else "" for line in lines)
+
+
+def _wrap(text, indent, width):
+    """``text`` (paragraphs separated by blank lines) as indented lines."""
+    out = []
+    for k, paragraph in enumerate(text.split("\n\n")):
+        if k:
+            out.append("")
+        # the source's line breaks and indentation become one space; the two
+        # spaces after a full stop stay
+        words = re.sub(r"\.[ \t]*\n[ \t]*", ".  ", paragraph.strip())
+        words = re.sub(r"[ \t]*\n[ \t]*", " ", words)
+        out += textwrap.wrap(words, width - 2 * len(indent),
+                             initial_indent=indent, subsequent_indent=indent,
+                             break_on_hyphens=False, break_long_words=False)
     return out
 
 

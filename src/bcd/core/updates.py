@@ -56,7 +56,14 @@ UPDATES = {
         options=(Option("lipschitz", _default_lipschitz,
                         "step size: the curvature bound's L_b, or a running estimate",
                         choices={"bound": needs(["lipschitz"], penalty=["prox"]),
-                                 "estimate": needs(penalty=None)}),),
+                                 "estimate": needs(penalty=None)},
+                        text="""Step size of the gradient update.  ``"bound"``:
+        ``L_b`` is the largest eigenvalue of the block's curvature bound.
+        ``"estimate"``: a running estimate that starts at 1 and doubles until the
+        step decreases f by ``||grad_b f||^2 / (2 L_b)`` (kept per block for fixed
+        blocks, per coordinate for variable blocks).  Default ``"bound"``, and
+        ``"estimate"`` for problems without Lipschitz constants (such as
+        :class:`bcd.Poisson`)."""),),
         # L_b of a variable block is computed from its curvature bound
         block_matrix=lambda blocks, options: (blocks == "variable"
                                               and options["lipschitz"] == "bound"),

@@ -11,7 +11,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .._path import path
 from ..core import auto
-from ..core.assembly import TABLES
+from ..core.assembly import TABLES, configuration_options
 from .._solve import solve
 
 from .._sklearn import validate_data
@@ -22,9 +22,9 @@ SPARSE_FORMATS = ["csr", "csc", "coo"]
 #: the options of bcd.solve that the estimators set themselves
 RESERVED_OPTIONS = ("x0", "warn")
 #: options of bcd.solve that give an explicit configuration instead of the
-#: automatic one
-CONFIGURATION_OPTIONS = ("rule", "blocks", "block_size", "update", "partition", "lipschitz",
-                         "gsd_diagonal", "gsq_method", "mi_candidates", "vertex_order")
+#: automatic one (derived from the spec tables; the solves read the tables
+#: as they are then, rules registered since included)
+CONFIGURATION_OPTIONS = configuration_options()
 #: the seed of the solves (random rules), unless solver_options give one
 RANDOM_STATE = 0
 
@@ -97,7 +97,7 @@ class SolveRecord:
         self.interrupted = False
         # the automatic configuration of the problems with a duality gap works on
         # working sets, which can stop on gap_tol; an explicit one may not
-        explicit = any(self.options.get(k, "auto") != "auto" for k in CONFIGURATION_OPTIONS)
+        explicit = any(self.options.get(k, "auto") != "auto" for k in configuration_options())
         self.explicit = explicit
         working = self.options.get("working_set", "auto")
         self.working_sets = working is True or (not explicit and working == "auto")

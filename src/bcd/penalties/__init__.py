@@ -22,6 +22,8 @@ from ._penalty import CyBox, CyL1, CyPenalty
 
 __all__ = ["Penalty", "L1", "NonNegative", "Box"]
 
+_REGISTRY = {}
+
 
 def _per_coordinate(value, name, n, allow_inf=False):
     """A scalar or a length-n array of floats, as a float64 array of length n."""
@@ -182,3 +184,44 @@ class NonNegative(Box):
 
     def __repr__(self):
         return "NonNegative()"
+
+
+def register(name, cls):
+    """Register a penalty class under ``name``.
+
+    ``cls`` must be a subclass of :class:`bcd.penalties.Penalty`.
+    Registering a name twice replaces the earlier class.  The documentation's
+    table of capabilities lists the registered penalties, in order.
+
+    Examples
+    --------
+    >>> import bcd
+    >>> bcd.penalties.available()
+    ['l1', 'nonnegative', 'box']
+    >>> bcd.penalties.get("box") is bcd.Box
+    True
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string, got {name!r}.")
+    if not (isinstance(cls, type) and issubclass(cls, Penalty)):
+        raise TypeError(f"cls must be a subclass of bcd.penalties.Penalty, got {cls!r}.")
+    _REGISTRY[name] = cls
+    return cls
+
+
+def available():
+    """Names of the registered penalties."""
+    return list(_REGISTRY)
+
+
+def get(name):
+    """The penalty class registered under ``name``."""
+    if name not in _REGISTRY:
+        valid = ", ".join(repr(k) for k in _REGISTRY)
+        raise ValueError(f"Unknown penalty {name!r}; registered penalties are {valid}.")
+    return _REGISTRY[name]
+
+
+register("l1", L1)
+register("nonnegative", NonNegative)
+register("box", Box)

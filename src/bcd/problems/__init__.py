@@ -7,6 +7,7 @@
 >>> type(problem).__name__
 'LeastSquares'
 """
+from . import dual  # noqa: F401 (registers the dual formulation with the core)
 from ._base import Problem
 from .linear import LeastSquares, Logistic
 from .multinomial import Multinomial

@@ -22,6 +22,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from ..core.auto import register_formulation
 from ._dual import GAP_ROUNDING, linear_dual, logistic_dual_value
 
 #: bcd rule names and the sample orders they select in the dual
@@ -82,6 +83,10 @@ def has_dual(problem):
     except ValueError:
         return False
     return True
+
+
+#: the automatic configuration's dual rows apply where the dual does
+register_formulation("dual", has_dual)
 
 
 def dual_rows(problem, free=None):

@@ -5,8 +5,8 @@ from scipy.sparse.csgraph import connected_components
 
 from .._validation import (_check_dtype, _reject_masked, check_matrix, check_symmetric,
                            check_vector)
+from ..core.graph import symmetric_graph
 from ._base import Problem
-from ..forest import symmetric_graph
 from ._quadratic import CyQuadratic
 
 
