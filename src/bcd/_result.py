@@ -85,7 +85,11 @@ class Result:
     n_iter : int
         Number of block updates performed.
     converged : bool
-        True only when ``optimality <= tol``.
+        True when ``optimality <= tol``, and when the solve reached the
+        attainable accuracy: a working-set solve whose tol is below the
+        rounding floor of its optimality measure (two evaluations at the
+        same x differ by more than tol) ends converged there, with
+        ``message`` saying so.
     status : str
         One of ``"converged"``, ``"max_iter"``, ``"max_time"``,
         ``"callback"``, ``"stalled"``, ``"diverged"`` (a non-finite

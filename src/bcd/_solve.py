@@ -495,6 +495,11 @@ def _report(plan, out, ws_info):
     converged = status_name == "converged"
     if ws_info is not None and ws_info.gap_converged:
         message = "Converged: the duality gap reached gap_tol."
+    elif ws_info is not None and ws_info.floor is not None:
+        message = (f"Converged at the attainable accuracy: the optimality measure "
+                   f"{ws_info.floor:.3e} is above tol = {tol:.3e} but at the rounding floor "
+                   f"of its computation (two evaluations at the same x differ by as much), "
+                   f"so no update can lower it.")
     if status_name == "diverged" and out.status_name == "diverged":
         where = "the starting point" if out.n_iter == 0 else f"iteration {out.n_iter}"
         message = (f"{message[:-1]} at {where} (objective {out.objective:.3e}, optimality "

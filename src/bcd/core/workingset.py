@@ -24,6 +24,16 @@ of :func:`run` instead
 With ``screening`` on a problem that provides safe screening (gap safe
 rules for the Lasso, :meth:`bcd.LeastSquares.safe_zeros`), coordinates
 proven zero at the solution are set to zero and never enter a working set.
+
+Every round of the outer loop counts toward ``max_iter``: a round whose
+inner run makes no block update is charged one iteration, so the loop ends
+within ``max_iter`` rounds whatever happens.  An inner run that meets its
+target without a single update says that its own evaluation of the
+optimality measure on the working set is below ``INNER_FRACTION`` times the
+outer one at the same iterate: the two differ by rounding alone, so the
+measure is at the floating-point floor of its computation and ``tol`` is
+below it.  The solve then ends as converged at the attainable accuracy,
+with a note (``WorkingSetInfo.floor``).
 """
 import time
 
@@ -46,10 +56,13 @@ class WorkingSetInfo:
     """What the outer loop did: ``sizes`` of the working sets, ``n_screened``
     coordinates discarded by safe screening, ``duality_gap`` at the end
     (None when the problem has none), ``gap_converged`` whether the gap test
-    stopped the solve, and the ``n_iter`` and ``loop_time`` of the inner
-    runs so far."""
+    stopped the solve, the ``n_iter`` and ``loop_time`` of the inner runs so
+    far, ``charged`` the iterations counted toward ``max_iter`` (``n_iter``
+    plus one per round without an update) and ``floor``: the optimality
+    measure at which rounding stopped the solve (None unless it did)."""
 
-    __slots__ = ("sizes", "n_screened", "duality_gap", "gap_converged", "n_iter", "loop_time")
+    __slots__ = ("sizes", "n_screened", "duality_gap", "gap_converged", "n_iter", "loop_time",
+                 "charged", "floor")
 
     def __init__(self):
         self.sizes = []
@@ -58,6 +71,8 @@ class WorkingSetInfo:
         self.gap_converged = False
         self.n_iter = 0
         self.loop_time = 0.0
+        self.charged = 0
+        self.floor = None
 
 
 def run(parts, problem, *, max_iter, tol, max_time=0.0, callback=None, callback_every=1,
@@ -138,7 +153,7 @@ def _outer_loop(parts, problem, info, hist, *, max_iter, tol, max_time, callback
             break
         if status is not None:                   # the inner run stopped the solve
             break
-        if it >= max_iter:
+        if info.charged >= max_iter:
             status = "max_iter"
             break
         if max_time and elapsed >= max_time:
@@ -181,13 +196,21 @@ def _outer_loop(parts, problem, info, hist, *, max_iter, tol, max_time, callback
         remaining = 0.0
         if max_time:
             remaining = max(max_time - (time.perf_counter() - t0), 1e-9)
-        out = parts.run(max_iter - it, INNER_FRACTION * ws_opt, remaining,
+        out = parts.run(max_iter - info.charged, INNER_FRACTION * ws_opt, remaining,
                         INNER_CHECK_PASSES * parts.pass_length, callback, callback_every,
                         inner_progress, monitor, scope=ws, extrapolation=anderson,
                         first_iteration=it)
         info.n_iter += out.n_iter
+        info.charged += max(out.n_iter, 1)
         info.loop_time += out.loop_time
         name = out.status_name
+        if name == "converged" and out.n_iter == 0:
+            # the inner run's measure at this very iterate is below a
+            # fraction of the outer one: they differ by rounding, and no
+            # update can bring the measure below tol (see the module notes)
+            info.floor = opt
+            status = "converged"
+            break
         if name in ("interrupted", "indefinite", "diverged"):
             # stop at once, with the inner run's values
             for column, value in zip(hist, (info.n_iter, out.objective, out.optimality,
