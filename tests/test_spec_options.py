@@ -137,3 +137,16 @@ def test_the_options_left_to_the_configuration():
     # any other makes the configuration explicit
     explicit = bcd.solve(problem, lipschitz="bound", max_iter=50000)
     assert explicit.options["auto"] is None and explicit.options["rule"] == "gs"
+
+
+def test_the_option_index_follows_the_tables(monkeypatch):
+    # cached, and computed again when a spec is replaced (same name) or removed
+    import dataclasses
+    before = option_index(TABLES)
+    assert option_index(TABLES) is before
+    renamed = Option("gsq_variant", "iht", "renamed", choices={"iht": needs(), "omp": needs()})
+    monkeypatch.setitem(RULES, "gsq", dataclasses.replace(RULES["gsq"], options=(renamed,)))
+    index = option_index(TABLES)
+    assert "gsq_variant" in index and "gsq_method" not in index
+    monkeypatch.undo()
+    assert "gsq_method" in option_index(TABLES) and "gsq_variant" not in option_index(TABLES)

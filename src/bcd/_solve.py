@@ -274,7 +274,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     True
     """
     args = locals()
-    given_options = _given_options(options) if options else {}
+    given_options, configures = _given_options(options) if options else ({}, False)
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a bcd problem instance (see bcd.problems.available()), "
                         f"got {type(problem).__name__}.")
@@ -289,7 +289,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     if formulation == "newton":
         return _solve_newton(problem, given, given_options, args, None)
     auto_row = None
-    if not given and not _configures(given_options):
+    if not given and not configures:
         # the automatic configuration (of the primal alone with formulation="primal")
         config, auto_row = auto.choose(problem, TABLES, primal=formulation == "primal")
         config = dict(config)
@@ -306,29 +306,24 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
 
 
 def _given_options(options):
-    """The spec options given to :func:`solve` (those left to the
-    configuration dropped: None, and "auto" for the options it chooses);
-    TypeError for a name that is no option of any spec."""
+    """``(given, configures)``: the spec options given to :func:`solve`
+    (those left to the configuration dropped: None, and "auto" for the
+    options it chooses), and whether they make the configuration explicit
+    (any but those the automatic configuration chooses); TypeError for a
+    name that is no option of any spec."""
     index = option_index(TABLES)
-    given = {}
+    given, configures = {}, False
     for name, value in options.items():
         entry = index.get(name)
         if entry is None:
             raise TypeError(f"solve() got an unexpected keyword argument {name!r}; the options "
                             f"of rules, block strategies and updates are "
                             f"{', '.join(sorted(index))}.")
-        if entry[0].given(value):
+        opt = entry[0]
+        if opt.given(value):
             given[name] = value
-    return given
-
-
-def _configures(given_options):
-    """Whether the given spec options make the configuration explicit (any
-    but those the automatic configuration chooses)."""
-    if not given_options:
-        return False
-    index = option_index(TABLES)
-    return any(not index[name][0].auto for name in given_options)
+            configures = configures or not opt.auto
+    return given, configures
 
 
 class _Plan:

@@ -21,7 +21,7 @@ solved by message passing in linear time:
 import numpy as np
 
 from ._forest import CyForestUpdate, forest_partition, greedy_coloring
-from .specs import Option, Spec, boolean, needs
+from .specs import Option, Spec, SpecTable, boolean, needs
 
 
 class Units:
@@ -233,7 +233,7 @@ _WORKING_SET = Option("working_set", False,
 
 #: name -> Spec.  Forest-structured strategies need the Hessian's graph and
 #: solve their blocks by message passing (``solve``).
-BLOCKS = {
+BLOCKS = SpecTable({
     "fixed": Spec("blocks", "fixed", _fixed, needs(),
                   options=(Option("partition", _default_partition,
                                   "how the fixed partition is formed",
@@ -258,4 +258,4 @@ BLOCKS = {
     "coloring": Spec("blocks", "coloring", _coloring, needs(["graph"], penalty=None),
                      options=(_VERTEX_ORDER,), solve=_message_passing,
                      doc="the greedy colouring (red-black on a lattice)"),
-}
+})

@@ -13,7 +13,7 @@ from ._forest import CyTreeSelector
 from ._select import (CyCyclicSelector, CyGreedySelector, CyLipschitzSelector,
                       CyMaxImprovementSelector, CyQuadraticGreedySelector, CyRandomSelector,
                       CySparseQuadraticSelector)
-from .specs import Option, Spec, integer_at_least, needs
+from .specs import Option, Spec, SpecTable, integer_at_least, needs
 
 #: rounds of iterative hard thresholding of the variable-block GSQ rule
 GSQ_ITERATIONS = 10
@@ -129,7 +129,7 @@ _GSD_DIAGONAL = Option(
 
 #: name -> Spec.  ``blocks``: the strategies a rule works with; ``gradient``:
 #: the rule reads the full gradient, which is then kept up to date.
-RULES = {
+RULES = SpecTable({
     "cyclic": Spec("rule", "cyclic", _cyclic, needs(), _NOT_TREE,
                    options=(Option("extrapolation", 0,
                                    "Anderson extrapolation of the last K passes, K "
@@ -182,5 +182,5 @@ RULES = {
                  all of them, Bo and Sminchisescu's rule."""),),
                  default_block_size=lambda n: min(500, n), default_tol=1e-4,
                  doc="greedy maximum improvement (Bo and Sminchisescu)"),
-}
+})
 RULES["mi"] = dataclasses.replace(RULES["gbcd"], name="mi", alias_of="gbcd")

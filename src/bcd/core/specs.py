@@ -306,7 +306,61 @@ def available(table, blocks, problem):
     return out
 
 
+class SpecTable(dict):
+    """A table of specs (name -> :class:`Spec`): a dict that counts its
+    changes, so that what is derived from the tables (:func:`option_index`)
+    is computed once and again only after a spec is added, replaced or
+    removed (a rule registered at run time)."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.version = 0
+
+    def _changed(self):
+        self.version += 1
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        self._changed()
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        self._changed()
+
+    def pop(self, *args):
+        out = super().pop(*args)
+        self._changed()
+        return out
+
+    def popitem(self):
+        out = super().popitem()
+        self._changed()
+        return out
+
+    def setdefault(self, key, default=None):
+        out = super().setdefault(key, default)
+        self._changed()
+        return out
+
+    def update(self, *args, **kwargs):
+        super().update(*args, **kwargs)
+        self._changed()
+
+    def clear(self):
+        super().clear()
+        self._changed()
+
+
 _INDEX = {}
+
+
+def _tables_key(tables):
+    """What the tables' derived data depend on: their identities and change
+    counts (for plain dicts, the identities of their specs)."""
+    return tuple((id(table), table.version) if isinstance(table, SpecTable)
+                 else (id(table), tuple(map(id, table.values()))) for table in tables)
 
 
 def option_index(tables):
@@ -314,9 +368,9 @@ def option_index(tables):
     specs in ``tables``, in table order (aliases left out; the first
     definition of a name gives its Option).
 
-    Cached per content of the tables: a spec added, replaced or removed
-    (a rule registered at run time) is seen at the next call."""
-    key = tuple(id(spec) for table in tables for spec in table.values())
+    Cached until a table changes: a spec added, replaced or removed (a rule
+    registered at run time) is seen at the next call."""
+    key = _tables_key(tables)
     index = _INDEX.get(key)
     if index is None:
         index = {}

@@ -8,7 +8,7 @@ are all that linear-time message-passing solve.
 """
 from ._update import (CyExactUpdate, CyGradientUpdate, CyHomotopyUpdate, CyLineSearchUpdate,
                       CyMatrixUpdate, CyNewtonUpdate, CyProxNewtonUpdate, CyTwoMetricUpdate)
-from .specs import Option, Spec, needs
+from .specs import Option, Spec, SpecTable, needs
 
 
 def _gradient(ctx):
@@ -50,7 +50,7 @@ _PLAIN = frozenset({"fixed", "variable"})
 _ALL = frozenset({"fixed", "variable", "tree", "forest_partition", "coloring"})
 
 #: name -> Spec
-UPDATES = {
+UPDATES = SpecTable({
     "gradient": Spec(
         "update", "gradient", _gradient, needs(penalty=["prox"]), _PLAIN,
         options=(Option("lipschitz", _default_lipschitz,
@@ -84,4 +84,4 @@ UPDATES = {
     "homotopy": Spec("update", "homotopy", _homotopy,
                      needs(["quadratic", "block_hessian"], penalty=["path"], smooth=False),
                      _PLAIN, doc="the exact block minimizer along a piecewise-linear path"),
-}
+})
