@@ -123,3 +123,175 @@ def test_penalized_solves_return_within_max_iter_at_any_tol(kind, penalty, n, d,
     assert result.status in ("converged", "max_iter", "stalled", "diverged"), result
     if result.converged and result.optimality > tol:
         assert "attainable accuracy" in result.message, result.message
+
+
+# ------------------------------------------------------------ Ctrl-C
+
+_SIGINT_SCRIPT = """
+import json, signal, sys, time, warnings
+signal.signal(signal.SIGINT, signal.default_int_handler)
+import numpy as np
+import bcd
+from bcd.linear_model import LassoCV, LogisticRegressionCV
+
+case = sys.argv[1]
+rs = np.random.RandomState(0)
+report = {}
+print("started", flush=True)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    try:
+        if case == "path":
+            A = rs.randn(1000, 4000)
+            b = A[:, :50] @ rs.randn(50) + rs.randn(1000)
+            problem = bcd.LeastSquares(A, b, penalty=bcd.L1(1.0))
+            lmax = bcd.lambda_max(problem)
+            result = bcd.path(problem, np.geomspace(lmax, 1e-5 * lmax, 200), tol=1e-12,
+                              max_iter=10**9)
+            report.update(status=result.status, n_points=len(result.lambdas),
+                          finite=bool(np.all(np.isfinite(result.coefs))),
+                          last=result.results[-1].status)
+        elif case == "lassocv":
+            # small alphas: every solve of the folds' paths takes seconds, so
+            # the signal lands in a compiled loop
+            X = rs.randn(800, 2000)
+            y = X[:, :50] @ rs.randn(50) + rs.randn(800)
+            alpha_max = np.abs(X.T @ (y - y.mean())).max() / 800
+            model = LassoCV(alphas=alpha_max * np.geomspace(1e-3, 1e-4, 5), tol=1e-12,
+                            max_iter=10**6, cv=5)
+            model.fit(X, y)
+            report.update(status="returned")
+        elif case == "logisticcv":
+            # no intercept: each fold runs one bcd.path along the Cs
+            X = rs.randn(800, 2000)
+            y = (X[:, :50] @ rs.randn(50) + rs.randn(800) > 0).astype(int)
+            model = LogisticRegressionCV(Cs=[10.0, 100.0, 1000.0], penalty="l1",
+                                         fit_intercept=False, tol=1e-12, max_iter=10**6,
+                                         cv=5)
+            model.fit(X, y)
+            report.update(status="returned")
+    except KeyboardInterrupt:
+        report.update(status="KeyboardInterrupt",
+                      fitted=hasattr(model, "coef_") if case != "path" else None)
+report.update(returned=time.time(),
+              warnings=[str(w.message) for w in caught
+                        if issubclass(w.category, Warning)][-3:])
+print(json.dumps(report), flush=True)
+"""
+
+
+def _interrupt(case, wait=1.5):
+    """Run the case in a child, send SIGINT ``wait`` s after it starts, and
+    return ``(report, seconds from the signal to the report)``."""
+    proc = subprocess.Popen([sys.executable, "-c", _SIGINT_SCRIPT, case],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        if line.strip() != "started":
+            proc.wait(timeout=60)
+            pytest.fail(f"the child did not start: {line!r}\n{proc.stderr.read()[-3000:]}")
+        time.sleep(wait)
+        assert proc.poll() is None, "the call ended before SIGINT: make it longer"
+        proc.send_signal(signal.SIGINT)
+        sent = time.time()
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            pytest.fail(f"still running 120 s after SIGINT; stderr: {err[-3000:]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, f"exit code {proc.returncode} after SIGINT:\n{err[-3000:]}"
+    report = json.loads(out.strip().splitlines()[-1])
+    return report, report["returned"] - sent
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child needs POSIX signals")
+def test_sigint_stops_a_path_with_the_points_so_far():
+    report, delay = _interrupt("path")
+    assert report["status"] == "interrupted", report
+    assert report["last"] == "interrupted", report
+    assert 1 <= report["n_points"] < 200, report
+    assert report["finite"], report
+    assert any("Interrupted" in w for w in report["warnings"]), report
+    assert delay < 1.0, f"path returned {delay:.2f} s after SIGINT"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child needs POSIX signals")
+@pytest.mark.parametrize("case", ["lassocv", "logisticcv"])
+def test_sigint_ends_a_cross_validated_fit(case):
+    report, delay = _interrupt(case)
+    assert report["status"] == "KeyboardInterrupt", report
+    assert report["fitted"] is False, report
+    assert delay < 1.0, f"{case} raised {delay:.2f} s after SIGINT"
+
+
+# ------------------------------------------------------------ max_time
+
+def _lasso_data():
+    rs = np.random.RandomState(0)
+    X = rs.randn(400, 1500)
+    y = X[:, :40] @ rs.randn(40) + rs.randn(400)
+    return X, y
+
+
+def test_max_time_is_the_deadline_of_a_whole_path():
+    X, y = _lasso_data()
+    problem = bcd.LeastSquares(X, y, penalty=bcd.L1(1.0))
+    lmax = bcd.lambda_max(problem)
+    grid = np.geomspace(lmax, 1e-5 * lmax, 100)
+    max_time = 1.0
+    start = time.perf_counter()
+    with pytest.warns(bcd.ConvergenceWarning, match="max_time"):
+        result = bcd.path(problem, grid, tol=1e-13, max_iter=10**9, max_time=max_time)
+    elapsed = time.perf_counter() - start
+    assert result.status == "max_time", result
+    assert 1 <= len(result.lambdas) < grid.size
+    assert np.array_equal(result.lambdas, grid[:len(result.lambdas)])
+    assert result.coefs.shape == (len(result.lambdas), X.shape[1])
+    assert np.all(np.isfinite(result.coefs))
+    # one iteration of a path: a solve's set-up and final evaluation
+    per_point = float(np.median(result.times - [r.iteration_time for r in result.results]))
+    assert elapsed <= max_time + max(0.1 * max_time, per_point) + 0.05, (elapsed, per_point)
+
+
+def _timed_fit(model, X, y):
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    return time.perf_counter() - start, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("name", ["LassoCV", "LogisticRegressionCV",
+                                  "LogisticRegressionCV-path"])
+def test_max_time_is_the_deadline_of_a_cross_validated_fit(name):
+    from bcd.linear_model import LassoCV, LogisticRegressionCV
+    X, y = _lasso_data()
+    if name == "LassoCV":
+        def make(t):
+            return LassoCV(alphas=30, eps=1e-5, tol=1e-13, max_iter=10**6, max_time=t)
+    else:
+        y = (y > 0).astype(int)
+
+        def make(t):
+            return LogisticRegressionCV(Cs=np.logspace(-1, 4, 10), penalty="l1",
+                                        fit_intercept=name == "LogisticRegressionCV",
+                                        tol=1e-13, max_iter=10**6, max_time=t)
+    # the fixed cost of a fit (data preparation, the set-up of a solve per
+    # fold, the final fit): one "iteration" of a cross-validated fit
+    fixed, _ = _timed_fit(make(1e-3), X, y)
+    max_time = 1.5
+    model = make(max_time)
+    elapsed, messages = _timed_fit(model, X, y)
+    assert any("max_time" in m for m in messages), messages
+    assert elapsed <= max_time + max(0.1 * max_time, 1.5 * fixed), (elapsed, fixed)
+    # a usable model, chosen among what was evaluated
+    scores = model.mse_path_ if name == "LassoCV" else model.scores_.T
+    assert np.isnan(scores).any()
+    assert not np.isnan(scores).all()
+    assert np.all(np.isfinite(model.coef_))
+    assert np.all(np.isfinite(model.predict(X)))

@@ -1,10 +1,13 @@
 """Regularization paths: solutions along a decreasing grid of L1 weights."""
 import copy
 import time
+import warnings
 
 import numpy as np
 
+from ._result import ConvergenceWarning
 from .penalties import L1
+from ._validation import check_scalar
 from .problems import Problem
 
 #: default grid: this many values ...
@@ -19,7 +22,17 @@ class PathResult:
     Attributes
     ----------
     lambdas : ndarray of shape (n_lambdas,)
-        The grid, decreasing.
+        The grid values solved, decreasing: the whole grid, or its first
+        values when the path was stopped (see ``status``).
+    status : str
+        ``"complete"`` (every grid value solved), ``"interrupted"`` (Ctrl-C:
+        the values solved so far, the last one stopped where the signal
+        found it) or ``"max_time"`` (the overall ``max_time`` ran out: the
+        values solved before, the last one stopped by the deadline).
+    message : str
+        The status in words.
+    grid : ndarray
+        The whole grid asked for.
     coefs : ndarray of shape (n_lambdas, n_coordinates)
         The solution at every grid value.
     objectives, optimality : ndarray of shape (n_lambdas,)
@@ -39,8 +52,18 @@ class PathResult:
         then ``lambdas`` must be given).
     """
 
-    def __init__(self, lambdas, results, times, lambda_max):
-        self.lambdas = lambdas
+    def __init__(self, lambdas, results, times, lambda_max, status="complete"):
+        self.grid = lambdas
+        self.lambdas = lambdas[:len(results)]
+        self.status = status
+        self.message = {
+            "complete": "Solved at every grid value.",
+            "interrupted": f"Interrupted (KeyboardInterrupt) at grid value {len(results)} of "
+                           f"{len(lambdas)}: the values solved so far, the last one stopped "
+                           f"at its current iterate.",
+            "max_time": f"Stopped: reached max_time at grid value {len(results)} of "
+                        f"{len(lambdas)}.",
+        }[status]
         self.results = results
         self.coefs = np.array([r.x for r in results]).reshape(len(results), -1)
         self.objectives = np.array([r.objective for r in results])
@@ -54,7 +77,7 @@ class PathResult:
 
     def __repr__(self):
         return (f"PathResult(n_lambdas={len(self.lambdas)}, converged={int(self.converged.sum())}"
-                f"/{len(self.lambdas)}, time={self.times.sum():.3g}s)")
+                f"/{len(self.lambdas)}, time={self.times.sum():.3g}s, status={self.status!r})")
 
 
 def lambda_max(problem):
@@ -93,11 +116,24 @@ def path(problem, lambdas=None, *, screening=True, **solve_options):
         Lasso), within each solve on working sets (see :func:`bcd.solve`).
     **solve_options
         Passed to :func:`bcd.solve` for every grid value (``x0`` starts the
-        first).
+        first), except ``max_time``, which is the time limit of the whole
+        path: each grid value is solved with the time that remains.
 
     Returns
     -------
     PathResult
+        With ``status`` ``"complete"``, or ``"interrupted"`` / ``"max_time"``
+        when Ctrl-C or the deadline stopped the path: it then holds the grid
+        values solved so far (the last one stopped where it was, as
+        :func:`bcd.solve` stops), and a ``ConvergenceWarning`` says so
+        (unless ``warn=False``).  The path never goes on to the next grid
+        value after Ctrl-C.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        When Ctrl-C comes before the first grid value has an iterate (in
+        the set-up of its solve).
 
     Examples
     --------
@@ -133,16 +169,47 @@ def path(problem, lambdas=None, *, screening=True, **solve_options):
     if not isinstance(screening, (bool, np.bool_)):
         raise TypeError(f"screening must be True or False, got {screening!r}.")
     x = solve_options.pop("x0", None)
+    max_time = solve_options.pop("max_time", None)
+    if max_time is not None and not (isinstance(max_time, (int, float, np.floating))
+                                     and max_time == np.inf):
+        max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
+    deadline = None if max_time is None or max_time == np.inf else \
+        time.perf_counter() + max_time
     results, times = [], []
-    for lam in grid:
-        point = copy.copy(problem)
-        point._set_penalty(L1(lam * weights, positive=pen.positive))
-        start = time.perf_counter()
-        result = solve(point, x0=x, screening=bool(screening), **solve_options)
-        times.append(time.perf_counter() - start)
-        results.append(result)
-        x = result.x
-    return PathResult(grid, results, times, lmax)
+    status = "complete"
+    overhead = 0.0      # seconds of a solve outside its iteration loop, as last measured
+    try:
+        for lam in grid:
+            start = time.perf_counter()
+            if deadline is not None:
+                if start + overhead >= deadline and results:
+                    status = "max_time"
+                    break
+                # the solve's max_time holds for its iteration loop: leave
+                # the time of its set-up and its final evaluation
+                solve_options["max_time"] = max(deadline - start - overhead, 1e-9)
+            point = copy.copy(problem)
+            point._set_penalty(L1(lam * weights, positive=pen.positive))
+            result = solve(point, x0=x, screening=bool(screening), **solve_options)
+            times.append(time.perf_counter() - start)
+            overhead = max(times[-1] - result.iteration_time, 0.0)
+            results.append(result)
+            x = result.x
+            if result.status in ("interrupted", "max_time"):
+                status = result.status
+                break
+    except KeyboardInterrupt:
+        # Ctrl-C in the Python part of a solve (its set-up or report): stop
+        # with the values solved so far
+        if not results:
+            raise
+        status = "interrupted"
+    if deadline is not None and status == "complete" and len(results) < grid.size:
+        status = "max_time"
+    out = PathResult(grid, results, times, lmax, status)
+    if status != "complete" and solve_options.get("warn", True):
+        warnings.warn(f"path: {out.message}", ConvergenceWarning, stacklevel=2)
+    return out
 
 
 def _check_l1(problem):

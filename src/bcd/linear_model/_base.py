@@ -1,5 +1,6 @@
 """Shared parts of the estimators: input validation, the design matrix with an
 intercept column, the call to :func:`bcd.solve` and linear predictions."""
+import time
 import warnings
 
 import numpy as np
@@ -15,7 +16,7 @@ from ..core.assembly import TABLES, configuration_options
 from .._solve import solve
 
 from .._sklearn import validate_data
-from .._validation import check_solver_options
+from .._validation import check_scalar, check_solver_options
 
 #: the sparse formats accepted by ``fit`` and ``predict``
 SPARSE_FORMATS = ["csr", "csc", "coo"]
@@ -84,10 +85,21 @@ class SolveRecord:
     """The solves of one ``fit``: runs :func:`bcd.solve` with the estimator's
     options, silencing the solver's own convergence warnings, and issues a
     single scikit-learn ``ConvergenceWarning`` at the end of the fit if a
-    solve stopped before reaching its tolerance.  A solve stopped by Ctrl-C
-    ends a fit of one solve with that warning; a fit that asks for another
-    solve after it gets ``KeyboardInterrupt`` instead (one-vs-rest classes,
-    several targets, refinements)."""
+    solve stopped before reaching its tolerance.
+
+    Ctrl-C and the estimator's ``max_time`` hold for the whole fit:
+
+    * a solve stopped by Ctrl-C ends a fit of one solve with a warning
+      saying it was interrupted (the model is the iterate reached); a fit
+      that asks for another solve after it gets ``KeyboardInterrupt``
+      instead (one-vs-rest classes, several targets, refinements, the folds
+      of a cross-validation), and the estimator is left as it was;
+    * ``max_time`` (the estimator's parameter, in seconds) is the deadline
+      of the whole fit: each solve gets the time that remains (or, past the
+      deadline, one stopping test and about one iteration, so that the fit
+      still returns a model); ``expired`` tells a fit of several solves to
+      stop starting new ones.
+    """
 
     def __init__(self, estimator, solver_options):
         self.name = type(estimator).__name__
@@ -95,12 +107,31 @@ class SolveRecord:
         self.failures = []
         self.n_iter = 0
         self.interrupted = False
+        self.timed_out = False
+        max_time = getattr(estimator, "max_time", None)
+        if max_time is not None:
+            max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
+        self.max_time = max_time
+        self.deadline = None if max_time is None else time.perf_counter() + max_time
+        self.overhead = 0.0
         # the automatic configuration of the problems with a duality gap works on
         # working sets, which can stop on gap_tol; an explicit one may not
         explicit = any(self.options.get(k, "auto") != "auto" for k in configuration_options())
         self.explicit = explicit
         working = self.options.get("working_set", "auto")
         self.working_sets = working is True or (not explicit and working == "auto")
+
+    @property
+    def expired(self):
+        """Whether the fit's ``max_time`` has run out."""
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+    def _check_interrupted(self):
+        if self.interrupted:
+            # Ctrl-C stopped an earlier solve of this fit: the user wants out,
+            # not the next target, class, fold or refinement
+            raise KeyboardInterrupt(f"{self.name}.fit was interrupted during a solve; the "
+                                    f"estimator is left as it was before the fit.")
 
     def dual(self, problem):
         """Whether ``problem`` will be solved through its dual, whose
@@ -120,6 +151,12 @@ class SolveRecord:
                 1 if self.dual(problem) else int(problem.n_coordinates))
         options.update(extra)
         options.update(self.options)
+        if self.deadline is not None:
+            # the solve's max_time holds for its iteration loop: leave the
+            # time of its set-up and final evaluation, as last measured
+            remaining = max(self.deadline - time.perf_counter() - self.overhead, 1e-9)
+            given = options.get("max_time")
+            options["max_time"] = remaining if given is None else min(given, remaining)
         return options
 
     def solve(self, problem, x0, max_iter, tol, **extra):
@@ -127,42 +164,60 @@ class SolveRecord:
         coordinates (``max_iter * n_coordinates`` block updates; None: the
         default of :func:`bcd.solve`) and the KKT tolerance ``tol``;
         ``solver_options`` override both."""
-        if self.interrupted:
-            # Ctrl-C stopped an earlier solve of this fit: the user wants out,
-            # not the next target, class or refinement
-            raise KeyboardInterrupt(f"{self.name}.fit was interrupted during a solve; the "
-                                    f"estimator is left as it was before the fit.")
+        self._check_interrupted()
         options = self._options(problem, max_iter, tol, extra)
         if x0 is None:
             x0 = np.zeros(problem.n_coordinates)
         # failures are collected and reported by warn(); warn=False, not
         # warnings.catch_warnings, which is not thread-safe
+        start = time.perf_counter()
         result = solve(problem, x0=x0, warn=False, **options)
-        self.interrupted = result.status == "interrupted"
+        self.overhead = max(time.perf_counter() - start - result.iteration_time, 0.0)
+        self._note(result)
+        return result
+
+    def _note(self, result):
+        self.interrupted = self.interrupted or result.status == "interrupted"
+        self.timed_out = self.timed_out or (result.status == "max_time" and self.expired)
         self.n_iter += result.n_iter
         if not result.converged and result.status != "callback":
             self.failures.append(result)
-        return result
 
     def path(self, problem, lambdas, max_iter, tol, **extra):
         """:func:`bcd.path` over the decreasing L1 weights ``lambdas`` from 0,
-        each solve with the options of :meth:`solve`; returns the
-        ``bcd.PathResult``."""
+        each solve with the options of :meth:`solve` (the path shares the
+        fit's ``max_time``); returns the ``bcd.PathResult``, which holds the
+        values solved before Ctrl-C or the deadline stopped it."""
+        self._check_interrupted()
         options = self._options(problem, max_iter, tol, extra)
-        result = path(problem, lambdas, x0=np.zeros(problem.n_coordinates), warn=False,
-                      **options)
+        try:
+            result = path(problem, lambdas, x0=np.zeros(problem.n_coordinates), warn=False,
+                          **options)
+        except KeyboardInterrupt:
+            self.interrupted = True
+            raise
         for r in result.results:
-            self.n_iter += r.n_iter
-            if not r.converged and r.status != "callback":
-                self.failures.append(r)
+            self._note(r)
+        self.interrupted = self.interrupted or result.status == "interrupted"
+        self.timed_out = self.timed_out or result.status == "max_time"
         return result
 
     def warn(self):
         """Issue one ``ConvergenceWarning`` if any solve did not converge."""
+        count = len(self.failures)
+        if self.interrupted:
+            warnings.warn(f"{self.name}: the fit was interrupted (Ctrl-C) during its last "
+                          f"solve; the model is the iterate reached, which is not "
+                          f"converged.", ConvergenceWarning, stacklevel=3)
+            return
+        if self.timed_out:
+            warnings.warn(f"{self.name}: the fit reached max_time = {self.max_time:g} s; the "
+                          f"model is the best state reached by then, not converged.",
+                          ConvergenceWarning, stacklevel=3)
+            return
         if not self.failures:
             return
         result = self.failures[-1]
-        count = len(self.failures)
         what = "The solver" if count == 1 else f"{count} solves"
         warnings.warn(f"{self.name}: {what} did not converge ({result.status}: "
                       f"{result.message}).  Increase max_iter, loosen tol or scale the "

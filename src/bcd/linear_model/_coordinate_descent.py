@@ -227,6 +227,7 @@ class _PenalizedLeastSquares(RegressorMixin, LinearPredictorMixin, BCDEstimator)
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "warm_start": ["boolean"],
         "solver_options": [dict, None],
+        "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     def _strengths(self):
@@ -337,6 +338,12 @@ class ElasticNet(_PenalizedLeastSquares):
         Further keyword arguments of :func:`bcd.solve` (for example ``rule``
         or ``verbose``); ``tol`` and ``max_iter`` given here replace the values
         derived from the estimator's.
+    max_time : float, default=None
+        Wall-clock limit in seconds for the whole ``fit`` (every solve it
+        runs), or None for no limit.  When it runs out the fit stops
+        and keeps the best state reached, with a ``ConvergenceWarning``
+        saying so; Ctrl-C ends a fit of several solves with
+        ``KeyboardInterrupt`` at once, and the estimator is left as it was.
 
     Attributes
     ----------
@@ -380,7 +387,8 @@ class ElasticNet(_PenalizedLeastSquares):
     }
 
     def __init__(self, alpha=1.0, *, l1_ratio=0.5, fit_intercept=True, positive=False,
-                 max_iter=1000, tol=1e-4, warm_start=False, solver_options=None):
+                 max_iter=1000, tol=1e-4, warm_start=False, solver_options=None,
+                 max_time=None):
         self.alpha = alpha
         self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
@@ -389,6 +397,7 @@ class ElasticNet(_PenalizedLeastSquares):
         self.tol = tol
         self.warm_start = warm_start
         self.solver_options = solver_options
+        self.max_time = max_time
 
     def _strengths(self):
         return float(self.alpha), float(self.l1_ratio), bool(self.positive)
@@ -436,6 +445,12 @@ class Lasso(_PenalizedLeastSquares):
         Further keyword arguments of :func:`bcd.solve`; ``tol`` and
         ``max_iter`` given here replace the values derived from the
         estimator's.
+    max_time : float, default=None
+        Wall-clock limit in seconds for the whole ``fit`` (every solve it
+        runs), or None for no limit.  When it runs out the fit stops
+        and keeps the best state reached, with a ``ConvergenceWarning``
+        saying so; Ctrl-C ends a fit of several solves with
+        ``KeyboardInterrupt`` at once, and the estimator is left as it was.
 
     Attributes
     ----------
@@ -478,7 +493,7 @@ class Lasso(_PenalizedLeastSquares):
     }
 
     def __init__(self, alpha=1.0, *, fit_intercept=True, positive=False, max_iter=1000,
-                 tol=1e-4, warm_start=False, solver_options=None):
+                 tol=1e-4, warm_start=False, solver_options=None, max_time=None):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.positive = positive
@@ -486,6 +501,7 @@ class Lasso(_PenalizedLeastSquares):
         self.tol = tol
         self.warm_start = warm_start
         self.solver_options = solver_options
+        self.max_time = max_time
 
     def _strengths(self):
         return float(self.alpha), 1.0, bool(self.positive)
@@ -527,6 +543,12 @@ class NonNegativeLinearRegression(_PenalizedLeastSquares):
         Start from the previous solution when refitting.
     solver_options : dict, default=None
         Further keyword arguments of :func:`bcd.solve`.
+    max_time : float, default=None
+        Wall-clock limit in seconds for the whole ``fit`` (every solve it
+        runs), or None for no limit.  When it runs out the fit stops
+        and keeps the best state reached, with a ``ConvergenceWarning``
+        saying so; Ctrl-C ends a fit of several solves with
+        ``KeyboardInterrupt`` at once, and the estimator is left as it was.
 
     Attributes
     ----------
@@ -555,13 +577,14 @@ class NonNegativeLinearRegression(_PenalizedLeastSquares):
     """
 
     def __init__(self, alpha=0.0, *, fit_intercept=True, max_iter=1000, tol=1e-4,
-                 warm_start=False, solver_options=None):
+                 warm_start=False, solver_options=None, max_time=None):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
         self.warm_start = warm_start
         self.solver_options = solver_options
+        self.max_time = max_time
 
     def _strengths(self):
         return float(self.alpha), 1.0, True

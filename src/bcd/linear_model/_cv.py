@@ -30,28 +30,43 @@ def _rows(X, index):
 
 
 def lasso_path_fit(design, alphas, tol, max_iter, record):
-    """``(coefs, intercepts)`` of the Lasso along the decreasing ``alphas``
-    (shapes (n_alphas, n_features) and (n_alphas,))."""
+    """``(coefs, intercepts, n_done)`` of the Lasso along the decreasing
+    ``alphas`` (shapes (n_alphas, n_features) and (n_alphas,)): ``n_done``
+    values solved, fewer than all when the fit's ``max_time`` ran out (the
+    others are left at zero)."""
     n = design.n_samples
     lambdas = n * np.asarray(alphas, dtype=np.float64)
     d = design.n_features
     coefs = np.zeros((lambdas.size, d))
     intercepts = np.full(lambdas.size, design.y_mean)
     if design.scale == 0.0:
-        return coefs, intercepts            # w = 0 is optimal at every alpha
+        return coefs, intercepts, lambdas.size   # w = 0 is optimal at every alpha
     if np.all(lambdas > 0) and design.has_solver_gap(1.0, 0.0):
         problem = design.problem(1.0, 0.0)  # the L1 weights are scaled by each lambda
         extra = {"gap_tol": tol * design.y_energy} if record.working_sets else {}
         result = record.path(problem, lambdas, max_iter, tol * design.scale, **extra)
         for k, x in enumerate(result.coefs):
             coefs[k], intercepts[k] = design.model(x, 1.0)
-        return coefs, intercepts
+        return coefs, intercepts, len(result.coefs)
     x0 = None
     for k, lam in enumerate(lambdas):
+        if k and record.expired:
+            return coefs, intercepts, k
         coef, intercept, _, _ = design.fit(record, lam, 0.0, tol, max_iter, x0)
         coefs[k], intercepts[k] = coef, intercept
         x0 = design.start(coef, intercept, lam)
-    return coefs, intercepts
+    return coefs, intercepts, lambdas.size
+
+
+def best_of_partial(values, larger_is_better):
+    """The index of the best mean over folds of ``values`` (grid values x
+    folds, NaN where not computed: a fit stopped by ``max_time``), among the
+    grid values computed on the most folds; the first best one on ties."""
+    counts = np.sum(~np.isnan(values), axis=1)
+    keep = counts == counts.max()
+    means = np.where(keep, np.nansum(values, axis=1) / np.maximum(counts, 1),
+                     -np.inf if larger_is_better else np.inf)
+    return int(np.argmax(means) if larger_is_better else np.argmin(means))
 
 
 class LassoCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
@@ -86,6 +101,16 @@ class LassoCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         Start the final fit from the previous solution.
     solver_options : dict, default=None
         Further keyword arguments of :func:`bcd.solve`.
+    max_time : float, default=None
+        Wall-clock limit in seconds for the whole ``fit`` (every solve it
+        runs: every fold along the grid, then the final fit), or None
+        for no limit.  When it runs out, the folds not yet evaluated are
+        left out of the choice (NaN in the scores) and the fit keeps the
+        best state reached, with a ``ConvergenceWarning`` saying so.
+        Ctrl-C raises ``KeyboardInterrupt`` within a second (unless it
+        comes in the final fit, which then keeps its iterate with a
+        warning saying it was interrupted), and the estimator is left as
+        it was.
 
     Attributes
     ----------
@@ -136,10 +161,12 @@ class LassoCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         "cv": ["cv_object"],
         "warm_start": ["boolean"],
         "solver_options": [dict, None],
+        "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, *, eps=1e-3, alphas=100, fit_intercept=True, positive=False,
-                 max_iter=1000, tol=1e-4, cv=None, warm_start=False, solver_options=None):
+                 max_iter=1000, tol=1e-4, cv=None, warm_start=False, solver_options=None,
+                 max_time=None):
         self.eps = eps
         self.alphas = alphas
         self.fit_intercept = fit_intercept
@@ -149,6 +176,7 @@ class LassoCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         self.cv = cv
         self.warm_start = warm_start
         self.solver_options = solver_options
+        self.max_time = max_time
 
     def _grid(self, design):
         if not isinstance(self.alphas, numbers.Integral):
@@ -184,6 +212,7 @@ class LassoCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
             The fitted estimator.
         """
         self._validate_params()
+        record = SolveRecord(self, self.solver_options)     # max_time starts here
         X, y = validate_data(self, X, y, accept_sparse=CV_SPARSE_FORMATS,
                              dtype=[np.float64, np.float32], y_numeric=True,
                              multi_output=False)
@@ -194,20 +223,22 @@ class LassoCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         full = LeastSquaresDesign(X, y, sw_full, self.fit_intercept, self.positive)
         alphas = self._grid(full)
         folds = list(check_cv(self.cv).split(X, y))
-        record = SolveRecord(self, self.solver_options)
-        mse = np.empty((alphas.size, len(folds)))
+        mse = np.full((alphas.size, len(folds)), np.nan)
         for f, (train, test) in enumerate(folds):
+            if f and record.expired:
+                break                       # max_time: choose among what was evaluated
             sw_train = None
             if sw is not None:
                 sw_train = sw[train] * (len(train) / np.sum(sw[train]))
             design = LeastSquaresDesign(_rows(X, train), y[train], sw_train,
                                         self.fit_intercept, self.positive)
-            coefs, intercepts = lasso_path_fit(design, alphas, self.tol, self.max_iter, record)
-            pred = np.asarray(_rows(X, test) @ coefs.T) + intercepts
+            coefs, intercepts, done = lasso_path_fit(design, alphas, self.tol, self.max_iter,
+                                                     record)
+            pred = np.asarray(_rows(X, test) @ coefs[:done].T) + intercepts[:done]
             errors = (pred - y[test][:, None]) ** 2
             weights = None if sw is None else sw[test]
-            mse[:, f] = np.average(errors, axis=0, weights=weights)
-        best = int(np.argmin(mse.mean(axis=1)))
+            mse[:done, f] = np.average(errors, axis=0, weights=weights)
+        best = best_of_partial(mse, larger_is_better=False)
         alpha = float(alphas[best])
         l1 = n * alpha
         x0 = None
@@ -244,7 +275,8 @@ class LassoCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
 
 def logistic_path_fit(design, Cs, penalty, l1_ratio, tol, max_iter, record):
     """``[(coef, intercept), ...]`` along the increasing ``Cs`` (decreasing
-    penalties), warm-started."""
+    penalties), warm-started; shorter than ``Cs`` when the fit's
+    ``max_time`` ran out."""
     strengths = [logistic_strengths(penalty, C, l1_ratio) for C in Cs]
     l1s = np.array([s[0] for s in strengths])
     l2s = np.array([s[1] for s in strengths])
@@ -254,6 +286,8 @@ def logistic_path_fit(design, Cs, penalty, l1_ratio, tol, max_iter, record):
         return [design.model(x) for x in result.coefs]
     models, x0 = [], None
     for l1, l2 in strengths:
+        if models and record.expired:
+            break
         coef, intercept, result = design.fit(record, l1, l2, tol, max_iter, x0)
         models.append((coef, intercept))
         x0 = result.x
@@ -295,6 +329,16 @@ class LogisticRegressionCV(LogisticClassifierMixin, BCDEstimator):
         Start the final fit from the previous solution.
     solver_options : dict, default=None
         Further keyword arguments of :func:`bcd.solve`.
+    max_time : float, default=None
+        Wall-clock limit in seconds for the whole ``fit`` (every solve it
+        runs: every fold along the grid, then the final fit), or None
+        for no limit.  When it runs out, the folds not yet evaluated are
+        left out of the choice (NaN in the scores) and the fit keeps the
+        best state reached, with a ``ConvergenceWarning`` saying so.
+        Ctrl-C raises ``KeyboardInterrupt`` within a second (unless it
+        comes in the final fit, which then keeps its iterate with a
+        warning saying it was interrupted), and the estimator is left as
+        it was.
 
     Attributes
     ----------
@@ -346,11 +390,12 @@ class LogisticRegressionCV(LogisticClassifierMixin, BCDEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "warm_start": ["boolean"],
         "solver_options": [dict, None],
+        "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, Cs=10, *, penalty="l2", l1_ratio=None, fit_intercept=True, cv=None,
                  scoring=None, max_iter=1000, tol=1e-4, warm_start=False,
-                 solver_options=None):
+                 solver_options=None, max_time=None):
         self.Cs = Cs
         self.penalty = penalty
         self.l1_ratio = l1_ratio
@@ -361,6 +406,7 @@ class LogisticRegressionCV(LogisticClassifierMixin, BCDEstimator):
         self.tol = tol
         self.warm_start = warm_start
         self.solver_options = solver_options
+        self.max_time = max_time
 
     def _grid(self):
         if isinstance(self.Cs, numbers.Integral):
@@ -400,15 +446,17 @@ class LogisticRegressionCV(LogisticClassifierMixin, BCDEstimator):
             The fitted estimator.
         """
         self._validate_params()
+        record = SolveRecord(self, self.solver_options)     # max_time starts here
         logistic_strengths(self.penalty, 1.0, self.l1_ratio)   # checks l1_ratio
         X, y, classes, y_idx, sw = validate_classification(self, X, y, sample_weight,
                                                            CV_SPARSE_FORMATS)
         Cs = self._grid()
         folds = list(check_cv(self.cv, y, classifier=True).split(X, y))
         scorer = check_scoring(self, scoring=self.scoring)
-        record = SolveRecord(self, self.solver_options)
-        scores = np.empty((len(folds), Cs.size))
+        scores = np.full((len(folds), Cs.size), np.nan)
         for f, (train, test) in enumerate(folds):
+            if f and record.expired:
+                break                       # max_time: choose among what was evaluated
             if np.unique(y_idx[train]).size != classes.size:
                 raise ValueError(f"The training set of fold {f} does not contain every class; "
                                  f"use a stratified cv with fewer splits.")
@@ -421,7 +469,7 @@ class LogisticRegressionCV(LogisticClassifierMixin, BCDEstimator):
             for j, (coef, intercept) in enumerate(models):
                 model = self._fold_model(classes, X.shape[1], coef, intercept, X.dtype)
                 scores[f, j] = scorer(model, X_test, y_test, **kwargs)
-        best = int(np.argmax(scores.mean(axis=0)))
+        best = best_of_partial(scores.T, larger_is_better=True)
         C = float(Cs[best])
         design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept)
         x0 = None

@@ -141,6 +141,12 @@ class PoissonRegressor(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         as scikit-learn does).
     verbose : int, default=0
         Progress output of :func:`bcd.solve` (``verbose=1`` or ``2``).
+    max_time : float, default=None
+        Wall-clock limit in seconds for the whole ``fit`` (every solve it
+        runs), or None for no limit.  When it runs out the fit stops
+        and keeps the best state reached, with a ``ConvergenceWarning``
+        saying so; Ctrl-C ends a fit of several solves with
+        ``KeyboardInterrupt`` at once, and the estimator is left as it was.
 
     Attributes
     ----------
@@ -185,10 +191,11 @@ class PoissonRegressor(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
+        "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, *, alpha=1.0, fit_intercept=True, solver="auto", max_iter=100,
-                 tol=1e-4, warm_start=False, verbose=0):
+                 tol=1e-4, warm_start=False, verbose=0, max_time=None):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.solver = solver
@@ -196,6 +203,7 @@ class PoissonRegressor(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         self.tol = tol
         self.warm_start = warm_start
         self.verbose = verbose
+        self.max_time = max_time
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

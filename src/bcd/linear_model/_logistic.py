@@ -308,6 +308,12 @@ class LogisticRegression(LogisticClassifierMixin, BCDEstimator):
         Further keyword arguments of :func:`bcd.solve`; ``tol`` and
         ``max_iter`` given here replace the values derived from the
         estimator's.
+    max_time : float, default=None
+        Wall-clock limit in seconds for the whole ``fit`` (every solve it
+        runs), or None for no limit.  When it runs out the fit stops
+        and keeps the best state reached, with a ``ConvergenceWarning``
+        saying so; Ctrl-C ends a fit of several solves with
+        ``KeyboardInterrupt`` at once, and the estimator is left as it was.
 
     Attributes
     ----------
@@ -352,10 +358,12 @@ class LogisticRegression(LogisticClassifierMixin, BCDEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "warm_start": ["boolean"],
         "solver_options": [dict, None],
+        "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, penalty="l2", *, C=1.0, l1_ratio=None, fit_intercept=True,
-                 max_iter=1000, tol=1e-4, warm_start=False, solver_options=None):
+                 max_iter=1000, tol=1e-4, warm_start=False, solver_options=None,
+                 max_time=None):
         self.penalty = penalty
         self.C = C
         self.l1_ratio = l1_ratio
@@ -364,6 +372,7 @@ class LogisticRegression(LogisticClassifierMixin, BCDEstimator):
         self.tol = tol
         self.warm_start = warm_start
         self.solver_options = solver_options
+        self.max_time = max_time
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model by block coordinate descent.

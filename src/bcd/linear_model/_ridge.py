@@ -294,6 +294,12 @@ class Ridge(MultiOutputMixin, RegressorMixin, LinearPredictorMixin, BCDEstimator
         configuration may visit the coordinates in random order).  None
         uses a fixed seed, so fits are reproducible; the minimizer does not
         depend on it.
+    max_time : float, default=None
+        Wall-clock limit in seconds for the whole ``fit`` (every solve it
+        runs: one per target), or None for no limit.  When it runs out
+        the fit stops and keeps the best state reached, with a ``ConvergenceWarning``
+        saying so; Ctrl-C ends a fit of several solves with
+        ``KeyboardInterrupt`` at once, and the estimator is left as it was.
 
     Attributes
     ----------
@@ -346,10 +352,11 @@ class Ridge(MultiOutputMixin, RegressorMixin, LinearPredictorMixin, BCDEstimator
         "solver": [StrOptions(set(RIDGE_SOLVERS))],
         "positive": ["boolean"],
         "random_state": ["random_state"],
+        "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, alpha=1.0, *, fit_intercept=True, copy_X=True, max_iter=None, tol=1e-4,
-                 solver="auto", positive=False, random_state=None):
+                 solver="auto", positive=False, random_state=None, max_time=None):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.copy_X = copy_X
@@ -358,6 +365,7 @@ class Ridge(MultiOutputMixin, RegressorMixin, LinearPredictorMixin, BCDEstimator
         self.solver = solver
         self.positive = positive
         self.random_state = random_state
+        self.max_time = max_time
 
     def _solver_options(self):
         """The options of :func:`bcd.solve` for ``solver`` and ``random_state``."""

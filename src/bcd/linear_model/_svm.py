@@ -306,6 +306,12 @@ class LinearSVC(LinearClassifierMixin, BCDEstimator):
         Maximum number of passes of each solve: over the samples through
         the dual, over the coordinates in the primal (``max_iter *
         n_coordinates`` block updates).
+    max_time : float, default=None
+        Wall-clock limit in seconds for the whole ``fit`` (every solve it
+        runs: one per class), or None for no limit.  When it runs out
+        the fit stops and keeps the best state reached, with a ``ConvergenceWarning``
+        saying so; Ctrl-C ends a fit of several solves with
+        ``KeyboardInterrupt`` at once, and the estimator is left as it was.
 
     Attributes
     ----------
@@ -361,11 +367,12 @@ class LinearSVC(LinearClassifierMixin, BCDEstimator):
         "verbose": ["verbose"],
         "random_state": ["random_state"],
         "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, penalty="l2", loss="squared_hinge", *, dual="auto", tol=1e-4, C=1.0,
                  multi_class="ovr", fit_intercept=True, intercept_scaling=1, class_weight=None,
-                 verbose=0, random_state=None, max_iter=1000):
+                 verbose=0, random_state=None, max_iter=1000, max_time=None):
         self.penalty = penalty
         self.loss = loss
         self.dual = dual
@@ -378,6 +385,7 @@ class LinearSVC(LinearClassifierMixin, BCDEstimator):
         self.verbose = verbose
         self.random_state = random_state
         self.max_iter = max_iter
+        self.max_time = max_time
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model by block coordinate descent.
