@@ -35,12 +35,25 @@ INTERRUPTED = _INTERRUPTED
 TIMED_OUT = _TIMED_OUT
 
 
-cdef inline int _stop(double deadline) except -3 nogil:
-    if interrupted():
+cdef inline int _stop(double deadline, const double* cancel) except -3 nogil:
+    if (cancel != NULL and cancel[0] != 0.0) or interrupted():
         return _INTERRUPTED
     if deadline < INFINITY and now() > deadline:
         return _TIMED_OUT
     return 0
+
+
+cdef const double* _cancel_flag(cancel) except? NULL:
+    """The address of ``cancel[0]`` (a float64 array another thread may set
+    to non-zero to stop the work), or NULL."""
+    cdef const double[::1] c
+    if cancel is None:
+        return NULL
+    if not (isinstance(cancel, np.ndarray) and cancel.dtype == np.float64
+            and cancel.ndim == 1 and cancel.shape[0] >= 1):
+        raise ValueError("cancel must be None or a float64 array of length 1.")
+    c = cancel
+    return &c[0]
 
 
 def _check(A, panel):
@@ -53,7 +66,7 @@ def _check(A, panel):
     return panel
 
 
-def cholesky(A, panel=PANEL, double deadline=INFINITY):
+def cholesky(A, panel=PANEL, double deadline=INFINITY, cancel=None):
     """Factor A = U^T U in place (upper triangle, left-looking by panels).
 
     Parameters
@@ -65,13 +78,16 @@ def cholesky(A, panel=PANEL, double deadline=INFINITY):
     deadline : float, default=inf
         A time of :func:`time.monotonic`'s clock after which the
         factorization stops.
+    cancel : ndarray of shape (1,), float64, optional
+        A flag that another thread sets to a non-zero value to stop the
+        work (Ctrl-C reaches only the main thread).
 
     Returns
     -------
     info : int
         0 on success; k > 0 when the leading minor of order k is not
         positive definite; ``INTERRUPTED`` (-1) after Ctrl-C or
-        ``TIMED_OUT`` (-2) past the deadline.  A is then partly factored.
+        ``TIMED_OUT`` (-2) past the deadline (both checked between panels).  A is then partly factored.
 
     Examples
     --------
@@ -86,6 +102,7 @@ def cholesky(A, panel=PANEL, double deadline=INFINITY):
     """
     cdef Py_ssize_t nb = _check(A, panel)
     cdef double[::1, :] a = A
+    cdef const double* flag = _cancel_flag(cancel)
     cdef int n = <int>a.shape[0], lda = max(1, n), j, jb, m, info = 0, code = 0
     cdef double one = 1.0, minus = -1.0
     cdef char U = b'U', T = b'T', N = b'N', L = b'L'
@@ -112,14 +129,14 @@ def cholesky(A, panel=PANEL, double deadline=INFINITY):
                 dtrsm(&L, &U, &T, &N, &jb, &m, &one, &a[j, j], &lda, &a[j, j + jb], &lda)
             j += jb
             if j < n:
-                code = _stop(deadline)
+                code = _stop(deadline, flag)
                 if code != 0:
                     info = code
                     break
     return int(info)
 
 
-def inverse_from_cholesky(U, panel=PANEL, double deadline=INFINITY):
+def inverse_from_cholesky(U, panel=PANEL, double deadline=INFINITY, cancel=None):
     """Overwrite the upper triangle of U (a Cholesky factor, A = U^T U) with
     that of A^-1, by panels (U^-1 in place, then U^-1 U^-T).
 
@@ -131,6 +148,8 @@ def inverse_from_cholesky(U, panel=PANEL, double deadline=INFINITY):
         Columns per panel.
     deadline : float, default=inf
         A time of :func:`time.monotonic`'s clock after which it stops.
+    cancel : ndarray of shape (1,), float64, optional
+        As for :func:`cholesky`.
 
     Returns
     -------
@@ -150,6 +169,7 @@ def inverse_from_cholesky(U, panel=PANEL, double deadline=INFINITY):
     """
     cdef Py_ssize_t nb = _check(U, panel)
     cdef double[::1, :] a = U
+    cdef const double* flag = _cancel_flag(cancel)
     cdef int n = <int>a.shape[0], lda = max(1, n), j, jb, m, info = 0, code = 0
     cdef double one = 1.0, minus = -1.0
     cdef char Uc = b'U', T = b'T', N = b'N', L = b'L', R = b'R'
@@ -170,7 +190,7 @@ def inverse_from_cholesky(U, panel=PANEL, double deadline=INFINITY):
                 info += j
                 break
             j += jb
-            code = _stop(deadline)
+            code = _stop(deadline, flag)
             if code != 0:
                 info = code
                 break
@@ -193,7 +213,7 @@ def inverse_from_cholesky(U, panel=PANEL, double deadline=INFINITY):
                     dsyrk(&Uc, &N, &jb, &m, &one, &a[j, j + jb], &lda, &one, &a[j, j], &lda)
                 j += jb
                 if j < n:
-                    code = _stop(deadline)
+                    code = _stop(deadline, flag)
                     if code != 0:
                         info = code
                         break

@@ -15,6 +15,7 @@
   process likelihood).
 """
 from ..problems import register
+from .base import FitInterrupted
 from .kernels import (Hamming, HistogramIntersection, Kernel, LocallyPeriodic, Matern, Overlap,
                       Periodic, Product, SquaredExponential, Sum)
 from .problem import GaussianProcess
@@ -23,6 +24,6 @@ from .sparse import SparseGPRegressor
 
 __all__ = ["Kernel", "SquaredExponential", "Matern", "Periodic", "LocallyPeriodic", "Hamming",
            "Overlap", "HistogramIntersection", "Sum", "Product", "GaussianProcess", "GPRegressor",
-           "SparseGPRegressor"]
+           "SparseGPRegressor", "FitInterrupted"]
 
 register("gaussian_process", GaussianProcess)

@@ -126,6 +126,39 @@ def check_finite(arr, name):
                          f"dtype({arr.dtype.name!r}).")
 
 
+class FitInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a Gaussian process fit.
+
+    Raised by :meth:`GPRegressor.fit <bcd.gp.GPRegressor.fit>` and
+    :meth:`SparseGPRegressor.fit <bcd.gp.SparseGPRegressor.fit>` within
+    about a second of the first Ctrl-C (a subclass of
+    ``KeyboardInterrupt``, so code that does not look for it stops as
+    usual).  The estimator keeps the state it had before the call.
+
+    Attributes
+    ----------
+    partial : dict or None
+        What the fit had reached: for a hyperparameter search, its summary
+        (``"theta"``, the best log-parameters found, ``"history"`` and the
+        optimizer's other entries, as in ``hyper_``); for a sparse GP, the
+        inducing points and weights so far; None when nothing was complete.
+    """
+
+    def __init__(self, reason="interrupted", partial=None):
+        super().__init__(f"The fit was {reason}; the partial result is in .partial.")
+        self.reason = reason
+        self.partial = partial
+
+
+def check_max_time(max_time):
+    """``max_time`` as a positive number of seconds, or None."""
+    if max_time is None or (isinstance(max_time, (int, float, np.floating))
+                            and not isinstance(max_time, bool) and max_time == np.inf):
+        return None
+    from .._validation import check_scalar
+    return check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
+
+
 def same_value(value, default):
     if value is default:
         return True

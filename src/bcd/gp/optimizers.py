@@ -34,20 +34,27 @@ class Optimizer:
         The value of ``GPRegressor(optimizer=...)``.
     fit : callable or None
         ``fit(space, X, y, *, cv, scheme, n_restarts, rng, executor,
-        options, tol, progress, candidates)`` returns the summary dict of the
+        options, tol, progress, candidates, control)`` returns the summary dict of the
         learned hyperparameters (with ``"theta"``, ``"history"`` and
         ``"lml"`` or ``"cv_mse"``); None keeps the given ones.
     folds : bool
         Whether ``fit`` splits the data by ``cv`` (one task per start and
         fold, and ``cv`` checked against the number of samples).
+    concurrent_tasks : callable or None
+        ``concurrent_tasks(n_samples, n_tasks)``: how many of the tasks may
+        run at once in this process (their memory), or a ValueError when
+        none fits; None: all of them.
     weights : callable
-        ``weights(estimator, X, y, problem, hyper, space, tol, options)`` returns
-        the :class:`Weights` of the fitted model.
+        ``weights(estimator, X, y, problem, hyper, space, tol, options,
+        control)`` returns the :class:`Weights` of the fitted model
+        (``control``, a :class:`~bcd.gp.hyper.common.Control`, holds what
+        remains of the fit's ``max_time``).
     """
     name: Optional[str]
     fit: Optional[Callable]
     folds: bool
     weights: Callable
+    concurrent_tasks: Optional[Callable] = None
 
 
 @dataclass
@@ -66,50 +73,87 @@ class Weights:
 # ------------------------------------------------------------------ fit functions
 
 def _fit_ml(space, X, y, *, cv, scheme, n_restarts, rng, executor, options, tol, progress,
-            candidates):
+            candidates, control):
     from .hyper import fit_ml
-    return fit_ml(space, X, y, n_restarts, rng, executor, progress, candidates=candidates)
+    return fit_ml(space, X, y, n_restarts, rng, executor, progress, candidates=candidates,
+                  control=control)
 
 
 def _fit_cv(space, X, y, *, cv, scheme, n_restarts, rng, executor, options, tol, progress,
-            candidates):
+            candidates, control):
     from .hyper import fit_cv
     return fit_cv(space, X, y, cv, scheme, n_restarts, rng, executor, progress=progress,
-                  candidates=candidates)
+                  candidates=candidates, control=control)
 
 
 def _fit_cv_admm(space, X, y, *, cv, scheme, n_restarts, rng, executor, options, tol,
-                 progress, candidates):
+                 progress, candidates, control):
     from .hyper import fit_cv_admm
     scale = max(1e-300, float(np.max(np.abs(y))))
     return fit_cv_admm(space, X, y, cv, scheme, n_restarts, rng, executor, options,
-                       min(tol, 1e-3 * scale), progress, candidates=candidates)
+                       min(tol, 1e-3 * scale), progress, candidates=candidates,
+                       control=control)
+
+
+def _ml_tasks(n_samples, n_tasks):
+    from .hyper.ml import check_dense_memory
+    return check_dense_memory(n_samples, n_tasks)
 
 
 # ------------------------------------------------------------------ final weights
 
-def solve_weights(est, X, y, problem, hyper, space, tol, options):
+def _positive_or_none(seconds):
+    return None if seconds is None else max(seconds, 1e-6)
+
+
+def solve_weights(est, X, y, problem, hyper, space, tol, options, control):
     """alpha by :func:`bcd.solve` with the estimator's rule and options
-    (variable blocks, exact updates)."""
+    (variable blocks, exact updates), within what remains of ``max_time``."""
     from .._solve import solve
 
     result = solve(problem, rule=est.rule, blocks="variable", block_size=est.block_size,
                    update="exact", tol=tol, max_iter=est.max_iter,
-                   random_state=est.random_state, verbose=est.verbose, **options)
+                   max_time=_positive_or_none(control.remaining()),
+                   random_state=est.random_state,
+                   verbose=est.verbose, **options)
     return Weights(problem, result.x, result.n_iter, result)
 
 
-def cholesky_weights(est, X, y, problem, hyper, space, tol, options):
-    """alpha from a Cholesky factorization of K + noise I, exact like the
-    marginal likelihood computed the same way; the factor is kept for the
-    predictive variances when it fits ``max_dense_bytes``."""
-    n = problem.n_coordinates
-    chol = scipy.linalg.cho_factor(problem.kernel_matrix() + problem.noise * np.eye(n),
-                                   lower=False, overwrite_a=True)
-    alpha = scipy.linalg.cho_solve(chol, problem.y)
-    if 8.0 * n ** 2 > est.max_dense_bytes:
-        chol = None
-    return Weights(problem, alpha, hyper["n_iter"], None, chol)
+def cholesky_weights(est, X, y, problem, hyper, space, tol, options, control):
+    """alpha = C^-1 y as the marginal likelihood computed it at the learned
+    hyperparameters (exact, no further work), or from a new factorization
+    when the noise had to be raised to the admissible minimum."""
+    alpha = hyper.get("alpha")
+    if alpha is None or problem.noise != space.unpack(hyper["theta"])[1]:
+        alpha = dense_solve(problem, problem.y, control)
+    return Weights(problem, np.asarray(alpha, dtype=np.float64), hyper["n_iter"])
+
+
+def dense_factor(problem, control=None):
+    """The upper Cholesky factor U of K + noise I (U^T U), Fortran-ordered,
+    factored by panels (:mod:`bcd.core._dense`); raises
+    :class:`~bcd.gp.hyper.common.Stopped` when ``control`` says stop and
+    ``numpy.linalg.LinAlgError`` when the matrix is not positive definite."""
+    from ..core._dense import cholesky
+    from .hyper.common import Stopped
+
+    U = problem.kernel_matrix()                      # a new Fortran-ordered array
+    U[np.diag_indices(U.shape[0])] += problem.noise
+    # the final weights are computed whatever remains of max_time: only
+    # Ctrl-C stops them
+    info = cholesky(U, cancel=None if control is None else control.flag)
+    if info < 0:
+        raise Stopped("interrupted")
+    if info > 0:
+        raise np.linalg.LinAlgError(f"K + noise I is not positive definite (leading minor "
+                                    f"{info}).")
+    return U
+
+
+def dense_solve(problem, b, control=None):
+    """(K + noise I)^-1 b through :func:`dense_factor`."""
+    U = dense_factor(problem, control)
+    return scipy.linalg.lapack.dpotrs(U, np.asarray(b, dtype=np.float64), lower=0)[0]
 
 
 def ml_scale(space, v, hyper, y, alpha):
@@ -129,12 +173,12 @@ def ml_scale(space, v, hyper, y, alpha):
     return kernel, admissible_noise(kernel, noise), alpha / math.exp(t), math.exp(t)
 
 
-def rescaled_solve_weights(est, X, y, problem, hyper, space, tol, options):
+def rescaled_solve_weights(est, X, y, problem, hyper, space, tol, options, control):
     """:func:`solve_weights`, then the scale of K + noise I that the
     cross-validation error cannot see set by maximum likelihood
     (:func:`ml_scale`), where the learned hyperparameters have a scale
     direction."""
-    weights = solve_weights(est, X, y, problem, hyper, space, tol, options)
+    weights = solve_weights(est, X, y, problem, hyper, space, tol, options, control)
     v = space.scale_direction()
     if v is not None:
         kernel, noise, alpha, hyper["scale"] = ml_scale(space, v, hyper, problem.y,
@@ -148,7 +192,8 @@ def rescaled_solve_weights(est, X, y, problem, hyper, space, tol, options):
 #: optimizer name -> its row
 OPTIMIZERS = {
     None: Optimizer(None, None, folds=False, weights=solve_weights),
-    "ml": Optimizer("ml", _fit_ml, folds=False, weights=cholesky_weights),
+    "ml": Optimizer("ml", _fit_ml, folds=False, weights=cholesky_weights,
+                    concurrent_tasks=_ml_tasks),
     "cv": Optimizer("cv", _fit_cv, folds=True, weights=rescaled_solve_weights),
     "cv_admm": Optimizer("cv_admm", _fit_cv_admm, folds=True, weights=solve_weights),
 }

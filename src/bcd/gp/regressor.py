@@ -7,12 +7,16 @@ classes are imported when they are asked for: the tags, and the exception
 and warning classes of an unfitted estimator or a column-vector ``y``.
 """
 import copy
+import warnings
 
 import numpy as np
 import scipy.linalg
 
+from .._result import ConvergenceWarning
 from .._validation import check_scalar, check_solver_options
-from .base import RegressorBase, check_array, check_target, feature_names, not_fitted
+from .base import (FitInterrupted, RegressorBase, check_array, check_max_time, check_target,
+                   feature_names, not_fitted)
+from .hyper.common import Control, Stopped
 from .kernels import Kernel
 from .optimizers import OPTIMIZERS, describe
 from .problem import GaussianProcess, admissible_noise
@@ -207,7 +211,8 @@ class GPRegressor(RegressorBase):
                  max_iter=100000, random_state=None, cache_size=0, variance="auto",
                  max_dense_bytes=2**28, n_threads=None, solver_options=None, verbose=False,
                  optimizer=None, noise_bounds=(1e-5, 1e5), n_restarts=0, cv=5,
-                 cv_scheme="naive", client=None, admm_options=None, candidates=None):
+                 cv_scheme="naive", client=None, admm_options=None, candidates=None,
+                 max_time=None):
         self.kernel = kernel
         self.noise = noise
         self.rule = rule
@@ -229,6 +234,7 @@ class GPRegressor(RegressorBase):
         self.client = client
         self.admm_options = admm_options
         self.candidates = candidates
+        self.max_time = max_time
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -281,15 +287,20 @@ class GPRegressor(RegressorBase):
         kernel = copy.deepcopy(self.kernel)
         noise = self.noise
         optimizer = self._optimizer()
+        control = Control(check_max_time(self.max_time))
         hyper = space = None
         if optimizer.fit is not None:
-            kernel, noise, hyper, space = self._learn(optimizer, kernel, X, y, tol)
+            kernel, noise, hyper, space = self._learn(optimizer, kernel, X, y, tol, control)
         elif self.candidates is not None:
             raise ValueError(f"candidates needs an optimizer: {describe(_LEARNING)} (with "
                              f"optimizer=None the hyperparameters are not learned).")
         problem = GaussianProcess(X, y, kernel, noise, cache_size=self.cache_size,
                                   n_threads=self.n_threads)
-        weights = optimizer.weights(self, X, y, problem, hyper, space, tol, options)
+        try:
+            weights = optimizer.weights(self, X, y, problem, hyper, space, tol, options,
+                                        control)
+        except Stopped:
+            raise FitInterrupted("interrupted", hyper) from None
         problem, result, alpha, n_iter = (weights.problem, weights.result, weights.alpha,
                                           weights.n_iter)
         kernel, chol = problem.kernel, weights.chol
@@ -390,7 +401,7 @@ class GPRegressor(RegressorBase):
                              f"of the hyperparameters ({', '.join(space.names)}).")
         return np.clip(arr, low, high)
 
-    def _learn(self, optimizer, kernel, X, y, tol):
+    def _learn(self, optimizer, kernel, X, y, tol, control):
         """Learn the hyperparameters by ``optimizer`` (a row of OPTIMIZERS):
         (kernel, noise, summary, the hyperparameter space)."""
         from .._progress import make_progress
@@ -411,14 +422,31 @@ class GPRegressor(RegressorBase):
         progress = make_progress(self.verbose)
         n_starts = n_restarts + 1 + len(candidates)
         n_folds = 1 if not optimizer.folds or isinstance(cv, float) else cv
-        executor = hyper.make_executor(self.client, n_starts * n_folds)
+        n_tasks = n_starts * n_folds
+        if optimizer.concurrent_tasks is not None and self.client is None:
+            n_tasks = optimizer.concurrent_tasks(X.shape[0], n_tasks)
+        executor = hyper.make_executor(self.client, n_tasks, control)
         try:
             result = optimizer.fit(space, X64, y64, cv=cv, scheme=self.cv_scheme,
                                    n_restarts=n_restarts, rng=rng, executor=executor,
                                    options=options, tol=tol, progress=progress,
-                                   candidates=candidates)
+                                   candidates=candidates, control=control)
+        except Stopped as stop:
+            if stop.reason == "interrupted":
+                raise FitInterrupted("interrupted", None) from None
+            # out of time before a single evaluation completed
+            result = dict(theta=space.theta0(), history=np.zeros(0), n_iter=0,
+                          stopped="max_time")
+            result["lml" if optimizer.name == "ml" else "cv_mse"] = np.nan
         finally:
             executor.close()
+        if result.get("stopped") == "interrupted":
+            raise FitInterrupted("interrupted", result)
+        if result.get("stopped") == "max_time":
+            warnings.warn(f"max_time={self.max_time!r} ran out while learning the "
+                          f"hyperparameters; the best ones reached are kept"
+                          f"{'' if result['n_iter'] else ' (the initial ones)'}.",
+                          ConvergenceWarning, stacklevel=3)
         kernel, noise = space.unpack(result["theta"])
         result["names"] = space.names
         return kernel, admissible_noise(kernel, noise), result, space

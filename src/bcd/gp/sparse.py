@@ -48,7 +48,8 @@ from ._sparse import (column_and_projection, lmul, ltmul, rank_one_columns, rota
                       rotate_rows, rotate_triangular, rotation_coefficients, row_sqnorms,
                       solve_upper, solve_upper_many, upper_tmul, zero_upper)
 from .kernels import Kernel
-from .base import RegressorBase, check_array, check_target, feature_names, not_fitted
+from .base import (FitInterrupted, RegressorBase, check_array, check_max_time, check_target,
+                   feature_names, not_fitted)
 
 OBJECTIVES = ("vfe", "nmll")
 OPTIMIZERS = ("cholqr", "random", "greedy")
@@ -846,7 +847,8 @@ class SparseGPRegressor(RegressorBase):
 
     def __init__(self, kernel, noise, n_inducing=64, objective="vfe", n_info_pivots=16,
                  optimizer="cholqr", optimize_hyperparameters=True, max_epochs=50, tol=1e-4,
-                 n_candidates=16, random_state=None, n_threads=None, verbose=False):
+                 n_candidates=16, random_state=None, n_threads=None, verbose=False,
+                 max_time=None):
         self.kernel = kernel
         self.noise = noise
         self.n_inducing = n_inducing
@@ -860,6 +862,7 @@ class SparseGPRegressor(RegressorBase):
         self.random_state = random_state
         self.n_threads = n_threads
         self.verbose = verbose
+        self.max_time = max_time
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "beta_")
@@ -940,12 +943,28 @@ class SparseGPRegressor(RegressorBase):
             raise ValueError(f"noise must be at least {MIN_RELATIVE_NOISE:g} times the largest "
                              f"signal variance k(x, x) = {fac.dmax:g}, got {self.noise!r}.")
         self._noise_floor = floor
+        max_time = check_max_time(self.max_time)
         progress = Progress(verbose) if verbose else None
         run = _Run(self, fac, kernel, rng, m, z, progress, t_start)
+        run.deadline = math.inf if max_time is None else t_start + max_time
         with _blas_threads(self.n_threads):
-            run.start()
-            run.loop(int(self.max_epochs), float(self.tol))
+            try:
+                run.start()
+                run.loop(int(self.max_epochs), float(self.tol))
+            except KeyboardInterrupt:
+                # Ctrl-C: the best model so far, refactored from its pivots
+                # (the interrupted swap may have left the factor half-changed)
+                if not hasattr(run, "best"):
+                    raise FitInterrupted("interrupted", None) from None
+                run.stopped = "interrupted"
+                run.F = math.inf
             run.finish()
+        if run.stopped is not None:
+            warnings.warn(f"SparseGPRegressor.fit was "
+                          f"{'interrupted' if run.stopped == 'interrupted' else 'stopped by max_time'}"
+                          f" after {run.epochs} epochs; the model with the smallest objective "
+                          f"so far is kept.", ConvergenceWarning, stacklevel=2)
+        self.status_ = run.stopped or ("converged" if run.converged else "max_epochs")
         self.n_features_in_ = X.shape[1]
         if names is not None:
             self.feature_names_in_ = names
@@ -1022,6 +1041,15 @@ class _Run:
         self.history = {key: [] for key in ("objective", "time", "swaps", "accepted",
                                             "evaluations")}
         self.queue = []
+        self.deadline = math.inf
+        self.stopped = None
+        self.epochs = 0
+        self.converged = False
+
+    def _out_of_time(self):
+        if time.perf_counter() > self.deadline:
+            self.stopped = "max_time"
+        return self.stopped is not None
 
     # -- the start
     def start(self):
@@ -1107,6 +1135,8 @@ class _Run:
         converged = False
         epoch = 0
         for epoch in range(1, max_epochs + 1):
+            if self._out_of_time():
+                break
             F_prev = self.F
             swaps = accepted = evals = 0
             if self.optimizer == "cholqr":
@@ -1124,12 +1154,12 @@ class _Run:
                                    f"{accepted}/{swaps}  hyperparameter evaluations {evals}  "
                                    f"time {self.progress.elapsed():.1f}s",
                                    force=self.progress.level == 1)
+            self.epochs = epoch
             if F_prev - self.F <= tol * abs(F_prev):
                 converged = True
                 break
-        self.epochs = epoch
         self.converged = converged
-        if not converged:
+        if not converged and self.stopped is None:
             warnings.warn(f"SparseGPRegressor stopped after max_epochs={max_epochs} epochs "
                           f"before the relative decrease of the objective fell below "
                           f"tol={tol:g}; the model with the smallest objective is kept.",
@@ -1145,6 +1175,8 @@ class _Run:
         n_swaps = min(60, fac.k)
         accepted = 0
         for t in range(n_swaps):
+            if self._out_of_time():
+                break
             if t and t % self.z == 0:
                 info.refresh()
             if not self.queue:
@@ -1236,7 +1268,7 @@ class _Run:
         last = {"theta": None}
 
         def fg(theta):
-            if not self._set_theta(theta):
+            if self._out_of_time() or not self._set_theta(theta):
                 last["theta"] = None
                 return np.inf, np.zeros_like(theta)
             try:

@@ -3,6 +3,7 @@ log-parameters, the starting points, L-BFGS-B with its history, the folds,
 the exact GBCD solve and the convergence warning."""
 import copy
 import math
+import time
 
 import numpy as np
 import scipy.optimize
@@ -100,24 +101,111 @@ class Space:
         return v
 
 
-def lbfgs(fun, theta0, bounds, max_iter):
+class Stopped(Exception):
+    """Raised inside a task when its fit's :class:`Control` says stop; the
+    task ends with the best state it reached."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Control:
+    """The deadline and the cancel flag of one hyperparameter fit, shared by
+    its tasks.
+
+    ``flag`` is a float64 array of length 1 that compiled loops read
+    between panels (:mod:`bcd.core._dense`); the driver sets it on Ctrl-C,
+    which only the main thread receives.  A copy sent to another process (a
+    Dask task) carries the time that remains and a flag of its own."""
+
+    def __init__(self, max_time=None):
+        self.max_time = None if max_time is None else float(max_time)
+        self.deadline = math.inf if max_time is None else time.monotonic() + float(max_time)
+        self.flag = np.zeros(1)
+        self.reason = None
+
+    def cancel(self, reason="interrupted"):
+        if self.reason is None:
+            self.reason = reason
+        self.flag[0] = 1.0
+
+    def stopped(self):
+        """None while the fit may go on, else why it stops ("interrupted" or
+        "max_time")."""
+        if self.flag[0] != 0.0:
+            return self.reason or "interrupted"
+        if time.monotonic() > self.deadline:
+            self.cancel("max_time")
+            return "max_time"
+        return None
+
+    def check(self):
+        """Raise :class:`Stopped` when the fit must stop."""
+        reason = self.stopped()
+        if reason is not None:
+            raise Stopped(reason)
+
+    def remaining(self):
+        """Seconds left (None without a deadline)."""
+        if self.deadline == math.inf:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
+
+    def solve_callback(self, info):
+        """A :func:`bcd.solve` callback that stops the solve when the fit
+        must stop."""
+        return self.stopped() is not None or None
+
+    def __getstate__(self):
+        return dict(remaining=self.remaining(), reason=self.reason,
+                    cancelled=bool(self.flag[0] != 0.0))
+
+    def __setstate__(self, state):
+        self.__init__(state["remaining"])
+        self.max_time = state["remaining"]
+        if state["cancelled"]:
+            self.cancel(state["reason"] or "interrupted")
+
+
+def lbfgs(fun, theta0, bounds, max_iter, control=None):
     """L-BFGS-B on ``fun`` (value and gradient; a non-finite value counts as
-    a huge one): (result, objective per iteration)."""
+    a huge one): (result, objective per iteration).
+
+    When ``fun`` raises :class:`Stopped` (its fit is interrupted or out of
+    time) the result is the best point evaluated so far, with
+    ``success=False`` and ``stopped`` set to the reason; ``fun`` may return
+    a third item, kept for the best point as ``result.extra``."""
     history, last = [], {}
+    best = dict(value=math.inf, x=np.asarray(theta0, dtype=np.float64), extra=None, nfev=0)
 
     def wrapped(theta):
-        value, grad = fun(theta)
+        if control is not None:
+            control.check()
+        value, grad, *extra = fun(theta)
+        best["nfev"] += 1
         if not np.isfinite(value):
             return 1e25, np.zeros_like(theta)
         last[theta.tobytes()] = value
+        if value < best["value"]:
+            best.update(value=value, x=np.array(theta), extra=extra[0] if extra else None)
         return value, grad
 
     def callback(xk):
         history.append(last.get(np.asarray(xk).tobytes(), np.nan))
 
-    res = scipy.optimize.minimize(wrapped, np.asarray(theta0, dtype=np.float64), jac=True,
-                                  method="L-BFGS-B", bounds=bounds, callback=callback,
-                                  options=dict(maxiter=int(max_iter)))
+    try:
+        res = scipy.optimize.minimize(wrapped, np.asarray(theta0, dtype=np.float64), jac=True,
+                                      method="L-BFGS-B", bounds=bounds, callback=callback,
+                                      options=dict(maxiter=int(max_iter)))
+    except Stopped as stop:
+        res = scipy.optimize.OptimizeResult(
+            x=best["x"], fun=best["value"], success=False, nit=len(history),
+            nfev=best["nfev"], message=f"stopped ({stop.reason})", stopped=stop.reason)
+    else:
+        res["stopped"] = None
+    # the extra item of the point returned (when it was the best evaluated)
+    res["extra"] = best["extra"] if np.array_equal(best["x"], res.x) else None
     return res, history
 
 
@@ -129,9 +217,10 @@ def start_points(space, rng, n_restarts, candidates):
     return [space.theta0()] + candidates + list(space.random(rng, n_restarts))
 
 
-def exact_solve(space, theta, X, y, tol, x0=None, n_threads=None):
+def exact_solve(space, theta, X, y, tol, x0=None, n_threads=None, control=None):
     """(K + noise I)^-1 y by bcd.solve (GBCD, exact block updates),
-    warm-started from x0."""
+    warm-started from x0.  With a ``control`` the solve stops when the fit
+    is interrupted or out of time, raising :class:`Stopped`."""
     from ..._solve import solve
     from ..problem import GaussianProcess, admissible_noise
 
@@ -139,10 +228,15 @@ def exact_solve(space, theta, X, y, tol, x0=None, n_threads=None):
     problem = GaussianProcess(X, y, kernel, admissible_noise(kernel, noise),
                               n_threads=n_threads)
     n = X.shape[0]
+    if control is not None:
+        control.check()
     # (no warnings.catch_warnings here: it is not thread-safe, and tasks run
     # on threads)
     result = solve(problem, rule="gbcd", blocks="variable", block_size=min(500, n),
-                   update="exact", tol=tol, max_iter=100000, x0=x0, random_state=0)
+                   update="exact", tol=tol, max_iter=100000, x0=x0, random_state=0,
+                   callback=None if control is None else control.solve_callback)
+    if result.status == "callback":
+        control.check()
     return result.x
 
 

@@ -77,6 +77,8 @@ class HoldOut:
     def __init__(self, X, y, val, train, space, theta0, options, seed, n_threads=None):
         self.space = space
         self.opts = dict(options)
+        self.control = self.opts.pop("control", None)
+        self.stopped = None
         self.n_threads = n_threads
         self.val, self.train = np.asarray(val), np.asarray(train)
         self.XA = np.ascontiguousarray(np.vstack([X[self.val], X[self.train]]))
@@ -95,7 +97,8 @@ class HoldOut:
         perturbed = space.clip(self.theta + self.opts["perturbation"]
                                * rng.standard_normal(space.size))
         tol = self.opts["solve_tol"] * max(1e-300, float(np.max(np.abs(self.yT))))
-        self.z = exact_solve(space, perturbed, self.XT, self.yT, tol, n_threads=n_threads)
+        self.z = exact_solve(space, perturbed, self.XT, self.yT, tol, n_threads=n_threads,
+                             control=self.control)
         self.kz, self.noise = self._products(self.theta, self.z)
         self.step = None
         self.merit = None
@@ -283,6 +286,10 @@ class HoldOut:
     def run(self):
         """Algorithm 1: iterate until the stopping test or the limit."""
         for _ in range(int(self.opts["max_iter"])):
+            if self.control is not None:
+                self.stopped = self.control.stopped()
+                if self.stopped is not None:
+                    break
             if self.stalled(self.iterate()):
                 self.converged = True
                 break
@@ -294,7 +301,7 @@ class HoldOut:
         """Mean squared validation error at theta with z = C_T^-1 y_T solved by
         bcd.solve, warm-started at the ADMM's z."""
         z = exact_solve(self.space, theta, self.XT, self.yT, tol, x0=self.z,
-                        n_threads=self.n_threads)
+                        n_threads=self.n_threads, control=self.control)
         kernel, _ = self.space.unpack(theta)
         pred = kernel.evaluator(self.XA[:self.nv], self.XT, self.n_threads).matvec(z)
         return float(np.mean((self.yV - pred) ** 2))
@@ -330,16 +337,17 @@ def state_validation(state, theta, tol):
 
 def state_summary(state):
     return dict(theta=state.theta, history=np.asarray(state.history), n_iter=state.n_iter,
-                converged=state.converged, rhos=np.asarray(state.rhos))
+                converged=state.converged, rhos=np.asarray(state.rhos), stopped=state.stopped)
 
 
 def fit_cv_admm(space, X, y, cv, scheme, n_restarts, rng, executor, options, tol,
-                progress=None, candidates=None):
+                progress=None, candidates=None, control=None):
     """Cross-validation ADMM from theta0, the ``candidates`` and
     ``n_restarts`` log-uniform draws: the start with the lowest
     cross-validation error."""
     opts = dict(ADMM_DEFAULTS)
     opts.update(options or {})
+    opts["control"] = control
     folds = make_folds(X.shape[0], cv, rng)
     # the perturbations of z0, the same for every start: a start's result does
     # not depend on the other starts
@@ -363,12 +371,20 @@ def fit_cv_admm(space, X, y, cv, scheme, n_restarts, rng, executor, options, tol
             histories.append(np.mean(padded, axis=0) if length else np.zeros(0))
         converged = [all(s["converged"] for s in row) for row in summaries]
         n_iter = [max(s["n_iter"] for s in row) for row in summaries]
+        stopped = next((s["stopped"] for row in summaries for s in row
+                        if s["stopped"] is not None), None)
         if progress is not None:
             progress.show(f"cv_admm ({scheme}, {len(folds)} folds): {max(n_iter)} "
                           f"iterations  time {progress.elapsed():.1f}s", force=True)
     else:
-        thetas, histories, converged, n_iter, states, consensus_rhos = _consensus(
-            space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress)
+        thetas, histories, converged, n_iter, states, consensus_rhos, stopped = _consensus(
+            space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress, control)
+    if stopped is not None:
+        # no time for the exact validation errors: the first start's result
+        return dict(theta=thetas[0], cv_mse=np.nan, history=histories[0], n_iter=n_iter[0],
+                    thetas=thetas, folds=folds, stopped=stopped,
+                    starts=[dict(start=s, theta=t, cv_mse=np.nan)
+                            for s, t in zip(starts, thetas)])
     # the cross-validation error of each candidate, with exact solves
     scores = []
     for c, theta in enumerate(thetas):
@@ -394,11 +410,13 @@ def fit_cv_admm(space, X, y, cv, scheme, n_restarts, rng, executor, options, tol
                      f"{len(thetas)} starts)  time {progress.elapsed():.1f}s")
     return dict(theta=thetas[best], cv_mse=scores[best], history=histories[best],
                 n_iter=n_iter[best], scores=scores, thetas=thetas, folds=folds, rho=rho,
+                stopped=None,
                 starts=[dict(start=s, theta=t, cv_mse=c) for s, t, c in
                         zip(starts, thetas, scores)])
 
 
-def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress):
+def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress,
+               control=None):
     """Consensus ADMM (problem (16) of the paper): each fold k keeps its own
     theta_k, tied to the consensus z by multipliers mu_k; per iteration the
     folds take one ADMM step of their own (a task each, the fold's state
@@ -420,9 +438,11 @@ def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress
     histories = [[] for _ in range(n_c)]
     best = [(np.inf, c.copy()) for c in centers]
     merits = [None] * n_c
+    stopped = None
     for it in range(int(opts["max_iter"])):
         cand = [c for c in range(n_c) if active[c]]
-        if not cand:
+        stopped = None if control is None else control.stopped()
+        if not cand or stopped is not None:
             break
         for c in cand:
             states[c] = [executor.submit(consensus_step, states[c][k], centers[c], mus[c][k],
@@ -463,4 +483,4 @@ def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress
     thetas = [centers[c] if converged[c] or not np.isfinite(best[c][0]) else best[c][1]
               for c in range(n_c)]
     return (thetas, [np.asarray(h) for h in histories], converged, n_iter, states,
-            [np.asarray(r) for r in rho_history])
+            [np.asarray(r) for r in rho_history], stopped)

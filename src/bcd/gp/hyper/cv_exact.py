@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .common import convergence_warning, exact_solve, lbfgs, make_folds, start_points
-from .executors import threads_per_task
+from .common import Stopped, convergence_warning, exact_solve, lbfgs, make_folds, start_points
+from .executors import threads_per_task, wait_all
 
 
 #: constants of optimizer="cv": tolerance of the GBCD solves, relative to the
@@ -33,6 +33,7 @@ class CVFold:
     def __init__(self, X, y, val, train, space, options, n_threads=None):
         self.space = space
         self.solve_tol = float(options["solve_tol"])
+        self.control = options.get("control")
         self.n_threads = n_threads
         self.nv = len(val)
         self.XA = np.ascontiguousarray(np.vstack([X[val], X[train]]))
@@ -45,7 +46,7 @@ class CVFold:
     def _solve(self, theta, rhs, x0):
         tol = self.solve_tol * max(1e-300, float(np.max(np.abs(rhs))))
         return exact_solve(self.space, theta, self.XT, rhs, tol, x0=x0,
-                           n_threads=self.n_threads)
+                           n_threads=self.n_threads, control=self.control)
 
     def evaluate(self, theta, gradient=True):
         """A new state holding e(theta) (``value``) and its gradient."""
@@ -104,13 +105,14 @@ def cv_fold_run(X, y, val, train, space, theta0, options, n_threads):
         return state[0].value, state[0].grad
 
     theta0 = space.clip(np.asarray(theta0, dtype=np.float64))
-    res, history = lbfgs(fun, theta0, _cv_bounds(space, theta0), options["max_iter"])
+    res, history = lbfgs(fun, theta0, _cv_bounds(space, theta0), options["max_iter"],
+                         options.get("control"))
     return (res.x, float(res.fun), history, bool(res.success), str(res.message),
-            int(res.nit), int(res.nfev))
+            int(res.nit), int(res.nfev), res.stopped)
 
 
 def fit_cv(space, X, y, cv, scheme, n_restarts, rng, executor, options=None, progress=None,
-           candidates=None):
+           candidates=None, control=None):
     """``optimizer="cv"``: the cross-validation error (the mean over the folds
     of the validation MSE) minimized by L-BFGS-B with its exact gradient,
     from theta0, the ``candidates`` and ``n_restarts`` log-uniform draws;
@@ -123,6 +125,7 @@ def fit_cv(space, X, y, cv, scheme, n_restarts, rng, executor, options=None, pro
     log-parameters are averaged, and the error is evaluated there."""
     opts = dict(CV_DEFAULTS)
     opts.update(options or {})
+    opts["control"] = control
     folds = make_folds(X.shape[0], cv, rng)
     starts = [space.clip(np.asarray(t, dtype=np.float64))
               for t in start_points(space, rng, n_restarts, candidates)]
@@ -153,15 +156,23 @@ def fit_cv(space, X, y, cv, scheme, n_restarts, rng, executor, options=None, pro
                               f"time {progress.elapsed():.1f}s")
             return value, grad
 
-        res, history = lbfgs(fun, theta0, _cv_bounds(space, theta0), opts["max_iter"])
+        res, history = lbfgs(fun, theta0, _cv_bounds(space, theta0), opts["max_iter"],
+                             control)
         return dict(theta=res.x, cv_mse=float(res.fun), history=np.asarray(history),
                     converged=bool(res.success), message=str(res.message),
-                    n_iter=int(res.nit), n_evaluations=int(res.nfev))
+                    n_iter=int(res.nit), n_evaluations=int(res.nfev), stopped=res.stopped)
 
     def naive(theta0):
         runs = executor.gather([executor.submit(cv_fold_run, Xf, yf, v, t, space, theta0,
                                                 opts, nt) for v, t in folds])
         theta = space.clip(np.mean([r[0] for r in runs], axis=0))
+        stopped = next((r[7] for r in runs if r[7] is not None), None)
+        if stopped is not None:
+            # no time for the error at the average: the best fold's value stands in
+            return dict(theta=theta, cv_mse=float(np.mean([r[1] for r in runs])),
+                        history=np.zeros(0), converged=False, message=f"stopped ({stopped})",
+                        n_iter=max(r[5] for r in runs), n_evaluations=sum(r[6] for r in runs),
+                        stopped=stopped)
         value, _ = evaluate(init(), theta, gradient=False)
         length = max(len(r[2]) for r in runs)
         history = np.mean([np.concatenate([r[2], np.full(length - len(r[2]),
@@ -170,15 +181,18 @@ def fit_cv(space, X, y, cv, scheme, n_restarts, rng, executor, options=None, pro
         failed = [r[4] for r in runs if not r[3]]
         return dict(theta=theta, cv_mse=value, history=history, converged=not failed,
                     message=failed[0] if failed else "", n_iter=max(r[5] for r in runs),
-                    n_evaluations=sum(r[6] for r in runs))
+                    n_evaluations=sum(r[6] for r in runs), stopped=None)
 
     run = naive if scheme == "naive" and K > 1 else shared
     # one driver thread per start: its tasks run on the executor
     with ThreadPoolExecutor(max(1, len(starts))) as drivers:
-        results = list(drivers.map(run, starts))
+        results = wait_all([drivers.submit(run, t0) for t0 in starts], control)
     best = int(np.argmin([r["cv_mse"] for r in results]))
     out = results[best]
-    if not out["converged"]:
+    out["stopped"] = next((r["stopped"] for r in results if r["stopped"] is not None), None)
+    if not np.isfinite(out["cv_mse"]):
+        raise Stopped(out["stopped"] or "interrupted")
+    if not out["converged"] and out["stopped"] is None:
         warnings.warn(f"The L-BFGS-B fit of the cross-validation error stopped before "
                       f"converging ({out['message']}); the best hyperparameters found are "
                       f"kept.", convergence_warning(), stacklevel=4)

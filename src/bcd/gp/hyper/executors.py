@@ -1,46 +1,63 @@
 """Where the optimizers' tasks run: a local thread pool (the compiled
 kernels release the GIL) or a ``dask.distributed.Client``."""
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
+from ..._resources import blas_threads
 from .._kernel import max_threads
+from .common import Stopped
+
+
+def wait_all(futures, control=None):
+    """The results of ``futures`` (concurrent.futures), waiting in short
+    slices so that Ctrl-C reaches this (main) thread: it cancels
+    ``control``, whose tasks then stop at their next check, and the wait
+    goes on for their partial results (a second Ctrl-C raises)."""
+    futures = list(futures)
+    pending = set(futures)
+    cancelled = False
+    while pending:
+        try:
+            _, pending = wait(pending, timeout=0.1)
+        except KeyboardInterrupt:
+            if control is None or cancelled:
+                raise
+            cancelled = True
+            control.cancel("interrupted")
+    return [f.result() for f in futures]
 
 
 class LocalExecutor:
     """Tasks on a pool of threads of this process (the compiled kernel code
-    releases the GIL).  Futures passed as arguments are waited for."""
+    releases the GIL).  Futures passed as arguments are waited for.
 
-    def __init__(self, n_workers):
+    While tasks run in parallel, the BLAS library runs with the machine's
+    cores shared among them (:func:`bcd._resources.blas_threads`, which
+    overlapping fits share safely)."""
+
+    def __init__(self, n_workers, control=None):
         self.n_workers = max(1, int(n_workers))
+        self.control = control
         self._pool = ThreadPoolExecutor(self.n_workers)
-        # BLAS threads of concurrent tasks would oversubscribe the cores (and
-        # spin-wait for each other): share them out while the pool lives
-        self._limits = None
-        if self.n_workers > 1:
-            try:
-                from threadpoolctl import threadpool_limits
-            except ImportError:
-                pass
-            else:
-                self._limits = threadpool_limits(
-                    limits=max(1, (os.cpu_count() or 1) // self.n_workers), user_api="blas")
+        self._blas = max(1, (os.cpu_count() or 1) // self.n_workers)
 
     def scatter(self, data):
         return data
 
     def submit(self, fn, *args):
         def run():
-            return fn(*[a.result() if isinstance(a, Future) else a for a in args])
+            args_ = [a.result() if isinstance(a, Future) else a for a in args]
+            if self.n_workers == 1:
+                return fn(*args_)
+            with blas_threads(self._blas):
+                return fn(*args_)
         return self._pool.submit(run)
 
     def gather(self, futures):
-        return [f.result() for f in futures]
+        return wait_all(futures, self.control)
 
     def close(self):
         self._pool.shutdown(wait=True)
-        if self._limits is not None:
-            self._limits.restore_original_limits()
-            self._limits = None
 
 
 class DaskExecutor:
@@ -49,8 +66,9 @@ class DaskExecutor:
     ``retries`` times when their worker dies, and a lost task raises a
     RuntimeError that says so."""
 
-    def __init__(self, client, retries=3):
+    def __init__(self, client, retries=3, control=None):
         self.client = client
+        self.control = control
         self.retries = retries
         self.n_workers = max(1, len(client.scheduler_info().get("workers", {})) or 1)
 
@@ -61,8 +79,15 @@ class DaskExecutor:
         return self.client.submit(fn, *args, pure=False, retries=self.retries)
 
     def gather(self, futures):
+        futures = list(futures)
         try:
-            return self.client.gather(list(futures))
+            return self.client.gather(futures)
+        except KeyboardInterrupt:
+            # the tasks run elsewhere: cancel them and stop here at once
+            self.client.cancel(futures)
+            if self.control is not None:
+                self.control.cancel("interrupted")
+            raise Stopped("interrupted") from None
         except Exception as exc:
             # KilledWorker (a task's worker died too often), FutureCancelledError
             # (a result and the data to recompute it were lost), closed comms
@@ -94,10 +119,12 @@ def check_client(client):
     return client
 
 
-def make_executor(client, n_tasks):
+def make_executor(client, n_tasks, control=None):
+    """A :class:`DaskExecutor` on ``client``, else a :class:`LocalExecutor`
+    with a thread per task up to the number of cores."""
     if client is not None:
-        return DaskExecutor(client)
-    return LocalExecutor(min(max(1, n_tasks), os.cpu_count() or 1))
+        return DaskExecutor(client, control=control)
+    return LocalExecutor(min(max(1, n_tasks), os.cpu_count() or 1), control)
 
 
 def threads_per_task(executor):

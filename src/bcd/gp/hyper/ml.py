@@ -7,35 +7,64 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from .common import convergence_warning, lbfgs, start_points
+from .common import Stopped, convergence_warning, lbfgs, start_points
 from .executors import threads_per_task
 
 
-def log_marginal_likelihood(space, theta, X, y, eval_gradient=True, n_threads=None):
+#: the dense matrices of the tasks running at once may take at most this
+#: fraction of the memory available when the fit starts
+DENSE_MEMORY_FRACTION = 0.8
+
+
+def dense_bytes(n):
+    """Memory of one marginal-likelihood evaluation: the n x n matrix, its
+    factor and its inverse all take its place."""
+    return 8.0 * n * n
+
+
+def log_marginal_likelihood(space, theta, X, y, eval_gradient=True, n_threads=None,
+                            control=None, return_alpha=False):
     """log p(y | X, theta) and its gradient with respect to theta, by a dense
     Cholesky factorization of C = K + noise I.
 
     The gradient is ``0.5 tr((alpha alpha^T - C^-1) dC/dtheta_p)``: the
     compiled contraction of W = 0.5 (alpha alpha^T - C^-1) with the kernel's
     derivatives (each pair once), and ``0.5 noise (alpha^T alpha - tr C^-1)``
-    for the noise.  Returns (-inf, zeros) when C is not positive definite."""
+    for the noise.  Returns (-inf, zeros) when C is not positive definite.
+
+    The factorization and the inverse run by panels
+    (:mod:`bcd.core._dense`), in the place of C, and stop between panels
+    when ``control`` (a :class:`~.common.Control`) says so, raising
+    :class:`~.common.Stopped`.  With ``return_alpha`` a third item is
+    alpha = C^-1 y."""
+    from ...core._dense import INTERRUPTED, cholesky, inverse_from_cholesky
+
     kernel, noise = space.unpack(theta)
     n = X.shape[0]
-    # evaluator.matrix() is Fortran-ordered: LAPACK works on it in place
+    deadline, flag = (math.inf, None) if control is None else (control.deadline, control.flag)
+    # evaluator.matrix() is Fortran-ordered: the factorization works on it in place
     C = kernel.evaluator(X, n_threads=n_threads).matrix()
     C[np.diag_indices(n)] += noise
-    lapack = scipy.linalg.lapack
-    U, info = lapack.dpotrf(C, lower=0, overwrite_a=1, clean=0)
-    if info != 0:
-        return -np.inf, np.zeros(space.size)
-    alpha, info = lapack.dpotrs(U, y, lower=0)
+    failed = (-np.inf, np.zeros(space.size)) + ((None,) if return_alpha else ())
+    info = cholesky(C, deadline=deadline, cancel=flag)
+    if info < 0:
+        raise Stopped("interrupted" if info == INTERRUPTED and (
+            control is None or control.reason != "max_time") else "max_time")
+    if info > 0:
+        return failed
+    U = C
+    alpha, info = scipy.linalg.lapack.dpotrs(U, y, lower=0)
     logdet = 2.0 * np.sum(np.log(np.diag(U)))
     lml = -0.5 * float(y @ alpha) - 0.5 * logdet - 0.5 * n * math.log(2 * math.pi)
     if not eval_gradient:
-        return lml, None
-    Cinv, info = lapack.dpotri(U, lower=0, overwrite_c=1)
-    if info != 0:
-        return -np.inf, np.zeros(space.size)
+        return (lml, None, alpha) if return_alpha else (lml, None)
+    info = inverse_from_cholesky(U, deadline=deadline, cancel=flag)
+    if info < 0:
+        raise Stopped("interrupted" if info == INTERRUPTED and (
+            control is None or control.reason != "max_time") else "max_time")
+    if info > 0:
+        return failed
+    Cinv = U
     trace = float(np.trace(Cinv))
     # W = 0.5 alpha alpha^T - 0.5 C^-1; upper triangle (Fortran) = lower (C order)
     Cinv *= -0.5
@@ -45,40 +74,65 @@ def log_marginal_likelihood(space, theta, X, y, eval_gradient=True, n_threads=No
         grad[:space.n_kernel] = kernel.gradient(X, n_threads=n_threads).dense(W.T, symmetric=True)
     if space.learn_noise:
         grad[-1] = 0.5 * noise * (float(alpha @ alpha) - trace)
-    return lml, grad
+    return (lml, grad, alpha) if return_alpha else (lml, grad)
 
 
-def ml_task(X, y, space, theta0, n_threads=None, maxiter=15000):
+def ml_task(X, y, space, theta0, n_threads=None, maxiter=15000, control=None):
     """One L-BFGS-B run from theta0: (theta, -lml, history, converged, message,
-    iterations, evaluations)."""
+    iterations, evaluations, alpha at theta (None if unknown), why it stopped
+    early (None, "interrupted" or "max_time"))."""
     def fun(theta):
-        lml, grad = log_marginal_likelihood(space, theta, X, y, n_threads=n_threads)
-        return -lml, -grad
+        lml, grad, alpha = log_marginal_likelihood(space, theta, X, y, n_threads=n_threads,
+                                                   control=control, return_alpha=True)
+        return -lml, -grad, alpha
 
-    res, history = lbfgs(fun, theta0, space.bounds, maxiter)
+    res, history = lbfgs(fun, theta0, space.bounds, maxiter, control)
     return (res.x, float(res.fun), history, bool(res.success), str(res.message), int(res.nit),
-            int(res.nfev))
+            int(res.nfev), res.extra, res.stopped)
+
+
+def check_dense_memory(n, n_tasks):
+    """How many marginal-likelihood tasks may run at once within the memory
+    available (at least one), or a ValueError when one does not fit."""
+    from ..._resources import available_memory
+
+    need = dense_bytes(n)
+    available = available_memory()
+    if available is None:
+        return n_tasks
+    budget = DENSE_MEMORY_FRACTION * available
+    if need > budget:
+        raise ValueError(
+            f"optimizer='ml' factors the dense {n} x {n} kernel matrix, {need / 2**30:.1f} GiB, "
+            f"but {available / 2**30:.1f} GiB of memory is available; at this size learn the "
+            f"hyperparameters with optimizer='cv' or 'cv_admm' (matrix-free), on a subset, "
+            f"or use SparseGPRegressor.")
+    return max(1, min(n_tasks, int(budget // need)))
 
 
 def fit_ml(space, X, y, n_restarts, rng, executor, progress=None, maxiter=15000,
-           candidates=None):
+           candidates=None, control=None):
     """L-BFGS-B from the kernel's theta, the ``candidates`` and ``n_restarts``
     log-uniform draws (one task each); the best run by the marginal
     likelihood."""
     starts = start_points(space, rng, n_restarts, candidates)
     Xf, yf = executor.scatter(X), executor.scatter(y)
     nt = threads_per_task(executor)
-    futures = [executor.submit(ml_task, Xf, yf, space, t0, nt, maxiter) for t0 in starts]
+    futures = [executor.submit(ml_task, Xf, yf, space, t0, nt, maxiter, control)
+               for t0 in starts]
     runs = executor.gather(futures)
     best = min(range(len(runs)), key=lambda i: runs[i][1])
-    theta, obj, history, ok, message, nit, nfev = runs[best]
+    theta, obj, history, ok, message, nit, nfev, alpha, stopped = runs[best]
+    stopped = next((r[8] for r in runs if r[8] is not None), None)
+    if not np.isfinite(obj):
+        raise Stopped(stopped or "interrupted")
     if progress is not None:
         progress.end(f"ml: log marginal likelihood {-obj:.8g} after {nit} iterations "
                      f"(best of {len(runs)} starts)  time {progress.elapsed():.1f}s")
-    if not ok:
+    if not ok and stopped is None:
         warnings.warn(f"The L-BFGS-B fit of the hyperparameters stopped before converging "
                       f"({message}); the best hyperparameters found are kept.",
                       convergence_warning(), stacklevel=4)
     return dict(theta=theta, lml=-obj, history=np.asarray(history), runs=runs,
-                n_iter=nit, n_evaluations=nfev,
+                n_iter=nit, n_evaluations=nfev, alpha=alpha, stopped=stopped,
                 starts=[dict(start=s, theta=r[0], lml=-r[1]) for s, r in zip(starts, runs)])

@@ -1,0 +1,159 @@
+"""Ctrl-C and max_time for the Gaussian process fits that run many solves:
+hyperparameter learning (ml, cv, cv_admm, on a thread pool) and the sparse
+GP's swaps.  One model: a first Ctrl-C stops the fit within about a second;
+GPRegressor raises FitInterrupted carrying the best hyperparameters reached,
+SparseGPRegressor keeps its best model with a warning; max_time is one
+deadline for the whole fit."""
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import bcd
+from bcd.gp import FitInterrupted, GPRegressor, SparseGPRegressor, SquaredExponential
+
+SCRIPT = textwrap.dedent("""
+    import os, signal, sys, threading, time, warnings
+    import numpy as np
+    import bcd
+    from bcd.gp import FitInterrupted, GPRegressor, SparseGPRegressor, SquaredExponential
+
+    which, n = sys.argv[1], int(sys.argv[2])
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, (n, 2))
+    y = np.sin(X[:, 0]) * np.cos(X[:, 1]) + 0.1 * rng.standard_normal(n)
+    if which == "sparse":
+        model = SparseGPRegressor(SquaredExponential(1.0), 0.1, n_inducing=150, max_epochs=500,
+                                  tol=0.0, random_state=0)
+    else:
+        model = GPRegressor(SquaredExponential(1.0), 0.1, optimizer=which, n_restarts=1,
+                            random_state=0)
+    sent = []
+
+    def interrupt():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Timer(float(sys.argv[3]), interrupt).start()
+    start = time.monotonic()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model.fit(X, y)
+            outcome = "fitted " + str(model.status_) + " " + str(
+                any("interrupted" in str(w.message) for w in caught)) + " " + str(
+                float(model.score(X, y)) > 0.5)
+        except FitInterrupted as exc:
+            partial = exc.partial
+            outcome = "raised " + ("none" if partial is None else
+                                   str(np.all(np.isfinite(partial["theta"]))))
+    done = time.monotonic()
+    print(outcome)
+    print(round(done - sent[0], 3) if sent else -1, round(done - start, 3))
+""")
+
+
+def run_interrupted(which, n, after):
+    out = subprocess.run([sys.executable, "-c", SCRIPT, which, str(n), str(after)],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    outcome, times = out.stdout.strip().splitlines()
+    latency, total = map(float, times.split())
+    return outcome, latency, total
+
+
+@pytest.mark.parametrize("optimizer, n", [("ml", 1500), ("cv", 1500), ("cv_admm", 1500)])
+def test_ctrl_c_stops_hyperparameter_learning(optimizer, n):
+    outcome, latency, total = run_interrupted(optimizer, n, 1.5)
+    # the signal landed during the fit, which then stopped within about a
+    # second (the tasks run on a thread pool and check a shared flag)
+    assert latency >= 0, "the fit ended before the signal"
+    assert outcome in ("raised True", "raised none")
+    assert latency < 2.0, latency
+
+
+def test_ctrl_c_keeps_the_sparse_gps_best_model():
+    outcome, latency, total = run_interrupted("sparse", 6000, 1.5)
+    assert latency >= 0, "the fit ended before the signal"
+    # after the first model: kept, with a warning; before it (a slow
+    # machine): FitInterrupted with nothing to keep
+    assert outcome in ("fitted interrupted True True", "raised none")
+    assert latency < 2.0, latency
+
+
+def data(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, (n, 2))
+    return X, np.sin(X[:, 0]) + 0.1 * rng.standard_normal(n)
+
+
+@pytest.mark.parametrize("optimizer", ["ml", "cv", "cv_admm"])
+def test_max_time_is_the_deadline_of_hyperparameter_learning(optimizer):
+    X, y = data(800)
+    model = GPRegressor(SquaredExponential(1.0), 0.1, optimizer=optimizer, n_restarts=1,
+                        max_time=0.3, random_state=0)
+    start = time.perf_counter()
+    with pytest.warns(bcd.ConvergenceWarning, match="max_time=0.3 ran out"):
+        model.fit(X, y)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 0.3 + 1.5, elapsed
+    assert np.all(np.isfinite(model.predict(X[:5])))
+
+
+def test_max_time_of_the_sparse_gp():
+    X, y = data(4000)
+    model = SparseGPRegressor(SquaredExponential(1.0), 0.1, n_inducing=100, max_epochs=500,
+                              tol=0.0, max_time=0.3, random_state=0)
+    start = time.perf_counter()
+    with pytest.warns(bcd.ConvergenceWarning, match="max_time"):
+        model.fit(X, y)
+    assert time.perf_counter() - start < 0.3 + 1.5
+    assert model.status_ == "max_time"
+    assert model.score(X, y) > 0.5
+
+
+def test_a_fit_without_interruption_reports_its_status():
+    X, y = data(300)
+    model = SparseGPRegressor(SquaredExponential(1.0), 0.1, n_inducing=20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bcd.ConvergenceWarning)
+        model.fit(X, y)
+    assert model.status_ in ("converged", "max_epochs")
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, "1", float("nan")])
+def test_bad_max_time_is_refused(bad):
+    X, y = data(50)
+    with pytest.raises((ValueError, TypeError), match="max_time"):
+        GPRegressor(SquaredExponential(1.0), 0.1, max_time=bad).fit(X, y)
+    with pytest.raises((ValueError, TypeError), match="max_time"):
+        SparseGPRegressor(SquaredExponential(1.0), 0.1, n_inducing=5, max_time=bad).fit(X, y)
+
+
+def test_ml_refuses_a_kernel_matrix_beyond_the_available_memory(monkeypatch):
+    from bcd import _resources
+
+    monkeypatch.setattr(_resources, "available_memory", lambda: 10_000_000)
+    X, y = data(2000)
+    with pytest.raises(ValueError, match="GiB of memory is available"):
+        GPRegressor(SquaredExponential(1.0), 0.1, optimizer="ml").fit(X, y)
+
+
+def test_ml_marginal_likelihood_matches_scikit_learn():
+    sk = pytest.importorskip("sklearn.gaussian_process")
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+
+    X, y = data(400)
+    model = GPRegressor(SquaredExponential(1.0), 0.1, optimizer="ml").fit(X, y)
+    k = model.kernel_
+    ref = sk.GaussianProcessRegressor(
+        ConstantKernel(k.variance) * RBF(k.lengthscale) + WhiteKernel(model.noise_),
+        optimizer=None).fit(X, y)
+    assert model.log_marginal_likelihood_value_ == pytest.approx(
+        ref.log_marginal_likelihood_value_, rel=1e-9)
+    np.testing.assert_allclose(model.predict(X[:20]), ref.predict(X[:20]), rtol=1e-7,
+                               atol=1e-9)
