@@ -199,16 +199,9 @@ class RegressorBase(_Parameters):
         """
         if not params:
             return self
-        names = self._param_names()
-        nested = {}
-        for key, value in params.items():
-            name, delim, sub = key.partition("__")
-            if name not in names:
-                raise ValueError(f"Invalid parameter {name!r} for estimator {self!r}. Valid "
-                                 f"parameters are: {sorted(names)!r}.")
-            if delim:
-                nested.setdefault(name, {})[sub] = value
-            else:
+        own, nested = self._split_params(params)
+        for name, value in own.items():
+            if name in params:
                 setattr(self, name, value)
         for name, sub in nested.items():
             target = getattr(self, name)
@@ -217,6 +210,10 @@ class RegressorBase(_Parameters):
                                  f"({target!r}) has no parameters to set.")
             target.set_params(**sub)
         return self
+
+    def _invalid_parameter(self, name, names):
+        return ValueError(f"Invalid parameter {name!r} for estimator {self!r}. Valid "
+                          f"parameters are: {sorted(names)!r}.")
 
     def __repr__(self):
         signature = inspect.signature(type(self).__init__)
