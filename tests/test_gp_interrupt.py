@@ -157,3 +157,54 @@ def test_ml_marginal_likelihood_matches_scikit_learn():
         ref.log_marginal_likelihood_value_, rel=1e-9)
     np.testing.assert_allclose(model.predict(X[:20]), ref.predict(X[:20]), rtol=1e-7,
                                atol=1e-9)
+
+
+# ------------------------------------------------------------------ clear errors
+
+def test_inputs_too_large_for_float64_products_are_refused():
+    X, y = data(30)
+    with pytest.raises(ValueError, match="Input X has entries as large as"):
+        GPRegressor(SquaredExponential(1.0), 0.1, optimizer="ml").fit(X * 1e300, y)
+    with pytest.raises(ValueError, match="Input y has entries as large as"):
+        SparseGPRegressor(SquaredExponential(1.0), 0.1, n_inducing=5).fit(X, y * 1e300)
+
+
+def test_a_huge_cache_size_is_refused_clearly():
+    X, y = data(30)
+    with pytest.raises(ValueError, match="cache_size must be"):
+        GPRegressor(SquaredExponential(1.0), 0.1, cache_size=1e30).fit(X, y)
+
+
+@pytest.mark.parametrize("options, match", [({"rho": -1}, "rho"), ({"max_iter": 0}, "max_iter"),
+                                            ({"rho_update": "yes"}, "rho_update")])
+def test_admm_option_values_are_checked(options, match):
+    X, y = data(30)
+    with pytest.raises((ValueError, TypeError), match=match):
+        GPRegressor(SquaredExponential(1.0), 0.1, optimizer="cv_admm",
+                    admm_options=options).fit(X, y)
+
+
+def test_the_model_does_not_see_later_changes_of_the_callers_array():
+    X, y = data(60)
+    model = GPRegressor(SquaredExponential(1.0), 0.1).fit(X, y)
+    before = model.predict(X[:5].copy())
+    query = X[:5].copy()
+    X *= 3.0
+    np.testing.assert_array_equal(model.predict(query), before)
+
+
+def test_predictive_variance_uses_one_factor_for_every_call():
+    X, y = data(200)
+    model = GPRegressor(SquaredExponential(1.0), 0.1, tol=1e-10).fit(X, y)
+    _, std = model.predict(X[:50], return_std=True)
+    factor = model._chol
+    assert factor is not None
+    _, again = model.predict(X[:50], return_std=True)
+    assert model._chol is factor
+    K = model.kernel_(X)
+    C = K + model.noise_ * np.eye(200)
+    k = K[:, :50]
+    exact = np.sqrt(np.maximum(np.diag(K)[:50] - np.einsum("ij,ij->j", k,
+                                                           np.linalg.solve(C, k)), 0))
+    np.testing.assert_allclose(std, exact, rtol=1e-8, atol=1e-10)
+    np.testing.assert_array_equal(again, std)

@@ -100,10 +100,10 @@ def test_get_params_returns_the_arguments():
     assert params["kernel"] is kernel and params["solver_options"] is options
     assert params == dict(kernel=kernel, noise=0.1, rule="gs", block_size=7, tol=1e-4,
                           max_iter=100000, random_state=None, cache_size=0, variance="auto",
-                          max_dense_bytes=2**28, n_threads=None, solver_options=options,
+                          max_dense_bytes=None, n_threads=None, solver_options=options,
                           verbose=False, optimizer=None, noise_bounds=(1e-5, 1e5),
                           n_restarts=0, cv=5, cv_scheme="naive", client=None,
-                          admm_options=None, candidates=None)
+                          admm_options=None, candidates=None, max_time=None)
     deep = gp.get_params()
     assert params.items() <= deep.items()
     assert deep["kernel__k1"] is kernel.k1 and deep["kernel__k2__period"] == 1.0

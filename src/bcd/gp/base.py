@@ -118,12 +118,22 @@ def check_target(y, n_samples, owner="GPRegressor"):
     return arr
 
 
+#: entries beyond this make squared distances or y^T alpha overflow float64
+MAX_ABS_INPUT = 1e150
+
+
 def check_finite(arr, name):
     if not np.all(np.isfinite(arr)):
         if np.any(np.isnan(arr)):
             raise ValueError(f"Input {name} contains NaN.")
         raise ValueError(f"Input {name} contains infinity or a value too large for "
                          f"dtype({arr.dtype.name!r}).")
+    if arr.size and np.issubdtype(arr.dtype, np.floating):
+        largest = float(np.max(np.abs(arr)))
+        if largest > MAX_ABS_INPUT:
+            raise ValueError(f"Input {name} has entries as large as {largest:.3g}: their squares "
+                             f"and products overflow float64 (the limit is "
+                             f"{MAX_ABS_INPUT:g}); rescale {name}.")
 
 
 class FitInterrupted(KeyboardInterrupt):

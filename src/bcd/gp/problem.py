@@ -109,9 +109,9 @@ class GaussianProcess(Problem):
                              f"K + noise I is numerically singular (exactly so with duplicate "
                              f"inputs).")
         if isinstance(cache_size, bool) or not isinstance(cache_size, numbers.Real) \
-                or not (np.isfinite(cache_size) and cache_size >= 0):
-            raise ValueError(f"cache_size must be a non-negative number of bytes, got "
-                             f"{cache_size!r}.")
+                or not (np.isfinite(cache_size) and 0 <= cache_size <= 2.0**62):
+            raise ValueError(f"cache_size must be a non-negative number of bytes, at most "
+                             f"2**62, got {cache_size!r}.")
         if n_threads is not None and (not isinstance(n_threads, (int, np.integer))
                                       or isinstance(n_threads, bool) or n_threads < 1):
             raise ValueError(f"n_threads must be a positive integer or None, got {n_threads!r}.")

@@ -12,13 +12,14 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from .._resources import available_memory
 from .._result import ConvergenceWarning
 from .._validation import check_scalar, check_solver_options
 from .base import (FitInterrupted, RegressorBase, check_array, check_max_time, check_target,
                    feature_names, not_fitted)
 from .hyper.common import Control, Stopped
 from .kernels import Kernel
-from .optimizers import OPTIMIZERS, describe
+from .optimizers import OPTIMIZERS, dense_factor, describe
 from .problem import GaussianProcess, admissible_noise
 
 VARIANCE_METHODS = ("auto", "cholesky", "cg")
@@ -67,8 +68,10 @@ class GPRegressor(RegressorBase):
         pass per iteration serves the whole batch), each to a residual of
         ``tol``; ``"auto"`` uses Cholesky while the matrix takes at most
         ``max_dense_bytes``.
-    max_dense_bytes : float, default=2**28
-        Memory limit of the ``"auto"`` variance method.
+    max_dense_bytes : float, optional
+        Memory limit of the ``"auto"`` variance method; default: half the
+        memory available when :meth:`predict` first needs it (the factor,
+        computed once by panels, serves every later call).
     n_threads : int, optional
         Threads evaluating the kernel (default: all cores).
     solver_options : dict, optional
@@ -209,7 +212,7 @@ class GPRegressor(RegressorBase):
 
     def __init__(self, kernel, noise, rule="gbcd", block_size=None, tol=1e-4,
                  max_iter=100000, random_state=None, cache_size=0, variance="auto",
-                 max_dense_bytes=2**28, n_threads=None, solver_options=None, verbose=False,
+                 max_dense_bytes=None, n_threads=None, solver_options=None, verbose=False,
                  optimizer=None, noise_bounds=(1e-5, 1e5), n_restarts=0, cv=5,
                  cv_scheme="naive", client=None, admm_options=None, candidates=None,
                  max_time=None):
@@ -262,7 +265,8 @@ class GPRegressor(RegressorBase):
         if not isinstance(self.variance, str) or self.variance not in VARIANCE_METHODS:
             raise ValueError(f"variance must be one of {', '.join(map(repr, VARIANCE_METHODS))}, "
                              f"got {self.variance!r}.")
-        check_scalar(self.max_dense_bytes, "max_dense_bytes", low=0.0)
+        if self.max_dense_bytes is not None:
+            check_scalar(self.max_dense_bytes, "max_dense_bytes", low=0.0)
 
     def fit(self, X, y):
         """Solve (K + noise I) alpha = y for the training data.
@@ -282,7 +286,10 @@ class GPRegressor(RegressorBase):
 
         tol, options = self._check_params()
         names = feature_names(X)
+        given = X
         X = check_array(X, "X", allow_1d=True)
+        if isinstance(given, np.ndarray) and np.shares_memory(X, given):
+            X = X.copy()        # the model keeps X: later changes of the caller's array
         y = check_target(y, X.shape[0])
         kernel = copy.deepcopy(self.kernel)
         noise = self.noise
@@ -377,6 +384,20 @@ class GPRegressor(RegressorBase):
         if unknown:
             raise ValueError(f"admm_options: unknown {', '.join(map(repr, unknown))}; valid "
                              f"keys are {', '.join(hyper.ADMM_DEFAULTS)}.")
+        for key, value in options.items():
+            default = hyper.ADMM_DEFAULTS[key]
+            if isinstance(default, bool):
+                if not isinstance(value, (bool, np.bool_)):
+                    raise TypeError(f"admm_options[{key!r}] must be True or False, got "
+                                    f"{value!r}.")
+            elif key == "lambda0":
+                check_scalar(value, f"admm_options[{key!r}]")
+            elif key == "perturbation" or key == "epsilon" or key.endswith("tol"):
+                # a spread or a tolerance: zero is allowed
+                check_scalar(value, f"admm_options[{key!r}]", low=0.0)
+            else:
+                check_scalar(value, f"admm_options[{key!r}]", low=0.0, low_inclusive=False,
+                             integer=isinstance(default, int))
         return cv, int(n_restarts), dict(options)
 
     def _check_candidates(self, space):
@@ -496,7 +517,11 @@ class GPRegressor(RegressorBase):
         n = self.X_train_.shape[0]
         method = self.variance
         if method == "auto":
-            method = "cholesky" if 8.0 * n * n <= self.max_dense_bytes else "cg"
+            limit = self.max_dense_bytes
+            if limit is None:
+                available = available_memory()
+                limit = 2.0**31 if available is None else 0.5 * available
+            method = "cholesky" if 8.0 * n * n <= limit else "cg"
         kernel = self.kernel_
         var = np.empty(X.shape[0])
         for start in range(0, X.shape[0], batch):
@@ -505,12 +530,15 @@ class GPRegressor(RegressorBase):
             Kt = kernel.evaluator(self.X_train_, Xb, n_threads=self.problem_.n_threads).matrix()
             if method == "cholesky":
                 if self._chol is None:
-                    self._chol = scipy.linalg.cho_factor(self.problem_._system_matrix(),
-                                                         lower=True, overwrite_a=False)
-                V = scipy.linalg.cho_solve(self._chol, Kt)
+                    # K + noise I = U^T U, factored by panels, kept for later calls
+                    self._chol = dense_factor(self.problem_)
+                # k^T (U^T U)^-1 k = |U^-T k|^2
+                W = scipy.linalg.solve_triangular(self._chol, Kt, trans="T", lower=False,
+                                                  check_finite=False)
+                quad = np.einsum("ij,ij->j", W, W)
             else:
-                V = self._batched_cg(Kt)
-            var[start:start + batch] = kernel.diag(Xb) - np.einsum("ij,ij->j", Kt, V)
+                quad = np.einsum("ij,ij->j", Kt, self._batched_cg(Kt))
+            var[start:start + batch] = kernel.diag(Xb) - quad
         # rounding can make a tiny variance negative
         return np.maximum(var, 0.0)
 

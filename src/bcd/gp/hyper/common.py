@@ -169,8 +169,8 @@ class Control:
 
 
 def lbfgs(fun, theta0, bounds, max_iter, control=None):
-    """L-BFGS-B on ``fun`` (value and gradient; a non-finite value counts as
-    a huge one): (result, objective per iteration).
+    """L-BFGS-B on ``fun`` (value and gradient; a non-finite value or
+    gradient counts as a huge value): (result, objective per iteration).
 
     When ``fun`` raises :class:`Stopped` (its fit is interrupted or out of
     time) the result is the best point evaluated so far, with
@@ -184,7 +184,8 @@ def lbfgs(fun, theta0, bounds, max_iter, control=None):
             control.check()
         value, grad, *extra = fun(theta)
         best["nfev"] += 1
-        if not np.isfinite(value):
+        if not np.isfinite(value) or not np.all(np.isfinite(grad)):
+            # a failed point (not positive definite, or overflow): a huge value
             return 1e25, np.zeros_like(theta)
         last[theta.tobytes()] = value
         if value < best["value"]:
