@@ -23,8 +23,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "bcd"
 
 
-def _module_name(path):
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def _module_name(path, package=PACKAGE):
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -47,8 +47,8 @@ def _imported(node, module, is_package):
 
 def import_graph(package=PACKAGE):
     """``{module: set of modules it imports}`` within the package."""
-    sources = {_module_name(p): p for p in package.rglob("*.py")}
-    modules = set(sources) | {_module_name(p) for p in package.rglob("*.pyx")}
+    sources = {_module_name(p, package): p for p in package.rglob("*.py")}
+    modules = set(sources) | {_module_name(p, package) for p in package.rglob("*.pyx")}
     graph = {m: set() for m in modules}
     for module, path in sources.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
