@@ -221,6 +221,12 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
                              f"samples, {X.shape[0]}.")
         if sp.issparse(X):
             X = sp.csr_matrix(X)
+        largest = float(np.max(np.abs(X.data if sp.issparse(X) else X), initial=0.0))
+        # 4 d max|X|^2 bounds every squared distance between two samples
+        if largest > np.sqrt(np.finfo(np.float64).max / (4.0 * max(X.shape[1], 1))):
+            raise ValueError(f"X is too large: the squared distances between samples overflow "
+                             f"float64 (largest |X| = {largest:.3e}); rescale X, for example "
+                             f"to unit standard deviation.")
         self._fit_kernel, self._fit_gamma, self._fit_n_neighbors = self.kernel, gamma, n_neighbors
         W = self._graph(X)
         self.X_ = X
