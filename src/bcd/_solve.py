@@ -577,10 +577,12 @@ def _driver_result(problem, x, status, n_iter, optimality, tol, elapsed, options
         detail = "" if status == "diverged" else f" Optimality {optimality:.3e} > tol {tol:.3e}."
         warnings.warn(message + detail, ConvergenceWarning, stacklevel=4)
     history = History([n_iter], [objective], [optimality], [elapsed])
-    # the certificates of the array returned (float32: cast from the iterate)
+    # the certificates of the array returned (float32: cast from the iterate);
+    # the dual's relative test is a gap of at most tol |F(x)|
+    relative = options.get("formulation") == "dual" and options.get("tol_mode") == "relative"
     cert = certify_returned(problem, x, x_out, Certificate(
         float(objective), float(optimality), duality_gap, status, message,
-        status == "converged"), tol=tol, warn=warn)
+        status == "converged"), tol=tol * abs(float(objective)) if relative else tol, warn=warn)
     return Result(x_out, cert.objective, cert.optimality, int(n_iter),
                   cert.converged, cert.status, cert.message, history, elapsed, options,
                   elapsed, duality_gap=cert.duality_gap, dual=dual)
