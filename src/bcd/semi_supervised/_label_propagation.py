@@ -188,7 +188,10 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         options = check_solver_options(self.solver_options, RESERVED_OPTIONS,
                                        "the estimator's tol and max_iter parameters set them")
         options["tol"] = tol
-        max_time = check_scalar(self.max_time, "max_time", low=0.0, low_inclusive=False,
+        max_time = self.max_time
+        if isinstance(max_time, (int, float, np.floating)) and max_time == np.inf:
+            max_time = None                 # no limit
+        max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False,
                                 allow_none=True)
         if max_time is not None:
             options["_deadline"] = time.perf_counter() + max_time
