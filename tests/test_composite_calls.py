@@ -4,6 +4,7 @@ hold for whole paths and cross-validated fits; certificates describe the
 returned ``x``; clear errors at the edges of the inputs.
 """
 import json
+import pickle
 import signal
 import subprocess
 import sys
@@ -295,3 +296,151 @@ def test_max_time_is_the_deadline_of_a_cross_validated_fit(name):
     assert not np.isnan(scores).all()
     assert np.all(np.isfinite(model.coef_))
     assert np.all(np.isfinite(model.predict(X)))
+
+
+# ------------------------------------------------------------ certificates
+
+def _float32_problem(seed):
+    rs = np.random.RandomState(seed)
+    A = (rs.randn(60, 30) * 10 ** rs.uniform(-1, 2)).astype(np.float32)
+    b = rs.randn(60).astype(np.float32)
+    return [bcd.LeastSquares(A, b, penalty=bcd.L1(0.1)),
+            bcd.Logistic(A, np.sign(b), penalty=bcd.L1(0.5)),
+            bcd.LeastSquares(A, b),
+            bcd.Logistic(A, np.sign(b), l2=1.0)][seed % 4]
+
+
+def _measure_at(problem, x):
+    x = np.asarray(x, dtype=np.float64)
+    g = problem.gradient(x)
+    if problem.penalty is None:
+        return float(np.abs(g).max())
+    return problem.penalty.optimality(x, g)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_float32_certificates_describe_the_returned_x(seed):
+    problem = _float32_problem(seed)
+    tol = 1e-6
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = bcd.solve(problem, tol=tol)
+    assert result.x.dtype == np.float32
+    measured = _measure_at(problem, result.x)
+    assert result.optimality == pytest.approx(measured, rel=1e-6, abs=1e-12)
+    assert result.objective == pytest.approx(problem.objective(result.x.astype(np.float64)),
+                                             rel=1e-12)
+    if result.duality_gap is not None:
+        assert result.duality_gap == pytest.approx(
+            problem.duality_gap(result.x.astype(np.float64)), rel=1e-6, abs=1e-12)
+    assert result.converged == (result.optimality <= tol)
+    if not result.converged:
+        assert result.status == "stalled"
+        assert "float32" in result.message
+        assert any("float32" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("formulation", ["dual", "newton"])
+def test_float32_certificates_of_the_drivers_describe_the_returned_x(formulation):
+    rs = np.random.RandomState(2)
+    A = (rs.randn(200, 50) * 30).astype(np.float32)
+    y = np.sign(rs.randn(200))
+    problem = bcd.Logistic(A, y, l2=1.0)
+    reference = bcd.Logistic(A.astype(np.float64), y, l2=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = bcd.solve(problem, tol=1e-10, formulation=formulation, max_iter=300)
+        best = bcd.solve(reference, tol=1e-12, formulation="newton").objective
+    x = result.x.astype(np.float64)
+    assert result.x.dtype == np.float32
+    assert result.objective == pytest.approx(problem.objective(x), rel=1e-12)
+    if formulation == "newton":
+        assert result.optimality == pytest.approx(_measure_at(problem, x), rel=1e-6)
+        assert result.converged == (result.optimality <= 1e-10)
+    else:
+        # the gap bounds the suboptimality of the returned x
+        assert result.duality_gap >= problem.objective(x) - best - 1e-12
+    if result.status == "stalled":
+        assert "float32" in result.message
+
+
+# ------------------------------------------------------------ clear errors
+
+@pytest.mark.parametrize("name", ["Lasso", "ElasticNet", "LassoCV"])
+@pytest.mark.parametrize("scale", [1e200, 1e300])
+def test_least_squares_estimators_name_a_target_too_large(name, scale):
+    import bcd.linear_model as lm
+    rs = np.random.RandomState(0)
+    X, y = rs.randn(30, 5), rs.randn(30)
+    with pytest.raises(ValueError, match="sum of squares of y overflows.*rescale"):
+        getattr(lm, name)().fit(X, y * scale)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "knn"])
+def test_label_propagation_names_inputs_too_large(kernel):
+    from bcd.semi_supervised import LabelPropagation
+    rs = np.random.RandomState(0)
+    X = rs.randn(29, 3)
+    y = np.r_[rs.randint(0, 3, 10), -np.ones(19, int)]
+    with pytest.raises(ValueError, match="X is too large.*rescale X"):
+        LabelPropagation(kernel=kernel).fit(X * 1e300, y)
+
+
+def test_lasso_cv_eps_above_one_is_named():
+    from bcd.linear_model import LassoCV
+    rs = np.random.RandomState(0)
+    with pytest.raises(ValueError, match="eps must be below 1"):
+        LassoCV(eps=2).fit(rs.randn(30, 5), rs.randn(30))
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_results_pickle_with_every_protocol(protocol):
+    rs = np.random.RandomState(0)
+    result = bcd.solve(bcd.LeastSquares(rs.randn(30, 5), rs.randn(30), penalty=bcd.L1(1.0)))
+    clone = pickle.loads(pickle.dumps(result, protocol=protocol))
+    assert np.array_equal(clone.x, result.x)
+    assert clone.status == result.status and clone.options == result.options
+    history = pickle.loads(pickle.dumps(result.history, protocol=protocol))
+    for a, b in zip(history, result.history):
+        assert a == b
+    assert len(history) == len(result.history)
+
+
+@pytest.mark.parametrize("verbose", [True, 2])
+def test_verbose_without_standard_output_does_not_stop_the_solve(verbose, monkeypatch):
+    rs = np.random.RandomState(0)
+    monkeypatch.setattr(sys, "stdout", None)
+    result = bcd.solve(bcd.LeastSquares(rs.randn(30, 5), rs.randn(30), penalty=bcd.L1(1.0)),
+                       verbose=verbose)
+    assert result.converged
+
+
+@pytest.mark.parametrize("name", ["LabelPropagation", "LinearSVC", "LogisticRegression"])
+def test_max_time_is_the_deadline_of_a_fit_of_several_solves(name):
+    rs = np.random.RandomState(0)
+    if name == "LabelPropagation":
+        from bcd.semi_supervised import LabelPropagation
+        X = rs.rand(4000, 2)
+        y = np.full(4000, -1)
+        y[:30] = np.arange(30) % 4
+
+        def make(t):
+            return LabelPropagation(kernel="knn", tol=1e-14, max_iter=10**8, max_time=t)
+    else:
+        # one solve per class (one-vs-rest), each long
+        import bcd.linear_model as lm
+        X = rs.randn(400, 1500)
+        y = np.arange(400) % 4
+        options = dict(tol=1e-14, max_iter=10**6)
+        if name == "LinearSVC":
+            options.update(C=1e3, loss="hinge")
+        else:
+            options.update(penalty="l1", C=1e3, fit_intercept=False)
+
+        def make(t):
+            return getattr(lm, name)(max_time=t, **options)
+    fixed, _ = _timed_fit(make(1e-3), X, y)
+    max_time = 1.0
+    elapsed, messages = _timed_fit(make(max_time), X, y)
+    assert any("max_time" in m for m in messages), messages
+    assert elapsed <= max_time + max(0.1 * max_time, 1.5 * fixed), (elapsed, fixed)

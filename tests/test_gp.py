@@ -828,7 +828,12 @@ def test_float32_inputs():
     problem = bcd.GaussianProcess(X32, y32, kernel, np.float32(0.1))
     result = bcd.solve(problem, rule="gbcd", block_size=50, update="exact", tol=1e-9,
                        random_state=0)
-    assert result.converged and result.x.dtype.kind == "f"
+    assert result.x.dtype.kind == "f"
+    # the certificate is that of the float32 x returned, which tol=1e-9 may
+    # be out of reach of: the status then says so
+    assert result.converged == (result.optimality <= 1e-9)
+    if not result.converged:
+        assert result.status == "stalled" and "float32" in result.message, result.message
     assert _rel(result.x, alpha_up) < 1e-7
     assert _rel(result.x, alpha64) < 1e-4
     np.testing.assert_allclose(kernel(X32), _ref_kernel(spec, X_up, X_up), rtol=1e-12)

@@ -437,7 +437,8 @@ def test_constructor_only_stores_parameters():
     model = LabelPropagation(kernel="nope", gamma=-1, n_neighbors=0, max_iter=-5, tol="x",
                              solver_options=options, n_jobs=3)
     assert model.get_params() == dict(kernel="nope", gamma=-1, n_neighbors=0, max_iter=-5,
-                                      tol="x", solver_options=options, n_jobs=3)
+                                      tol="x", solver_options=options, n_jobs=3,
+                                      max_time=None)
     assert model.solver_options is options
 
 

@@ -166,9 +166,15 @@ def test_float32_input(kind, sparse, config):
         p64 = bcd.Logistic(A64, p32.y, l2=p32.l2, penalty=p32.penalty)
     r32 = bcd.solve(p32, tol=TOL, max_iter=10**6, random_state=0, **config)
     r64 = bcd.solve(p64, tol=TOL, max_iter=10**6, random_state=0, **config)
-    assert r32.converged and r64.converged
+    assert r64.converged
     assert r32.x.dtype == np.float32 and r64.x.dtype == np.float64
-    assert r32.objective == pytest.approx(r64.objective, rel=1e-9)
+    # the certificates describe the float32 array returned, which may not
+    # meet a tol this small: the status then says so
+    x32 = r32.x.astype(np.float64)
+    assert r32.objective == pytest.approx(p64.objective(x32), rel=1e-12)
+    assert r32.converged == (r32.optimality <= TOL)
+    if not r32.converged:
+        assert r32.status == "stalled" and "float32" in r32.message, r32.message
     np.testing.assert_allclose(r32.x, r64.x, rtol=1e-5, atol=1e-6)
 
 

@@ -49,7 +49,21 @@ class Progress:
 
     @property
     def stream(self):
-        return sys.stdout if self._stream is None else self._stream
+        """The output: ``sys.stdout`` as it is now, or a stream that discards
+        everything when there is none (``sys.stdout`` is None in a
+        windowless application, or after the user set it so)."""
+        stream = sys.stdout if self._stream is None else self._stream
+        return _DISCARD if stream is None else stream
+
+    def _write(self, text):
+        # a report that cannot be written (no stream, a closed one, a broken
+        # pipe) never stops a solve
+        stream = self.stream
+        try:
+            stream.write(text)
+            stream.flush()
+        except (AttributeError, ValueError, OSError):
+            pass
 
     @property
     def in_place(self):
@@ -75,29 +89,25 @@ class Progress:
         if not force and now - self._last < self.interval:
             return
         self._last = now
-        stream = self.stream
         if self.in_place:
             pad = max(0, self._width - len(text))
-            stream.write("\r" + text + " " * pad)
+            self._write("\r" + text + " " * pad)
             self._width = len(text)
         else:
-            stream.write(text + "\n")
-        stream.flush()
+            self._write(text + "\n")
 
     def end(self, text=None):
         """Show a final ``text`` (always) and end the line being rewritten."""
         if text is not None:
             self.show(text, force=True)
         if self._width:
-            self.stream.write("\n")
-            self.stream.flush()
+            self._write("\n")
             self._width = 0
 
     def clear(self):
         """Erase the line being rewritten (before other output)."""
         if self._width:
-            self.stream.write("\r" + " " * self._width + "\r")
-            self.stream.flush()
+            self._write("\r" + " " * self._width + "\r")
             self._width = 0
 
     # -- the solver's reports ---------------------------------------------
@@ -110,6 +120,22 @@ class Progress:
         text = (f"iter {iteration:>9d}  objective {objective:.10e}  optimality "
                 f"{optimality:.3e}  time {self.elapsed():.1f}s")
         return text if status is None else f"{text}  {status}"
+
+
+class _Discard:
+    """A text stream that discards what is written to it."""
+
+    def write(self, text):
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+
+_DISCARD = _Discard()
 
 
 def make_progress(verbose, stream=None):

@@ -29,6 +29,11 @@ class History:
         self.optimality = np.asarray(optimality, dtype=np.float64)
         self.time = np.asarray(time, dtype=np.float64)
 
+    def __reduce__(self):
+        # explicit, so that every pickle protocol (0 and 1 included, which
+        # cannot pickle a class with __slots__ by themselves) rebuilds it
+        return (History, (self.iteration, self.objective, self.optimality, self.time))
+
     def __len__(self):
         return self.iteration.shape[0]
 

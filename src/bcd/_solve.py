@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 
+from ._certify import Certificate, certify_returned
 from ._progress import make_progress
 from ._result import ConvergenceWarning, History, Result
 from ._validation import check_scalar, check_vector
@@ -520,10 +521,15 @@ def _report(plan, out, ws_info):
     if gap is None and "duality_gap" in problem.capabilities and status_name != "diverged":
         # converged: the engine certified on state recomputed from x
         gap = problem.duality_gap(x, state if converged else None)
-    return Result(x_out, float(out.objective),
-                  float(out.optimality), int(out.n_iter), converged, status_name, message,
+    # the certificates of the array returned (float32: cast from the iterate)
+    cert = certify_returned(problem, x, x_out, Certificate(
+        float(out.objective), float(out.optimality), gap, status_name, message, converged),
+        tol=tol, state=state, gap_tol=gap_tol, warn=warn,
+        gap_converged=ws_info is not None and ws_info.gap_converged)
+    return Result(x_out, cert.objective,
+                  cert.optimality, int(out.n_iter), cert.converged, cert.status, cert.message,
                   history, float(history.time[-1]) if len(history) else 0.0, options,
-                  out.loop_time, duality_gap=gap,
+                  out.loop_time, duality_gap=cert.duality_gap,
                   active_set_iteration=monitor.changed_at if monitor is not None else None,
                   support_iteration=(None if monitor is None or plan.target_faces is None
                                      or monitor.target_reached_at < 0
@@ -589,9 +595,15 @@ def _driver_result(problem, x, status, n_iter, optimality, tol, elapsed, options
         detail = "" if status == "diverged" else f" Optimality {optimality:.3e} > tol {tol:.3e}."
         warnings.warn(message + detail, ConvergenceWarning, stacklevel=4)
     history = History([n_iter], [objective], [optimality], [elapsed])
-    return Result(x_out, float(objective), float(optimality), int(n_iter),
-                  status == "converged", status, message, history, elapsed, options,
-                  elapsed, duality_gap=duality_gap, dual=dual)
+    # the certificates of the array returned (float32: cast from the iterate);
+    # the dual's relative test is a gap of at most tol |F(x)|
+    relative = options.get("formulation") == "dual" and options.get("tol_mode") == "relative"
+    cert = certify_returned(problem, x, x_out, Certificate(
+        float(objective), float(optimality), duality_gap, status, message,
+        status == "converged"), tol=tol * abs(float(objective)) if relative else tol, warn=warn)
+    return Result(x_out, cert.objective, cert.optimality, int(n_iter),
+                  cert.converged, cert.status, cert.message, history, elapsed, options,
+                  elapsed, duality_gap=cert.duality_gap, dual=dual)
 
 
 def _solve_newton(problem, given, given_options, args, auto_row):

@@ -109,6 +109,8 @@ class SolveRecord:
         self.interrupted = False
         self.timed_out = False
         max_time = getattr(estimator, "max_time", None)
+        if isinstance(max_time, (int, float, np.floating)) and max_time == np.inf:
+            max_time = None                 # no limit
         if max_time is not None:
             max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
         self.max_time = max_time

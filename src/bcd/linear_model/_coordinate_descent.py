@@ -35,6 +35,12 @@ def least_squares_strengths(alpha, l1_ratio, n_samples):
     return n_samples * alpha * l1_ratio, n_samples * alpha * (1.0 - l1_ratio)
 
 
+def _largest(X):
+    """max |X_ij| of a dense or sparse matrix."""
+    values = X.data if sp.issparse(X) else X
+    return float(np.max(np.abs(values), initial=0.0))
+
+
 class LeastSquaresDesign:
     """The data of a penalized least-squares fit, prepared once for any
     number of penalty strengths.
@@ -75,10 +81,17 @@ class LeastSquaresDesign:
         self._matrices = {}
         # ||X_c^T S y_c||_inf, the KKT residual of w = 0 with the best intercept
         # (X^T S y_c = X_c^T S y_c since y_c has weighted mean 0)
-        corr = np.asarray(X.T @ (sw * self.b), dtype=np.float64).ravel()
+        with np.errstate(over="ignore", invalid="ignore"):
+            corr = np.asarray(X.T @ (sw * self.b), dtype=np.float64).ravel()
+            self.y_energy = float(np.sum(sw * self.b ** 2))
         self.correlations = corr
         self.scale = float(np.max(np.abs(corr), initial=0.0))
-        self.y_energy = float(np.sum(sw * self.b ** 2))
+        if not (np.isfinite(self.y_energy) and np.isfinite(self.scale)):
+            what = "the sum of squares of y" if not np.isfinite(self.y_energy) else "X^T y"
+            raise ValueError(f"{what} overflows float64 (largest |y| = "
+                             f"{np.max(np.abs(y), initial=0.0):.3e}, largest |X| = "
+                             f"{_largest(X):.3e}): rescale y and X, for example to unit "
+                             f"standard deviation.")
         self._sw = sw
 
     def _extra_columns(self, l1):

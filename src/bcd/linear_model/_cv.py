@@ -82,7 +82,8 @@ class LassoCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
     Parameters
     ----------
     eps : float, default=1e-3
-        Length of the automatic grid: ``alpha_min = eps * alpha_max``.
+        Length of the automatic grid: ``alpha_min = eps * alpha_max``
+        (between 0 and 1).
     alphas : int or array-like, default=100
         Number of alphas of the automatic grid (geometric, from
         ``alpha_max``, the smallest alpha whose solution is 0), or the grid
@@ -185,6 +186,9 @@ class LassoCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
                 raise ValueError("alphas must be a non-empty array of finite non-negative "
                                  "numbers.")
             return np.sort(alphas)[::-1]
+        if not self.eps < 1:
+            raise ValueError(f"eps must be below 1: the automatic grid runs from alpha_max "
+                             f"down to eps * alpha_max; got eps={self.eps!r}.")
         corr = design.correlations
         drive = np.max(corr) if self.positive else np.max(np.abs(corr))
         alpha_max = max(float(drive), 0.0) / design.n_samples

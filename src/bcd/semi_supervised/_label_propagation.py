@@ -1,5 +1,6 @@
 """Label propagation: the harmonic solution of Zhu, Ghahramani and Lafferty
 on a k-nearest-neighbour or Gaussian graph, solved by block coordinate descent."""
+import time
 import warnings
 
 import numpy as np
@@ -75,6 +76,13 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         estimator.
     n_jobs : int, optional
         Parallel jobs of the nearest-neighbour search (``"knn"``).
+
+    max_time : float, optional
+        Wall-clock limit in seconds for the whole ``fit`` (one solve per
+        class but the last): each solve gets the time that remains, and a
+        solve stopped by it warns.  Ctrl-C during a solve with more classes
+        to go raises ``KeyboardInterrupt`` at once and leaves the estimator
+        as it was.
 
     Attributes
     ----------
@@ -153,7 +161,7 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, kernel="rbf", *, gamma=20, n_neighbors=7, max_iter=None, tol=1e-3,
-                 solver_options=None, n_jobs=None):
+                 solver_options=None, n_jobs=None, max_time=None):
         self.kernel = kernel
         self.gamma = gamma
         self.n_neighbors = n_neighbors
@@ -161,6 +169,7 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.solver_options = solver_options
         self.n_jobs = n_jobs
+        self.max_time = max_time
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -179,6 +188,13 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         options = check_solver_options(self.solver_options, RESERVED_OPTIONS,
                                        "the estimator's tol and max_iter parameters set them")
         options["tol"] = tol
+        max_time = self.max_time
+        if isinstance(max_time, (int, float, np.floating)) and max_time == np.inf:
+            max_time = None                 # no limit
+        max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False,
+                                allow_none=True)
+        if max_time is not None:
+            options["_deadline"] = time.perf_counter() + max_time
         if max_iter is not None:
             options["max_iter"] = max_iter
         return gamma, n_neighbors, options
@@ -221,11 +237,26 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
                              f"samples, {X.shape[0]}.")
         if sp.issparse(X):
             X = sp.csr_matrix(X)
+        largest = float(np.max(np.abs(X.data if sp.issparse(X) else X), initial=0.0))
+        # 4 d max|X|^2 bounds every squared distance between two samples
+        if largest > np.sqrt(np.finfo(np.float64).max / (4.0 * max(X.shape[1], 1))):
+            raise ValueError(f"X is too large: the squared distances between samples overflow "
+                             f"float64 (largest |X| = {largest:.3e}); rescale X, for example "
+                             f"to unit standard deviation.")
         self._fit_kernel, self._fit_gamma, self._fit_n_neighbors = self.kernel, gamma, n_neighbors
         W = self._graph(X)
+        before = {name: self.__dict__[name] for name in ("X_", "classes_")
+                  if name in self.__dict__}
         self.X_ = X
         self.classes_ = classes
-        distributions, results = self._propagate(W, labelled, codes.ravel(), options)
+        try:
+            distributions, results = self._propagate(W, labelled, codes.ravel(), options)
+        except KeyboardInterrupt:
+            # left as it was before the fit
+            for name in ("X_", "classes_"):
+                self.__dict__.pop(name, None)
+            self.__dict__.update(before)
+            raise
         self.label_distributions_ = distributions
         self.transduction_ = classes[np.argmax(distributions, axis=1)]
         self.results_ = results
@@ -275,9 +306,17 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         active_codes = active_codes[nodes]
         # the indicators of the classes sum to 1 on the labelled points, so the
         # harmonic functions sum to 1 everywhere: the last one is 1 minus the others
+        options = dict(options)
+        deadline = options.pop("_deadline", None)
         for k in range(n_classes - 1):
+            if results and results[-1].status == "interrupted":
+                raise KeyboardInterrupt("LabelPropagation.fit was interrupted during a solve; "
+                                        "the estimator is left as it was before the fit.")
             problem = HarmonicProblem(W_active, (active_codes == k).astype(np.float64),
                                       mask=mask)
+            if deadline is not None:
+                remaining = max(deadline - time.perf_counter(), 1e-9)
+                options["max_time"] = min(options.get("max_time") or np.inf, remaining)
             # the solver's own warning is replaced by the one below; silenced
             # by warn=False, not warnings.catch_warnings (not thread-safe)
             result = solve(problem, warn=False, **options)
