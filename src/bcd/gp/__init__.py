@@ -13,6 +13,9 @@
   chosen among the training inputs by swaps (CholQR) and hyperparameters
   learned on the same objective (variational free energy or projected
   process likelihood).
+* :class:`GaussianProcessRegressor`: a drop-in for scikit-learn's class of
+  that name, on scikit-learn kernel objects translated to the compiled
+  kernels (imported on first use; needs scikit-learn).
 """
 from ..problems import register
 from .kernels import (Hamming, HistogramIntersection, Kernel, LocallyPeriodic, Matern, Overlap,
@@ -26,3 +29,14 @@ __all__ = ["Kernel", "SquaredExponential", "Matern", "Periodic", "LocallyPeriodi
            "SparseGPRegressor"]
 
 register("gaussian_process", GaussianProcess)
+
+
+def __getattr__(name):
+    # scikit-learn is needed by the drop-in only: import it on first use (and
+    # keep it out of __all__, so that a star import does not need it)
+    if name == "GaussianProcessRegressor":
+        from .._optional import import_optional
+        import_optional("sklearn", "sklearn")
+        from ._sklearn_gpr import GaussianProcessRegressor
+        return GaussianProcessRegressor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
