@@ -268,8 +268,6 @@ def test_sklearn_estimator_checks():
 EXCLUDED = {
 }
 
-_SUITE_ENV = "BCD_SKLEARN_SUITES"
-
 
 def _run_sklearn_module(tmp_path):
     import sklearn.gaussian_process.tests as sktests
@@ -296,8 +294,6 @@ def _counts(output):
     return counts, failed
 
 
-@pytest.mark.skipif(os.environ.get(_SUITE_ENV) != "1",
-                    reason=f"scikit-learn's test module takes minutes here; set {_SUITE_ENV}=1")
 def test_sklearn_test_gpr_module_passes(tmp_path):
     output = _run_sklearn_module(tmp_path)
     counts, failed = _counts(output)

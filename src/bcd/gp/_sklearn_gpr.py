@@ -76,10 +76,10 @@ class GaussianProcessRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
     Parameters
     ----------
     kernel : scikit-learn kernel, default=None
-        The prior covariance; None means
-        ``ConstantKernel(1.0, "fixed") * RBF(1.0, "fixed")``.  Its
-        hyperparameters are optimized during fit unless ``optimizer`` is
-        None.
+        The prior covariance; None means ``ConstantKernel() * RBF()`` for
+        fit and ``ConstantKernel(1.0, "fixed") * RBF(1.0, "fixed")`` for the
+        prior before fit, as in scikit-learn.  Its hyperparameters are
+        optimized during fit unless ``optimizer`` is None.
     alpha : float or array-like of shape (n_samples,), default=1e-10
         Added to the diagonal of the kernel matrix during fit (noise
         variance of each observation, and a jitter that keeps the matrix
@@ -218,7 +218,9 @@ class GaussianProcessRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         self : GaussianProcessRegressor
         """
         self._check_params()
-        self.kernel_ = _default_kernel() if self.kernel is None else clone(self.kernel)
+        # as in scikit-learn: None fits C() * RBF() with free parameters (the
+        # prior before fit has them fixed)
+        self.kernel_ = ConstantKernel() * RBF() if self.kernel is None else clone(self.kernel)
         self._rng = check_random_state(self.random_state)
         if self.kernel_.requires_vector_input:
             X, y = validate_data(self, X, y, multi_output=True, y_numeric=True,
