@@ -10,21 +10,19 @@ import pathlib
 import re
 import subprocess
 import sys
-import tempfile
 import warnings
 
 import numpy as np
 import pytest
 
 sklearn = pytest.importorskip("sklearn")
-from sklearn.base import clone  # noqa: E402
 from sklearn.gaussian_process import GaussianProcessRegressor as SkGPR  # noqa: E402
 from sklearn.gaussian_process.kernels import (RBF, ConstantKernel as C, DotProduct,  # noqa: E402
                                               ExpSineSquared, Matern, RationalQuadratic,
                                               WhiteKernel)
 
 from bcd.gp import GaussianProcessRegressor  # noqa: E402
-from bcd.gp._sklearn_gpr import KernelFallbackWarning  # noqa: E402
+from bcd.gp import KernelFallbackWarning  # noqa: E402
 from bcd.gp._sklearn_kernels import TranslatedKernel, translate  # noqa: E402
 
 
@@ -52,6 +50,7 @@ TRANSLATED = [
     ExpSineSquared(1.1, 2.0) ** 3 + WhiteKernel(0.1) * C(2.0),
     C(0.7, "fixed") * RBF(0.9, "fixed") + C(1e-3),
     RBF(1.0, length_scale_bounds="fixed") + RBF(0.3),
+    WhiteKernel(0.3) ** 2 + RBF(0.5),
 ]
 
 
@@ -68,7 +67,8 @@ def test_translated_entries(kernel):
 
 @pytest.mark.parametrize("kernel", [Matern(1.0, nu=0.5), RationalQuadratic(), DotProduct(),
                                     RBF() + DotProduct(), (RBF() + C()) ** 2,
-                                    Matern(1.0, nu=1.5) ** 2], ids=repr)
+                                    Matern(1.0, nu=1.5) ** 2, WhiteKernel() ** 0],
+                         ids=repr)
 def test_untranslatable_kernels_name_the_part(kernel):
     t = translate(kernel, 2)
     assert isinstance(t, str) and t
@@ -311,3 +311,11 @@ def test_sklearn_test_gpr_module_passes(tmp_path):
     print(f"scikit-learn test_gpr.py with bcd: {passed_counted} / {total} = {fraction:.3f}")
     assert total >= 130, output[-3000:]
     assert fraction >= 0.95, output[-3000:]
+
+
+def test_docstring_examples():
+    import doctest
+
+    import bcd.gp._sklearn_gpr as module
+    failures, attempted = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert attempted > 0 and failures == 0

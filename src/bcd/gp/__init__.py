@@ -34,9 +34,9 @@ register("gaussian_process", GaussianProcess)
 def __getattr__(name):
     # scikit-learn is needed by the drop-in only: import it on first use (and
     # keep it out of __all__, so that a star import does not need it)
-    if name == "GaussianProcessRegressor":
+    if name in ("GaussianProcessRegressor", "KernelFallbackWarning"):
         from .._optional import import_optional
         import_optional("sklearn", "sklearn")
-        from ._sklearn_gpr import GaussianProcessRegressor
-        return GaussianProcessRegressor
+        from . import _sklearn_gpr
+        return getattr(_sklearn_gpr, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -33,7 +33,8 @@ class KernelFallbackWarning(UserWarning):
 
 
 def _default_kernel():
-    return ConstantKernel(1.0, constant_value_bounds="fixed") * RBF(1.0, length_scale_bounds="fixed")
+    return (ConstantKernel(1.0, constant_value_bounds="fixed")
+            * RBF(1.0, length_scale_bounds="fixed"))
 
 
 class GaussianProcessRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):

@@ -129,6 +129,8 @@ def _terms(kernel, base, n_theta, n_features):
         if not (np.isscalar(e) and np.isfinite(e)):
             raise _Untranslatable(f"the exponent {e!r}")
         term = inner[0]
+        if term.white and not e > 0:
+            raise _Untranslatable(f"WhiteKernel ** {e!r}")
         factors = []
         for fkind, ls, per, owner in term.factors:
             if fkind not in ("se", "periodic") or not e > 0:
