@@ -319,3 +319,18 @@ def test_docstring_examples():
     import bcd.gp._sklearn_gpr as module
     failures, attempted = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert attempted > 0 and failures == 0
+
+
+def test_translation_maps_bounds_and_fixes_constant_parameters():
+    kernel = (C(2.0, (1e-2, 1e2)) * RBF([0.5, 2.0], (1e-3, 1e3))
+              + ExpSineSquared(1.0, 3.0, periodicity_bounds="fixed") ** 4)
+    t = translate(kernel, 2)
+    hyper = {h.name: h for h in t.compiled.hyperparameters}
+    assert hyper["k1__variance"].bounds == pytest.approx((1e-2, 1e2))
+    assert hyper["k1__lengthscale"].bounds == pytest.approx((1e-3, 1e3))
+    assert hyper["k2__variance"].fixed and hyper["k2__period"].fixed
+    # (l / sqrt(4)) has the bounds of l divided by 2
+    assert hyper["k2__lengthscale"].bounds == pytest.approx((0.5e-5, 0.5e5))
+    # theta: log c, log l0, log l1, log l (periodic): the chain rule's matrix
+    np.testing.assert_array_equal(t.jacobian, [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0],
+                                               [0, 0, 0, 1]])
