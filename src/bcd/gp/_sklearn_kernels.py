@@ -27,6 +27,11 @@ import numpy as np
 
 from .kernels import Matern, Periodic, SquaredExponential
 
+try:                                     # bcd's rational quadratic kernel, where built
+    from .kernels import RationalQuadratic as _RationalQuadratic
+except ImportError:                      # pragma: no cover - older bcd
+    _RationalQuadratic = None
+
 __all__ = ["translate", "TranslatedKernel"]
 
 
@@ -133,8 +138,13 @@ def _terms(kernel, base, n_theta, n_features):
             raise _Untranslatable(f"WhiteKernel ** {e!r}")
         factors = []
         for fkind, ls, per, owner in term.factors:
-            if fkind not in ("se", "periodic") or not e > 0:
+            if fkind not in ("se", "periodic", "rq") or not e > 0:
                 raise _Untranslatable(f"{type(owner).__name__} ** {e!r}")
+            if fkind == "rq":
+                # (1 + r^2 / (2 a l^2)) ** (-a e): a' = a e, l' = l sqrt(e)
+                factors.append((fkind, ls.shifted(0.5 * np.log(e)), per.shifted(np.log(e)),
+                                owner))
+                continue
             # exp(-r^2 / (2 l^2)) ** e = exp(-r^2 / (2 (l / sqrt(e))^2)), and
             # likewise for the periodic kernel's length-scale
             factors.append((fkind, ls.shifted(-0.5 * np.log(e)), per, owner))
@@ -163,6 +173,13 @@ def _terms(kernel, base, n_theta, n_features):
         if ls.C.shape[0] != 1 or per.C.shape[0] != 1:
             raise _Untranslatable("ExpSineSquared with several length-scales or periods")
         return [_Term(zero, [("periodic", ls, per, kernel)], False)]
+    if kind is sk.RationalQuadratic and _RationalQuadratic is not None:
+        ls = _param_form(kernel, "length_scale", offsets, n_theta, base)
+        shape = _param_form(kernel, "alpha", offsets, n_theta, base)
+        if ls.C.shape[0] not in (1, n_features):
+            raise _Untranslatable(f"RationalQuadratic has {ls.C.shape[0]} length-scales for "
+                                  f"{n_features} features")
+        return [_Term(zero, [("rq", ls, shape, kernel)], False)]
     raise _Untranslatable(f"{kind.__name__}")
 
 
@@ -291,6 +308,15 @@ def translate(kernel, n_features):
                                       lengthscale_bounds=_bounds_for(ls, sk_bounds),
                                       variance_bounds=_bounds_for(var_form, sk_bounds))
                     forms[(id(base_k), "period")] = per
+                elif fkind == "rq":
+                    av = float(per.value(theta)[0])
+                    if not (np.isfinite(av) and av > 0):
+                        return f"RationalQuadratic alpha {av!r} out of range"
+                    base_k = _RationalQuadratic(lsv, av, variance,
+                                                lengthscale_bounds=_bounds_for(ls, sk_bounds),
+                                                alpha_bounds=_bounds_for(per, sk_bounds),
+                                                variance_bounds=_bounds_for(var_form, sk_bounds))
+                    forms[(id(base_k), "alpha")] = per
                 elif fkind == "se":
                     base_k = SquaredExponential(lsv, variance,
                                                 lengthscale_bounds=_bounds_for(ls, sk_bounds),
