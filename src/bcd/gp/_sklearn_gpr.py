@@ -57,13 +57,14 @@ class GaussianProcessRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
     ``ExpSineSquared``                     :class:`~bcd.gp.Periodic`
     ``ConstantKernel`` factor              the variance of its product term
     ``ConstantKernel`` term                a constant added to every entry
+    ``RationalQuadratic``                  ``RationalQuadratic`` (where built)
     ``WhiteKernel``                        noise on the diagonal of k(X) only
     ``k1 + k2``, ``k1 * k2``               sums, products (expanded)
     ``k ** e`` (RBF, ExpSineSquared, C)    length-scale / sqrt(e), variance ** e
+    ``RationalQuadratic ** e``             alpha * e, length-scale * sqrt(e)
     =====================================  =====================================
 
-    Other kernels (``Matern`` with other nu, ``RationalQuadratic``,
-    ``DotProduct``, ``PairwiseKernel``, subclasses, kernels on structured
+    Other kernels (``Matern`` with other nu, ``DotProduct``, ``PairwiseKernel``, subclasses, kernels on structured
     inputs) are evaluated by scikit-learn itself, with a
     :class:`KernelFallbackWarning` once per fit.
 
@@ -107,7 +108,8 @@ class GaussianProcessRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    X_train_ : array-like of shape (n_samples, n_features)
+    X_train_ : array-like of shape (n_samples, n_features) or list of object
+        The training inputs (a copy unless ``copy_X_train=False``).
     y_train_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
         Targets as fitted (normalized when ``normalize_y``).
     kernel_ : scikit-learn kernel
@@ -119,6 +121,7 @@ class GaussianProcessRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
     log_marginal_likelihood_value_ : float
         The log marginal likelihood of ``kernel_.theta``.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of str
         Defined when X has feature names that are all strings.
 
