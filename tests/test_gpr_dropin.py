@@ -339,3 +339,9 @@ def test_translation_maps_bounds_and_fixes_constant_parameters():
     # theta: log c, log l0, log l1, log l (periodic): the chain rule's matrix
     np.testing.assert_array_equal(t.jacobian, [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0],
                                                [0, 0, 0, 1]])
+
+
+def test_importing_bcd_gp_does_not_import_sklearn():
+    code = ("import sys, bcd.gp; assert 'sklearn' not in sys.modules; "
+            "bcd.gp.GaussianProcessRegressor; assert 'sklearn' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
