@@ -1,6 +1,6 @@
 """Gaussian process regression on Friedman1 at 10,000, 40,000 and 100,000
 training points: GBCD against dense Cholesky and matrix-free conjugate
-gradients, with the kernel and hyperparameters of ``bcd.gp._demo``
+gradients, with the kernel and hyperparameters of ``experiments/gp_demo.py``
 (squared exponential, length-scale 2, unit variance, noise 0.05; stop at
 ``||(K + noise I) alpha - y||_inf <= 1e-4``).
 
@@ -27,12 +27,14 @@ import sys
 
 
 def run(solver, n, max_time=None):
-    cmd = [sys.executable, "-m", "bcd.gp._demo", solver, str(n)]
+    cmd = [sys.executable, "-m", "experiments.gp_demo", solver, str(n)]
     if max_time is not None:
         cmd.append(str(max_time))
     env = dict(os.environ)
     env.setdefault("OPENBLAS_NUM_THREADS", "2")
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+    # experiments/ is a folder of the repository, not of the installed package
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True, cwd=root)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

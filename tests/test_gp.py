@@ -421,6 +421,11 @@ SKLEARN_KERNELS = {
     "locally_periodic": (lambda: LocallyPeriodic(1.1, 0.8),
                          lambda: sk_kernels.RBF(0.8)
                          * sk_kernels.ExpSineSquared(length_scale=0.8, periodicity=1.1)),
+    "rational_quadratic": (lambda: bcd.gp.RationalQuadratic(0.7, alpha=0.4, variance=1.6),
+                           lambda: sk_kernels.ConstantKernel(1.6)
+                           * sk_kernels.RationalQuadratic(length_scale=0.7, alpha=0.4)),
+    "rq*matern": (lambda: bcd.gp.RationalQuadratic(1.2, alpha=3.0) * Matern(2.5, 0.9),
+                  lambda: sk_kernels.RationalQuadratic(1.2, 3.0) * sk_kernels.Matern(0.9, nu=2.5)),
     "sum": (lambda: SquaredExponential(0.5) + Matern(1.5, 0.7, variance=0.3),
             lambda: sk_kernels.RBF(0.5)
             + sk_kernels.ConstantKernel(0.3) * sk_kernels.Matern(0.7, nu=1.5)),
@@ -434,6 +439,20 @@ def test_kernels_match_sklearn(name, kernel_inputs):
     X1 = X1[:60]
     np.testing.assert_allclose(make_bcd()(X1, X2), make_sk()(X1, X2), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(make_bcd()(X1), make_sk()(X1), rtol=1e-12, atol=1e-14)
+
+
+def test_rational_quadratic_system_solved_by_gbcd(kernel_inputs):
+    # the entries one at a time (Hessian blocks) and by columns (products)
+    X = kernel_inputs[0][:150]
+    kernel = bcd.gp.RationalQuadratic([0.8, 1.5, 0.6], alpha=0.8, variance=1.2)
+    y = np.sin(X[:, 0]) + X[:, 1]
+    K = kernel(X)
+    problem = bcd.GaussianProcess(X, y, kernel, 0.1, n_threads=1)
+    r = bcd.solve(problem, rule="gbcd", block_size=20, update="exact", tol=1e-10,
+                  max_iter=100000)
+    assert r.converged
+    np.testing.assert_allclose((K + 0.1 * np.eye(150)) @ r.x, y, atol=1e-9)
+    np.testing.assert_allclose(problem.kernel_product(r.x), K @ r.x, rtol=1e-12, atol=1e-12)
 
 
 # ------------------------------------------------ 4. rules and convergence

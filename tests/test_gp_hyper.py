@@ -12,7 +12,8 @@ import pytest
 import scipy.optimize
 
 import bcd
-from bcd.gp import (GPRegressor, LocallyPeriodic, Matern, Periodic, SquaredExponential)
+from bcd.gp import (GPRegressor, LocallyPeriodic, Matern, Periodic, RationalQuadratic,
+                    SquaredExponential)
 from bcd.gp import hyper
 
 KERNELS = {
@@ -29,6 +30,10 @@ KERNELS = {
     * Periodic(1.7, 1.2, 0.5),
     "fixed parts": lambda: SquaredExponential(1.0, variance_bounds="fixed")
     * Periodic(1.7, 1.2, period_bounds="fixed"),
+    "rq": lambda: RationalQuadratic(0.9, alpha=0.7, variance=1.3),
+    "rq-ard*per": lambda: RationalQuadratic([0.6, 1.4], alpha=2.5) * Periodic(1.7, 1.2, 0.5),
+    "rq fixed alpha": lambda: RationalQuadratic(0.8, alpha=1.5, alpha_bounds="fixed")
+    + SquaredExponential(2.0),
 }
 
 
@@ -68,6 +73,64 @@ def test_gradient_contractions_match_finite_differences(name):
     assert _rel(grad.low_rank(U, V), _fd_contraction(kernel, X1, X2, U @ V.T)) < 1e-6
     sym = kernel.gradient(X1).dense(S, symmetric=True)
     assert _rel(sym, _fd_contraction(kernel, X1, None, S)) < 1e-6
+
+
+@pytest.mark.parametrize("lengthscale,alpha,variance", [(1.3, 0.7, 2.0), (0.5, 5.0, 1.0),
+                                                         (3.0, 0.05, 0.3)])
+def test_rational_quadratic_matches_sklearn(lengthscale, alpha, variance):
+    """Entries and log-parameter gradient of the rational quadratic kernel
+    against scikit-learn's ConstantKernel * RationalQuadratic, to 1e-12."""
+    sk = pytest.importorskip("sklearn.gaussian_process.kernels")
+    rng = np.random.default_rng(3)
+    X, Z = rng.standard_normal((50, 3)), rng.standard_normal((20, 3))
+    ours = RationalQuadratic(lengthscale, alpha=alpha, variance=variance)
+    ref = sk.ConstantKernel(variance) * sk.RationalQuadratic(length_scale=lengthscale,
+                                                             alpha=alpha)
+    np.testing.assert_allclose(ours(X, Z), ref(X, Z), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(ours(X), ref(X), rtol=1e-12, atol=1e-15)
+    # d K / d theta: ours (variance, lengthscale, alpha), scikit-learn's
+    # (constant, alpha, length_scale) by its hyperparameters' names
+    names = [h.name for h in ref.hyperparameters]
+    order = [names.index(n) for n in ("k1__constant_value", "k2__length_scale", "k2__alpha")]
+    assert [h.name for h in ours.hyperparameters] == ["variance", "lengthscale", "alpha"]
+    np.testing.assert_allclose(ours.theta, ref.theta[order], rtol=1e-15)
+    _, dK = ref(X, eval_gradient=True)
+    for W in (rng.standard_normal((50, 50)), np.eye(50)[:, [7]] @ np.eye(50)[[11]]):
+        W = W + W.T
+        expected = np.einsum("ij,ijp->p", W, dK)[order]
+        got = ours.gradient(X).dense(W)
+        np.testing.assert_allclose(got, expected, rtol=1e-12,
+                                   atol=1e-12 * np.abs(expected).max())
+        np.testing.assert_allclose(ours.gradient(X).dense(W, symmetric=True), expected,
+                                   rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+
+
+def test_rational_quadratic_ml_matches_scikit_learn():
+    sk_gp = pytest.importorskip("sklearn.gaussian_process")
+    from sklearn.gaussian_process.kernels import (ConstantKernel, RationalQuadratic as SkRQ,
+                                                  WhiteKernel)
+    X, y = _data(60, 1)
+    ours = GPRegressor(RationalQuadratic(1.0, alpha=1.0), 0.5, optimizer="ml").fit(X, y)
+    kernel = ConstantKernel(1.0, (1e-5, 1e5)) * SkRQ(1.0, 1.0, (1e-5, 1e5), (1e-5, 1e5)) \
+        + WhiteKernel(0.5, (1e-5, 1e5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = sk_gp.GaussianProcessRegressor(kernel, alpha=1e-10).fit(X, y)
+    assert ours.log_marginal_likelihood_value_ == pytest.approx(
+        ref.log_marginal_likelihood_value_, rel=1e-6)
+    np.testing.assert_allclose(ours.predict(X[:10]), ref.predict(X[:10]), rtol=1e-3, atol=1e-4)
+
+
+def test_every_kind_of_the_table_has_a_kernel_class():
+    from bcd.gp import kernels
+    from bcd.gp._kernel import KIND_CODES
+
+    classes = [SquaredExponential(1.0), Matern(1.5, 1.0), Matern(2.5, 1.0), Periodic(1.0, 1.0),
+               LocallyPeriodic(1.0, 1.0), kernels.Hamming(), kernels.HistogramIntersection(),
+               RationalQuadratic(1.0)]
+    assert sorted(k._code for k in classes) == sorted(KIND_CODES.values())
+    assert list(kernels.KINDS) == list(KIND_CODES)
+    assert [row.code for row in kernels.KINDS.values()] == list(range(len(KIND_CODES)))
 
 
 def test_gradient_does_not_depend_on_the_thread_count():
@@ -117,7 +180,7 @@ def _data(n=120, d=2, seed=0):
     return X, y
 
 
-@pytest.mark.parametrize("name", ["se-ard", "lp", "se+lp", "(se+m52)*per 1-d"])
+@pytest.mark.parametrize("name", ["se-ard", "lp", "se+lp", "(se+m52)*per 1-d", "rq"])
 def test_marginal_likelihood_gradient(name):
     # periodic kernels of the Euclidean distance are positive definite in 1-D
     X, y = _data(60, 1 if name != "se-ard" else 2)
@@ -678,35 +741,6 @@ def test_killing_a_worker_mid_fit_retries_or_fails_clearly(client):
         # the lost fold states were recomputed from their lineage: same result
         assert np.array_equal(outcome["model"].kernel_.theta, reference.kernel_.theta)
     client.wait_for_workers(2, timeout=60)
-
-
-# ------------------------------------------------------------------ reproduction command
-
-def test_reproduction_pieces(capsys, tmp_path):
-    from bcd.gp import _repro
-
-    results = _repro.table1(sizes=(80,), draws=2, kernels=("SE", "LP"))
-    text = capsys.readouterr().out
-    assert "GPCV-ADMM estimates" in text and "paper" not in text.split("\n")[3]
-    assert "GPCV-exact estimates" in text
-    for key in (("SE", 80), ("LP", 80)):
-        for method in ("cv", "exact", "ml"):
-            est, mse, seconds, iters = results[key][method]
-            assert est.shape == (2, 1 if key[0] == "SE" else 2) and np.all(mse > 0)
-    pytest.importorskip("statsmodels")
-    pytest.importorskip("matplotlib")
-    co2 = _repro.mauna_loa(n_restarts=0)
-    assert set(co2["fits"]) == {"ML", "GPCV-ADMM", "GPCV-exact"}
-    assert all(np.isfinite(f["smse"]) for f in co2["fits"].values())
-    out = tmp_path / "co2.png"
-    _repro.plot(co2, out)
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_reproduce_gpcv_rejects_no_draws():
-    from bcd.__main__ import main
-    with pytest.raises(SystemExit):
-        main(["reproduce", "gpcv", "--draws", "0"])
 
 
 def test_discrete_kernels_say_their_parameters_are_not_learned_here():

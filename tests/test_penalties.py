@@ -377,7 +377,7 @@ def test_target_support_is_checked():
 
 @pytest.fixture(scope="module")
 def figure7_small():
-    from bcd._experiments import SMALL, paper_experiment
+    from experiments.paper_figures import SMALL, paper_experiment
     return paper_experiment("A+L1", **SMALL["A+L1"])
 
 

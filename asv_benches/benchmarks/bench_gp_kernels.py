@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from bcd.gp import (Hamming, HistogramIntersection, LocallyPeriodic, Matern, Periodic,
-                    SquaredExponential)
+                    RationalQuadratic, SquaredExponential)
 
 #: flops of one exponential (degree-11 polynomial and scaling), nominal
 EXP_FLOPS = 21
@@ -35,6 +35,8 @@ def kernels(d):
         "SE*Periodic": (se * per, normal, 2 * dist + 2 * EXP_FLOPS + 26),
         "Hamming": (Hamming(np.full(d, 0.5)), codes, 2 * d + EXP_FLOPS),
         "Intersection": (HistogramIntersection(), hist, 2 * d + 1),
+        # pow(1 + s / (2 alpha), -alpha): the C library's pow, not vectorized
+        "RatQuadratic": (RationalQuadratic(2.0, alpha=1.5), normal, dist + 2 * EXP_FLOPS + 3),
     }
 
 

@@ -14,9 +14,55 @@ greedy selection on Friedman1, concrete and hourly Bikeshare).
 GBCD, dense Cholesky and matrix-free conjugate gradients.
 ``python -m bcd combinations``: the Markdown page of valid combinations of
 rules, updates, block strategies, problems and penalties.
+
+The demos and reproductions are not part of the installed library: they
+live in the repository's ``experiments`` folder and use only the public
+API.  ``demo``, ``gp-demo`` and ``reproduce`` find that folder in the
+current directory (run them from the repository root) or next to the source
+tree of an editable install.
 """
 import argparse
+import importlib
+import os
 import sys
+from pathlib import Path
+
+#: the paper's figures that ``reproduce`` knows (experiments/paper_figures.py
+#: holds their definitions; this list is checked against it by the tests)
+FIGURES = ("4", "5", "6", "7", "8", "9", "10", "11", "12", "13")
+
+
+def _experiments_home():
+    """The folder holding the ``experiments`` package: the current directory
+    when it has one, else the repository around an editable install's
+    sources (``src/bcd`` two levels below it); None when neither does."""
+    candidates = [Path(os.getcwd()), Path(__file__).resolve().parents[2]]
+    for root in candidates:
+        if (root / "experiments" / "__init__.py").is_file():
+            return root
+    return None
+
+
+def load_experiment(name):
+    """Import ``experiments.<name>`` from the repository's experiments folder.
+
+    Raises ImportError with what to do when the folder cannot be found
+    (an installed ``bcd`` run outside a checkout of the repository)."""
+    root = _experiments_home()
+    if root is None:
+        raise ImportError(
+            "the demos and reproductions live in the experiments/ folder of the bcd "
+            "repository, not in the installed package; run python -m bcd from the "
+            "repository root (a checkout next to which bcd was installed).")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    module = importlib.import_module(f"experiments.{name}")
+    home = Path(module.__file__).resolve().parents[1]
+    if home != root.resolve():
+        raise ImportError(f"experiments.{name} was imported from {home}, not from the "
+                          f"repository at {root}; another package named 'experiments' "
+                          f"shadows it.")
+    return module
 
 
 def main(argv=None):
@@ -29,7 +75,6 @@ def main(argv=None):
     demo.add_argument("--block-size", type=int, default=5)
     demo.add_argument("--small", action="store_true",
                       help="use 200 x 2000 versions of the datasets (a quick check)")
-    from ._experiments import FIGURES
     rep = sub.add_parser("reproduce", help="one of the paper's figures: " + ", ".join(FIGURES)
                          + "; or gpcv (Xu et al.'s Table 1 and Mauna Loa CO2); or cholqr, the "
                          "sparse GP experiments of Cao et al.")
@@ -61,13 +106,19 @@ def main(argv=None):
         except ImportError:
             parser.error("--plot needs matplotlib (pip install matplotlib)")
 
+    if args.command in ("demo", "gp-demo", "reproduce"):
+        try:
+            load_experiment("_common")
+        except ImportError as exc:
+            parser.error(str(exc))
     if args.command == "demo":
-        from ._experiments import demo as run_demo
+        run_demo = load_experiment("paper_figures").demo
         size = dict(n_samples=200, n_features=2000) if args.small else {}
         run_demo(plot_file=args.plot, max_iter=args.iterations, block_size=args.block_size,
                  **size)
     elif args.command == "gp-demo":
-        from .gp._demo import SOLVERS, demo as gp_demo
+        gp_module = load_experiment("gp_demo")
+        SOLVERS, gp_demo = gp_module.SOLVERS, gp_module.demo
         solvers = [s for s in args.solvers.split(",") if s]
         bad = [s for s in solvers if s not in SOLVERS]
         if bad:
@@ -81,18 +132,18 @@ def main(argv=None):
     elif args.command == "reproduce" and args.figure == "gpcv":
         if args.draws < 1:
             parser.error("--draws must be at least 1")
-        from .gp._repro import reproduce as gpcv
+        gpcv = load_experiment("gpcv").reproduce
         gpcv(plot_file=args.plot, draws=args.draws, quick=args.quick)
     elif args.command == "reproduce" and args.figure == "cholqr":
         if args.small:
             parser.error("--small applies to the figures of the block coordinate descent "
                          "paper; use --quick with cholqr")
-        from ._cholqr_experiments import reproduce as reproduce_cholqr
+        reproduce_cholqr = load_experiment("cholqr").reproduce
         reproduce_cholqr(plot_file=args.plot, quick=args.quick)
     elif args.command == "reproduce":
         if args.quick:
             parser.error("--quick applies to gpcv and cholqr; use --small with the figures")
-        from ._experiments import reproduce
+        reproduce = load_experiment("paper_figures").reproduce
         reproduce(args.figure, plot_file=args.plot, max_iter=args.iterations, small=args.small)
     return 0
 

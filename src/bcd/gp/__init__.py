@@ -1,7 +1,8 @@
 """Gaussian process regression by block coordinate descent.
 
 * Kernels: :class:`SquaredExponential` (ARD), :class:`Matern` (3/2, 5/2),
-  :class:`Periodic`, :class:`LocallyPeriodic`, and on discrete inputs
+  :class:`Periodic`, :class:`LocallyPeriodic`, :class:`RationalQuadratic`
+  (ARD), and on discrete inputs
   :class:`Hamming` (alias :class:`Overlap`) and :class:`HistogramIntersection`,
   combined with ``+`` and ``*``.
 * :class:`GaussianProcess`: the linear system (K + noise I) alpha = y as a
@@ -19,13 +20,13 @@
 """
 from ..problems import register
 from .kernels import (Hamming, HistogramIntersection, Kernel, LocallyPeriodic, Matern, Overlap,
-                      Periodic, Product, SquaredExponential, Sum)
+                      Periodic, Product, RationalQuadratic, SquaredExponential, Sum)
 from .problem import GaussianProcess
 from .regressor import GPRegressor
 from .sparse import SparseGPRegressor
 
-__all__ = ["Kernel", "SquaredExponential", "Matern", "Periodic", "LocallyPeriodic", "Hamming",
-           "Overlap", "HistogramIntersection", "Sum", "Product", "GaussianProcess", "GPRegressor",
+__all__ = ["Kernel", "SquaredExponential", "Matern", "Periodic", "LocallyPeriodic",
+           "RationalQuadratic", "Hamming", "Overlap", "HistogramIntersection", "Sum", "Product", "GaussianProcess", "GPRegressor",
            "SparseGPRegressor"]
 
 register("gaussian_process", GaussianProcess)

@@ -21,17 +21,21 @@ cdef class CyKernelEvaluator:
     cdef const double[::1] term_coef         # product of the factors' variances
     cdef const int[::1] f_code
     cdef const int[::1] f_metric
-    cdef const double[::1] f_inv_l2          # 1 / lengthscale^2 (periodic kinds)
-    cdef const double[::1] f_freq            # pi / period (periodic kinds)
-    cdef const double[::1] f_inv_per         # 1 / period (periodic kinds)
-    cdef const int[::1] m_kind               # per metric: 0 squared distance, 1 Hamming, 2 min-sum
+    # the factor's own parameters a, b, c (see kernels/kinds.h: for the
+    # periodic kinds 1 / lengthscale^2, 1 / period and pi / period)
+    cdef const double[::1] f_a
+    cdef const double[::1] f_b
+    cdef const double[::1] f_c
+    cdef const int[::1] f_grad               # the form of its length-scale derivative (GRAD_*)
+    cdef const int[::1] m_kind               # per metric: its kind (METRIC_*)
     cdef const double[:, ::1] m_weight       # per metric and dimension: Hamming weights
     # log-parameter derivatives (set_gradient_map): parameter index of each
-    # factor's variance, length-scales (or Hamming weights) per dimension, period
+    # factor's variance, length-scales (or Hamming weights) per dimension,
+    # shape parameter (period, alpha)
     cdef const int[::1] g_var
     cdef const int[:, ::1] g_len
     cdef const int[::1] g_len1               # the index shared by every dimension, else -1
-    cdef const int[::1] g_per
+    cdef const int[::1] g_shape
     cdef readonly Py_ssize_t n_params
     cdef object _keep
 

@@ -1,23 +1,16 @@
 """Compiled evaluation of covariance functions.
 
 Every kernel of :mod:`bcd.gp.kernels` is flattened into a sum of terms, each
-a product of factors; a factor is one of
-
-* 0, squared exponential: ``exp(-r^2 / 2)``;
-* 1, Matern 3/2: ``(1 + sqrt(3) r) exp(-sqrt(3) r)``;
-* 2, Matern 5/2: ``(1 + sqrt(5) r + 5 r^2 / 3) exp(-sqrt(5) r)``;
-* 3, periodic: ``exp(-2 sin^2(pi r / p) / l^2)``;
-* 4, locally periodic: ``exp(-r^2 / (2 l^2)) exp(-2 sin^2(pi r / p) / l^2)``;
-* 5, Hamming: ``exp(-h)`` with ``h = sum_k w_k [x_k != x'_k]``;
-* 6, histogram intersection: ``sum_k min(x_k, x'_k)``;
-
-where ``r`` is the distance between the inputs divided by the length-scales
-for kinds 0-2 (one per input dimension allowed) and the plain Euclidean
-distance for kinds 3 and 4.  A term is multiplied by the product of its
-factors' variances.  Each factor reads one "metric" of the pair of inputs:
-the squared distance of inputs scaled per dimension (kinds 0-4), the
-weighted number of mismatching features (kind 5, on integer codes) or the
-sum of the coordinatewise minima (kind 6, on non-negative inputs).
+a product of factors; a factor is one of the kinds of the table in
+``kernels/kinds.h`` (squared exponential, Matern 3/2 and 5/2, periodic,
+locally periodic, Hamming, histogram intersection, rational quadratic),
+where each kind's code, metric, formula and derivatives are written once,
+for this module and for the per-instruction-set loops of ``_kloops.h``
+alike.  :func:`kinds` lists the table.  A term is multiplied by the product
+of its factors' variances.  Each factor reads one "metric" of the pair of
+inputs: the squared distance of inputs scaled per dimension, the weighted
+number of mismatching features (on integer codes) or the sum of the
+coordinatewise minima (on non-negative inputs).
 
 With a gradient map (:meth:`CyKernelEvaluator.set_gradient_map`) the
 evaluator also contracts weights with the derivatives of the entries with
@@ -48,7 +41,7 @@ cdef extern from "_vexp.h" nogil:
                         Py_ssize_t dim, double* s, Py_ssize_t w) noexcept nogil
         void (*minsum)(const double* G, Py_ssize_t ldg, const double* z, Py_ssize_t dim,
                        double* s, Py_ssize_t w) noexcept nogil
-        void (*factor_mul)(int code, const double* s, double inv_l2, double inv_per, double* out,
+        void (*factor_mul)(int code, const double* s, double a, double b, double c, double* out,
                            Py_ssize_t w) noexcept nogil
         void (*scaled_exp)(const double* s, double a, double p, double* out,
                            Py_ssize_t w) noexcept nogil
@@ -58,6 +51,26 @@ cdef extern from "_vexp.h" nogil:
     int bcd_isa_available(int isa)
     int bcd_isa_best()
     int bcd_kernel_loops_select(int isa)
+
+# the table of kinds (kernels/kinds.h, included by _vexp.h)
+cdef extern from "_vexp.h" nogil:
+    enum:
+        BCD_N_KINDS
+        BCD_METRIC_SQUARED
+        BCD_METRIC_HAMMING
+        BCD_METRIC_MIN
+        BCD_GRAD_NONE
+        BCD_GRAD_RADIAL
+        BCD_GRAD_SCALAR
+        BCD_GRAD_HAMMING
+        BCD_KIND_SQUARED_EXPONENTIAL
+    double bcd_kind_value(int code, double s, double a, double b, double c)
+    double bcd_kind_dlength(int code, double s, double a, double b, double c)
+    double bcd_kind_dshape(int code, double s, double a, double b, double c)
+    const char* bcd_kind_name(int code)
+    int bcd_kind_metric(int code)
+    int bcd_kind_gradient(int code)
+    int bcd_kind_has_shape(int code)
 
 cdef extern from *:
     """
@@ -85,21 +98,28 @@ cdef enum:
     SE_DOT_MIN = 8
     DOT_COLS = 512
 
-cdef double SQRT3 = sqrt(3.0)
-cdef double SQRT5 = sqrt(5.0)
+# kinds of metrics and forms of the length-scale derivative (kernels/kinds.h)
+METRIC_SQUARED = BCD_METRIC_SQUARED
+METRIC_HAMMING = BCD_METRIC_HAMMING
+METRIC_MIN = BCD_METRIC_MIN
+GRAD_NONE = BCD_GRAD_NONE
+GRAD_RADIAL = BCD_GRAD_RADIAL
+GRAD_SCALAR = BCD_GRAD_SCALAR
+GRAD_HAMMING = BCD_GRAD_HAMMING
 
-SQUARED_EXPONENTIAL = 0
-MATERN32 = 1
-MATERN52 = 2
-PERIODIC = 3
-LOCALLY_PERIODIC = 4
-HAMMING = 5
-INTERSECTION = 6
 
-# kinds of metrics
-METRIC_SQUARED = 0
-METRIC_HAMMING = 1
-METRIC_MIN = 2
+def kinds():
+    """The table of kinds of kernel factors compiled from ``kernels/kinds.h``:
+    one ``(name, code, metric, gradient, has_shape)`` per kind, in code
+    order (``metric``: METRIC_*, ``gradient``: the form of the length-scale
+    derivative, GRAD_*; ``has_shape``: whether it has a shape parameter
+    such as a period)."""
+    return [(bcd_kind_name(c).decode("ascii"), c, bcd_kind_metric(c), bcd_kind_gradient(c),
+             bool(bcd_kind_has_shape(c))) for c in range(BCD_N_KINDS)]
+
+
+#: kind name -> code, from the table
+KIND_CODES = {row[0]: row[1] for row in kinds()}
 
 
 #: the instruction-set paths of the array loops, in the order of _vexp.h
@@ -148,41 +168,20 @@ def max_threads():
     return resolve_threads(None, bcd_max_threads())
 
 
-cdef inline double _factor(int code, double s, double inv_l2, double inv_per) noexcept nogil:
-    """Value of one factor at squared distance ``s`` (``inv_per``: 1 / period)."""
-    cdef double r, t
-    if code == 0:
-        return bcd_exp(-0.5 * s)
-    r = sqrt(s)
-    if code == 1:
-        t = SQRT3 * r
-        return (1.0 + t) * bcd_exp(-t)
-    if code == 2:
-        t = SQRT5 * r
-        return (1.0 + t + t * t / 3.0) * bcd_exp(-t)
-    if code == 5:
-        return bcd_exp(-s)
-    if code == 6:
-        return s
-    t = bcd_sin2pi(r * inv_per)
-    if code == 3:
-        return bcd_exp(-2.0 * t * inv_l2)
-    return bcd_exp(-(0.5 * s + 2.0 * t) * inv_l2)
-
-
 @cython.final
 cdef class CyKernelEvaluator:
 
     def __init__(self, spec, X1, X2=None, n_threads=None):
         """``spec`` is ``(terms, scalings)`` or ``(terms, scalings, kinds)``:
-        ``terms`` a list of lists of ``(code, variance, metric index,
-        lengthscale, period)``, ``scalings`` a list of per-dimension vectors,
-        one per metric, and ``kinds`` the metrics' kinds (default all 0).  A
-        squared-distance metric (0) multiplies the inputs by its vector, a
-        Hamming metric (1) weighs the mismatches with it; a min-sum metric
-        (2) does not use it."""
+        ``terms`` a list of lists of factors ``(code, variance, metric index,
+        a, b, c)`` (the kind's code and parameters, see kernels/kinds.h),
+        ``scalings`` a list of per-dimension vectors, one per metric, and
+        ``kinds`` the metrics' kinds (default all squared distances).  A
+        squared-distance metric multiplies the inputs by its vector, a
+        Hamming metric weighs the mismatches with it; a min-sum metric does
+        not use it."""
         terms, scalings = spec[0], spec[1]
-        kinds = spec[2] if len(spec) > 2 else [0] * len(scalings)
+        kinds = spec[2] if len(spec) > 2 else [METRIC_SQUARED] * len(scalings)
         X1 = np.asarray(X1, dtype=np.float64)
         same = X2 is None
         X2 = X1 if same else np.asarray(X2, dtype=np.float64)
@@ -194,7 +193,7 @@ cdef class CyKernelEvaluator:
         self.m_kind = K
         self.m_weight = np.ascontiguousarray(S)
         # inputs are scaled for squared-distance metrics only
-        S = np.where((K == 0)[:, None], S, 1.0)
+        S = np.where((K == METRIC_SQUARED)[:, None], S, 1.0)
         # (metric, dim, sample): each metric's scaled inputs, dimension-major
         A1 = np.ascontiguousarray(S[:, :, None] * X1.T[None, :, :])
         A2 = A1 if same else np.ascontiguousarray(S[:, :, None] * X2.T[None, :, :])
@@ -204,28 +203,32 @@ cdef class CyKernelEvaluator:
         B2 = B1 if same else np.ascontiguousarray(A2.transpose(0, 2, 1))
         self.R1 = B1
         self.R2 = B2
-        ptr, coef, code, metric, inv_l2, freq, inv_per = [0], [], [], [], [], [], []
+        ptr, coef, code, metric, pa, pb, pc, grad = [0], [], [], [], [], [], [], []
         for term in terms:
             c = 1.0
-            for (kind, variance, m, lengthscale, period) in term:
+            for (kind, variance, m, a, b, cc) in term:
+                if not 0 <= kind < BCD_N_KINDS:
+                    raise ValueError(f"unknown kernel kind {kind}; the kinds are "
+                                     f"{', '.join(KIND_CODES)}.")
                 c *= variance
                 code.append(kind)
                 metric.append(m)
-                periodic = kind in (PERIODIC, LOCALLY_PERIODIC)
-                inv_l2.append(1.0 / lengthscale ** 2 if periodic else 0.0)
-                freq.append(np.pi / period if periodic else 0.0)
-                inv_per.append(1.0 / period if periodic else 0.0)
+                pa.append(a)
+                pb.append(b)
+                pc.append(cc)
+                grad.append(bcd_kind_gradient(kind))
             coef.append(c)
             ptr.append(len(code))
         self.term_ptr = np.asarray(ptr, dtype=np.int32)
         self.term_coef = np.asarray(coef, dtype=np.float64)
         self.f_code = np.asarray(code, dtype=np.int32)
         self.f_metric = np.asarray(metric, dtype=np.int32)
-        self.f_inv_l2 = np.asarray(inv_l2, dtype=np.float64)
-        self.f_freq = np.asarray(freq, dtype=np.float64)
-        self.f_inv_per = np.asarray(inv_per, dtype=np.float64)
+        self.f_a = np.asarray(pa, dtype=np.float64)
+        self.f_b = np.asarray(pb, dtype=np.float64)
+        self.f_c = np.asarray(pc, dtype=np.float64)
+        self.f_grad = np.asarray(grad, dtype=np.int32)
         self.diag_value = float(np.sum(coef))
-        self.single_se = len(code) == 1 and code[0] == SQUARED_EXPONENTIAL
+        self.single_se = len(code) == 1 and code[0] == BCD_KIND_SQUARED_EXPONENTIAL
         self.n_threads = resolve_threads(n_threads, bcd_max_threads())
         self._keep = (A1, A2, B1, B2)
         self.n_params = 0
@@ -256,9 +259,9 @@ cdef class CyKernelEvaluator:
             return
         for m in range(self.n_metrics):
             kind = self.m_kind[m]
-            if kind == 0:
+            if kind == BCD_METRIC_SQUARED:
                 bcd_kl.sqdist(G + m * gstride, ldg, z + m * zstride, self.dim, sq + m * w, w)
-            elif kind == 1:
+            elif kind == BCD_METRIC_HAMMING:
                 bcd_kl.hamming(G + m * gstride, ldg, z + m * zstride, &self.m_weight[m, 0],
                                self.dim, sq + m * w, w)
             else:
@@ -270,8 +273,8 @@ cdef class CyKernelEvaluator:
             for i in range(w):
                 dest[i] = self.term_coef[t]
             for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
-                bcd_kl.factor_mul(self.f_code[f], sq + self.f_metric[f] * w, self.f_inv_l2[f],
-                                  self.f_inv_per[f], dest, w)
+                bcd_kl.factor_mul(self.f_code[f], sq + self.f_metric[f] * w, self.f_a[f],
+                                  self.f_b[f], self.f_c[f], dest, w)
             if t > 0:
                 for i in range(w):
                     out[i] += tv[i]
@@ -317,11 +320,11 @@ cdef class CyKernelEvaluator:
         cdef Py_ssize_t k
         cdef double s = 0.0, diff
         cdef int kind = self.m_kind[m]
-        if kind == 0:
+        if kind == BCD_METRIC_SQUARED:
             for k in range(self.dim):
                 diff = a[k] - b[k]
                 s += diff * diff
-        elif kind == 1:
+        elif kind == BCD_METRIC_HAMMING:
             for k in range(self.dim):
                 if a[k] != b[k]:
                     s += self.m_weight[m, k]
@@ -337,8 +340,8 @@ cdef class CyKernelEvaluator:
         for t in range(self.term_ptr.shape[0] - 1):
             p = self.term_coef[t]
             for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
-                p *= _factor(self.f_code[f], sp[self.f_metric[f]], self.f_inv_l2[f],
-                             self.f_inv_per[f])
+                p *= bcd_kind_value(self.f_code[f], sp[self.f_metric[f]], self.f_a[f],
+                                    self.f_b[f], self.f_c[f])
             total += p
         return total
 
@@ -378,17 +381,17 @@ cdef class CyKernelEvaluator:
         stored row-wise: metric m's row of the first input is ``a + m * sa``,
         of the second ``b + m * sb``; ``sp`` is scratch for the metrics."""
         cdef Py_ssize_t m, t, f, k, mf
-        cdef double term, h, r, sn, u, w
+        cdef double term, h, u, w, pa, pb, pc, sm
         cdef const double* am
         cdef const double* bm
-        cdef int code
+        cdef int code, form
         for m in range(self.n_metrics):
             sp[m] = self.metric(m, a + m * sa, b + m * sb)
         for t in range(self.term_ptr.shape[0] - 1):
             term = self.term_coef[t]
             for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
-                term *= _factor(self.f_code[f], sp[self.f_metric[f]], self.f_inv_l2[f],
-                                self.f_inv_per[f])
+                term *= bcd_kind_value(self.f_code[f], sp[self.f_metric[f]], self.f_a[f],
+                                       self.f_b[f], self.f_c[f])
             w = weight * term
             if w == 0.0:
                 continue
@@ -396,37 +399,28 @@ cdef class CyKernelEvaluator:
                 if self.g_var[f] >= 0:
                     g[self.g_var[f]] += w
                 code = self.f_code[f]
+                form = self.f_grad[f]
                 mf = self.f_metric[f]
+                sm = sp[mf]
+                pa, pb, pc = self.f_a[f], self.f_b[f], self.f_c[f]
                 am = a + mf * sa
                 bm = b + mf * sb
-                if code <= 2:
-                    # d/dlog l_k of a factor of r^2 = sum_k (x_k - x'_k)^2 / l_k^2
-                    if code == 0:
-                        h = 1.0
-                    elif code == 1:
-                        h = 3.0 / (1.0 + SQRT3 * sqrt(sp[mf]))
-                    else:
-                        r = SQRT5 * sqrt(sp[mf])
-                        h = (5.0 / 3.0) * (1.0 + r) / (1.0 + r + r * r / 3.0)
+                if form == BCD_GRAD_RADIAL:
+                    # d/dlog l_k of a factor of s = sum_k u_k^2: k h(s) u_k^2
+                    h = bcd_kind_dlength(code, sm, pa, pb, pc)
                     for k in range(self.dim):
                         if self.g_len[f, k] >= 0:
                             u = am[k] - bm[k]
                             g[self.g_len[f, k]] += w * h * u * u
-                elif code <= 4:
-                    r = sqrt(sp[mf])
-                    sn = bcd_sin2pi(r * self.f_inv_per[f])
+                elif form == BCD_GRAD_SCALAR:
                     if self.g_len[f, 0] >= 0:
-                        if code == 3:
-                            g[self.g_len[f, 0]] += w * 4.0 * sn * self.f_inv_l2[f]
-                        else:
-                            g[self.g_len[f, 0]] += w * (sp[mf] + 4.0 * sn) * self.f_inv_l2[f]
-                    if self.g_per[f] >= 0:
-                        g[self.g_per[f]] += (w * 2.0 * self.f_freq[f] * r * self.f_inv_l2[f]
-                                             * bcd_sin_2pi(r * self.f_inv_per[f]))
-                elif code == 5:
+                        g[self.g_len[f, 0]] += w * bcd_kind_dlength(code, sm, pa, pb, pc)
+                elif form == BCD_GRAD_HAMMING:
                     for k in range(self.dim):
                         if self.g_len[f, k] >= 0 and am[k] != bm[k]:
                             g[self.g_len[f, k]] -= w * self.m_weight[mf, k]
+                if self.g_shape[f] >= 0:
+                    g[self.g_shape[f]] += w * bcd_kind_dshape(code, sm, pa, pb, pc)
 
     cdef void gemv_cols(self, const int* cols, const double* w, Py_ssize_t m,
                         double* out) noexcept nogil:
@@ -622,7 +616,8 @@ cdef class CyKernelEvaluator:
         ``per_idx[f]`` are the indices (or -1) of the log-parameters of factor
         f (in the order of the spec's terms): its variance, its length-scale
         (or Hamming weight) of dimension k (a scalar length-scale: the same
-        index for every k, or at k = 0 for periodic kinds), its period."""
+        index for every k, or at k = 0 for the kinds whose length-scale is a
+        parameter, GRAD_SCALAR), its shape parameter (period, alpha)."""
         nf = self.f_code.shape[0]
         var_idx = np.ascontiguousarray(var_idx, dtype=np.int32).reshape(nf)
         len_idx = np.ascontiguousarray(len_idx, dtype=np.int32).reshape(nf, self.dim)
@@ -635,13 +630,13 @@ cdef class CyKernelEvaluator:
         # itself rather than dimension by dimension
         one = np.full(nf, -1, dtype=np.int32)
         for f in range(nf):
-            if self.dim and (self.f_code[f] in (PERIODIC, LOCALLY_PERIODIC)
+            if self.dim and (self.f_grad[f] == BCD_GRAD_SCALAR
                              or np.all(len_idx[f] == len_idx[f, 0])):
                 one[f] = len_idx[f, 0]
         self.g_var = var_idx
         self.g_len = len_idx
         self.g_len1 = one
-        self.g_per = per_idx
+        self.g_shape = per_idx
         self.n_params = int(n_params)
 
     def grad_contract(self, G, Py_ssize_t row0=0, cols=None, symmetric=False):
@@ -783,9 +778,9 @@ cdef class CyKernelEvaluator:
         cdef double* wv = tv + TILE
         cdef double* hv = wv + TILE
         cdef double* rv = hv + TILE
-        cdef double total, acc, zk, r, a, inv_per
+        cdef double total, acc, zk, pa, pb, pc
         cdef const double* xk
-        cdef int code, kind
+        cdef int code, kind, form
         if self.single_se:
             # one squared exponential (SE, SE-ARD): distances and exponentials
             # in one pass, and d k / d log l_k = k u_k^2 (u: scaled differences)
@@ -813,10 +808,10 @@ cdef class CyKernelEvaluator:
             return
         for m in range(self.n_metrics):
             kind = self.m_kind[m]
-            if kind == 0:
+            if kind == BCD_METRIC_SQUARED:
                 bcd_kl.sqdist(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0], self.dim,
                               sq + m * w, w)
-            elif kind == 1:
+            elif kind == BCD_METRIC_HAMMING:
                 bcd_kl.hamming(&self.X1[m, 0, i0], self.n1, &self.R2[m, j, 0],
                                &self.m_weight[m, 0], self.dim, sq + m * w, w)
             else:
@@ -826,8 +821,8 @@ cdef class CyKernelEvaluator:
             for i in range(w):
                 tv[i] = self.term_coef[t]
             for f in range(self.term_ptr[t], self.term_ptr[t + 1]):
-                bcd_kl.factor_mul(self.f_code[f], sq + self.f_metric[f] * w, self.f_inv_l2[f],
-                                  self.f_inv_per[f], tv, w)
+                bcd_kl.factor_mul(self.f_code[f], sq + self.f_metric[f] * w, self.f_a[f],
+                                  self.f_b[f], self.f_c[f], tv, w)
             total = 0.0
             for i in range(w):
                 wv[i] = gw[i] * tv[i]
@@ -836,21 +831,15 @@ cdef class CyKernelEvaluator:
                 if self.g_var[f] >= 0:
                     g[self.g_var[f]] += total
                 code = self.f_code[f]
+                form = self.f_grad[f]
                 mf = self.f_metric[f]
                 q = self.g_len1[f]
-                if code <= 2:
-                    # d/dlog l_k of a factor of r^2 = sum_k u_k^2: the term
-                    # times h(r) u_k^2
-                    if code == 0:
-                        for i in range(w):
-                            hv[i] = wv[i]
-                    elif code == 1:
-                        for i in range(w):
-                            hv[i] = wv[i] * 3.0 / (1.0 + SQRT3 * sqrt(sq[mf * w + i]))
-                    else:
-                        for i in range(w):
-                            r = SQRT5 * sqrt(sq[mf * w + i])
-                            hv[i] = wv[i] * (5.0 / 3.0) * (1.0 + r) / (1.0 + r + r * r / 3.0)
+                pa, pb, pc = self.f_a[f], self.f_b[f], self.f_c[f]
+                if form == BCD_GRAD_RADIAL:
+                    # d/dlog l_k of a factor of s = sum_k u_k^2: the term
+                    # times h(s) u_k^2
+                    for i in range(w):
+                        hv[i] = wv[i] * bcd_kind_dlength(code, sq[mf * w + i], pa, pb, pc)
                     if q >= 0:
                         acc = 0.0
                         for i in range(w):
@@ -858,42 +847,35 @@ cdef class CyKernelEvaluator:
                         g[q] += acc
                     else:
                         self.grad_dims(f, i0, w, j, hv, g)
-                elif code <= 4:
-                    inv_per = self.f_inv_per[f]
-                    for i in range(w):
-                        rv[i] = sqrt(sq[mf * w + i])
+                elif form == BCD_GRAD_SCALAR:
                     if q >= 0:
                         acc = 0.0
                         for i in range(w):
-                            a = 4.0 * bcd_sin2pi(rv[i] * inv_per)
-                            if code == 4:
-                                a = a + sq[mf * w + i]
-                            acc += wv[i] * a
-                        g[q] += acc * self.f_inv_l2[f]
-                    if self.g_per[f] >= 0:
-                        # d sin^2(pi r / p) / d log p = -(pi r / p) sin(2 pi r / p)
-                        acc = 0.0
-                        for i in range(w):
-                            acc += wv[i] * rv[i] * bcd_sin_2pi(rv[i] * inv_per)
-                        g[self.g_per[f]] += acc * 2.0 * self.f_freq[f] * self.f_inv_l2[f]
-                elif code == 5:
+                            acc += wv[i] * bcd_kind_dlength(code, sq[mf * w + i], pa, pb, pc)
+                        g[q] += acc
+                elif form == BCD_GRAD_HAMMING:
                     # d exp(-sum_k w_k [x_k != x'_k]) / d log w_k
                     if q >= 0:
                         acc = 0.0
                         for i in range(w):
                             acc += wv[i] * sq[mf * w + i]
                         g[q] -= acc
-                        continue
-                    for k in range(self.dim):
-                        if self.g_len[f, k] < 0:
-                            continue
-                        xk = &self.X1[mf, k, i0]
-                        zk = self.R2[mf, j, k]
-                        acc = 0.0
-                        for i in range(w):
-                            if xk[i] != zk:
-                                acc += wv[i]
-                        g[self.g_len[f, k]] -= acc * self.m_weight[mf, k]
+                    else:
+                        for k in range(self.dim):
+                            if self.g_len[f, k] < 0:
+                                continue
+                            xk = &self.X1[mf, k, i0]
+                            zk = self.R2[mf, j, k]
+                            acc = 0.0
+                            for i in range(w):
+                                if xk[i] != zk:
+                                    acc += wv[i]
+                            g[self.g_len[f, k]] -= acc * self.m_weight[mf, k]
+                if self.g_shape[f] >= 0:
+                    acc = 0.0
+                    for i in range(w):
+                        acc += wv[i] * bcd_kind_dshape(code, sq[mf * w + i], pa, pb, pc)
+                    g[self.g_shape[f]] += acc
 
     def grad_diagonal(self, w):
         """``sum_i w[i] dk(x1_i, x1_i) / dlog(theta_p)`` for every p."""
@@ -939,7 +921,8 @@ cdef class CyKernelGradient:
 
     Parameters (per factor of the evaluator's flattened kernel, in order):
     index in theta of the factor's variance, of its (first) length-scale and
-    of its period, -1 where the parameter is fixed or absent; ``ls_ard`` is 1
+    of its shape parameter (period, alpha), -1 where the parameter is fixed
+    or absent; ``ls_ard`` is 1
     where the factor has one length-scale per input dimension.  The
     evaluator's gradient map is set from them.
     """
@@ -959,10 +942,11 @@ cdef class CyKernelGradient:
                                  "is needed.")
         var, ls, ard, per = arrays
         for f in range(nf):
-            if ev.f_code[f] < 0 or ev.f_code[f] > LOCALLY_PERIODIC:
-                raise NotImplementedError("gradients are implemented for the squared "
-                                          "exponential, Matern, periodic and locally periodic "
-                                          "factors only.")
+            if ev.f_grad[f] not in (BCD_GRAD_RADIAL, BCD_GRAD_SCALAR):
+                names = [row[0].lower().replace("_", " ") for row in kinds()
+                         if row[3] in (BCD_GRAD_RADIAL, BCD_GRAD_SCALAR)]
+                raise NotImplementedError(f"gradients are implemented for the "
+                                          f"{', '.join(names)} factors only.")
         # the evaluator's map: one index per factor and dimension
         len_idx = np.full((nf, ev.dim), -1, dtype=np.int32)
         for f in range(nf):
@@ -970,7 +954,7 @@ cdef class CyKernelGradient:
                 continue
             if ard[f]:
                 len_idx[f] = ls[f] + np.arange(ev.dim)
-            elif ev.f_code[f] in (PERIODIC, LOCALLY_PERIODIC):
+            elif ev.f_grad[f] == BCD_GRAD_SCALAR:
                 len_idx[f, 0] = ls[f]
             else:
                 len_idx[f] = ls[f]

@@ -217,49 +217,25 @@ BCD_TARGET static void BCD_SFX(bcd_minsum)(const double *G, ptrdiff_t ldg, const
     }
 }
 
-/* out[i] *= factor `code` (see _kernel.pyx) at metric s[i], for i < w; the
-   kind is tested once, outside the loops, which all vectorize: exp, sqrt
-   and the periodic kinds' sin^2(pi r / period) (``inv_per`` = 1 / period)
-   are straight-line arithmetic. */
-BCD_TARGET static void BCD_SFX(bcd_factor_mul)(int code, const double *s, double inv_l2,
-                                              double inv_per, double *out, ptrdiff_t w)
+/* out[i] *= factor `code` at metric s[i], for i < w, with its parameters
+   a, b, c: each kind's formula from kernels/kinds.h.  The kind is tested
+   once, outside the loops, which all vectorize where the formula is
+   straight-line arithmetic (exp, sqrt and the periodic kinds'
+   sin^2(pi r / period)). */
+#define BCD_FACTOR_MUL_CASE(NAME, M, G, S, VALUE, DLEN, DSHAPE)  \
+    case BCD_KIND_##NAME:                                        \
+        for (i = 0; i < w; i++)                                  \
+            out[i] *= VALUE(s[i], a, b, c);                      \
+        break;
+BCD_TARGET static void BCD_SFX(bcd_factor_mul)(int code, const double *s, double a, double b,
+                                              double c, double *out, ptrdiff_t w)
 {
     ptrdiff_t i;
-    double t;
     switch (code) {
-    case 0:
-        for (i = 0; i < w; i++)
-            out[i] *= bcd_exp(-0.5 * s[i]);
-        break;
-    case 1:
-        for (i = 0; i < w; i++) {
-            t = BCD_SQRT3 * sqrt(s[i]);
-            out[i] *= (1.0 + t) * bcd_exp(-t);
-        }
-        break;
-    case 2:
-        for (i = 0; i < w; i++) {
-            t = BCD_SQRT5 * sqrt(s[i]);
-            out[i] *= (1.0 + t + t * t / 3.0) * bcd_exp(-t);
-        }
-        break;
-    case 3:
-        for (i = 0; i < w; i++)
-            out[i] *= bcd_exp(-2.0 * bcd_sin2pi(sqrt(s[i]) * inv_per) * inv_l2);
-        break;
-    case 4:
-        for (i = 0; i < w; i++)
-            out[i] *= bcd_exp(-(0.5 * s[i] + 2.0 * bcd_sin2pi(sqrt(s[i]) * inv_per)) * inv_l2);
-        break;
-    case 5:
-        for (i = 0; i < w; i++)
-            out[i] *= bcd_exp(-s[i]);
-        break;
-    default:
-        for (i = 0; i < w; i++)
-            out[i] *= s[i];
+        BCD_KERNEL_KINDS(BCD_FACTOR_MUL_CASE)
     }
 }
+#undef BCD_FACTOR_MUL_CASE
 
 /* out[i] = p * exp(a * s[i]) for i < w */
 BCD_TARGET static void BCD_SFX(bcd_scaled_exp)(const double *s, double a, double p,

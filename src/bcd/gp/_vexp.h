@@ -192,7 +192,7 @@ struct bcd_kernel_loops {
                     ptrdiff_t dim, double *s, ptrdiff_t w);
     void (*minsum)(const double *G, ptrdiff_t ldg, const double *z, ptrdiff_t dim, double *s,
                    ptrdiff_t w);
-    void (*factor_mul)(int code, const double *s, double inv_l2, double freq, double *out,
+    void (*factor_mul)(int code, const double *s, double a, double b, double c, double *out,
                        ptrdiff_t w);
     void (*scaled_exp)(const double *s, double a, double p, double *out, ptrdiff_t w);
     double (*dot)(const double *a, const double *b, ptrdiff_t n);
@@ -200,8 +200,9 @@ struct bcd_kernel_loops {
                      double p, const double *wv, ptrdiff_t w);
 };
 
-#define BCD_SQRT3 1.7320508075688772935
-#define BCD_SQRT5 2.2360679774997896964
+/* the kinds of factors, their formulas and derivatives (one table) */
+#include "kernels/kinds.h"
+
 /* Rows of a chunk whose squared distances are accumulated together: lanes
    of a vector (BCD_VL) times vectors (BCD_NV).  Eight independent vectors
    cover the latency of the additions; sixteen doubles per chunk for the

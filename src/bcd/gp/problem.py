@@ -5,9 +5,7 @@ import numpy as np
 
 from .._resources import resolve_threads
 from .._validation import check_vector, result_dtype
-from ..core._matrix import CyMatrix
-from ..problems._base import Problem
-from ..problems._quadratic import CyQuadratic
+from ..problems import Problem, Quadratic
 from ._kernel import max_threads
 from ._problem import CyGaussianProcess
 from .kernels import Kernel, _check_inputs
@@ -134,19 +132,62 @@ class GaussianProcess(Problem):
     def _restore(self):
         self._eval = self.kernel.evaluator(self.X, n_threads=self.n_threads)
 
+    def kernel_matrix(self):
+        """The dense kernel matrix K (n x n, Fortran-ordered, a new array).
+
+        O(n^2) memory: for small systems, exact factorizations and checks.
+
+        Examples
+        --------
+        >>> import numpy as np, bcd
+        >>> X = np.array([[0.0], [1.0]])
+        >>> problem = bcd.GaussianProcess(X, [1.0, 0.0], bcd.gp.SquaredExponential(1.0), 0.1)
+        >>> bool(np.allclose(problem.kernel_matrix(), [[1.0, np.exp(-0.5)], [np.exp(-0.5), 1.0]]))
+        True
+        """
+        return self._eval.matrix()
+
+    def kernel_product(self, W, columns=None):
+        """``K @ W`` without forming K: W of shape (n,) or (n, k); with
+        ``columns``, ``K[:, columns] @ W`` for W of shape (len(columns),).
+
+        Examples
+        --------
+        >>> import numpy as np, bcd
+        >>> X = np.array([[0.0], [1.0], [3.0]])
+        >>> problem = bcd.GaussianProcess(X, np.zeros(3), bcd.gp.SquaredExponential(1.0), 0.1)
+        >>> K = problem.kernel_matrix()
+        >>> bool(np.allclose(problem.kernel_product(np.ones(3)), K.sum(axis=1)))
+        True
+        >>> bool(np.allclose(problem.kernel_product([2.0], columns=[1]), 2 * K[:, 1]))
+        True
+        """
+        W = np.asarray(W, dtype=np.float64)
+        if columns is not None:
+            if W.ndim != 1:
+                raise ValueError(f"W must be 1-D with columns, got shape {W.shape}.")
+            return self._eval.matvec(W, columns)
+        if W.ndim not in (1, 2) or W.shape[0] != self.n_coordinates:
+            raise ValueError(f"W must have shape ({self.n_coordinates},) or "
+                             f"({self.n_coordinates}, k), got {W.shape}.")
+        return self._eval.matvec(W) if W.ndim == 1 else self._eval.matmat(W)
+
     def _system_matrix(self):
         """The dense K + noise I (precomputed mode), cached."""
         cache = self.__dict__
         if "_dense" not in cache:
-            K = np.asfortranarray(self._eval.matrix())
+            K = np.asfortranarray(self.kernel_matrix())
             K[np.diag_indices_from(K)] += self.noise
             cache["_dense"] = K
         return cache["_dense"]
 
     def compile(self, tracking, max_block):
         if self.precomputed:
-            return CyQuadratic(CyMatrix(self._system_matrix()), self.y, self.lipschitz,
-                                   True, int(max_block))
+            # the dense quadratic 1/2 a'(K + noise I)a - y'a, compiled as such
+            # (with this problem's constants L_i, computed from the kernel's diagonal)
+            dense = Quadratic(self._system_matrix(), self.y)
+            dense._set_lipschitz(self.lipschitz)
+            return dense.compile(True, max_block)
         columns = int(self.cache_size // (8 * self.n_coordinates))
         return CyGaussianProcess(self._eval, self.y, self.noise, self.lipschitz, int(max_block), columns)
 

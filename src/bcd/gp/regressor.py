@@ -7,280 +7,25 @@ classes are imported when they are asked for: the tags, and the exception
 and warning classes of an unfitted estimator or a column-vector ``y``.
 """
 import copy
-import importlib
-import inspect
-import math
-import warnings
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse as sp
 
-from .._validation import _reject_masked, check_scalar, check_solver_options
-from .kernels import Kernel, _Parameters
+from .._validation import check_scalar, check_solver_options
+from .base import RegressorBase, check_array, check_target, feature_names, not_fitted
+from .kernels import Kernel
+from .optimizers import OPTIMIZERS, describe
 from .problem import GaussianProcess, admissible_noise
 
 VARIANCE_METHODS = ("auto", "cholesky", "cg")
 #: options of bcd.solve that GPRegressor's own parameters set
+#: the optimizers that learn hyperparameters
+_LEARNING = [name for name, row in OPTIMIZERS.items() if row.fit is not None]
 RESERVED_OPTIONS = ("rule", "blocks", "block_size", "update", "tol", "max_iter",
                     "random_state", "verbose")
 
 
-class _NotFittedError(ValueError, AttributeError):
-    """Raised by a method that needs a fitted estimator, when scikit-learn
-    (whose ``NotFittedError`` is raised otherwise) is not installed."""
-
-
-def _sklearn_class(module, name, fallback):
-    """``module.name`` from scikit-learn, or ``fallback`` if it is not installed."""
-    try:
-        return getattr(importlib.import_module(module), name)
-    except ImportError:
-        return fallback
-
-
-def _not_fitted(estimator):
-    error = _sklearn_class("sklearn.exceptions", "NotFittedError", _NotFittedError)
-    return error(f"This {type(estimator).__name__} instance is not fitted yet; call fit(X, y) "
-                 f"first.")
-
-
-def _feature_names(X):
-    """The column names of a data frame when they are all strings, else None."""
-    columns = getattr(X, "columns", None)
-    if columns is None or isinstance(X, np.ndarray):
-        return None
-    names = np.asarray(list(columns), dtype=object)
-    if names.size == 0 or not all(isinstance(name, str) for name in names):
-        return None
-    return names
-
-
-def _check_array(X, name, allow_1d, owner="GPRegressor"):
-    """``X`` as a 2-D float array (float32 kept, other types as float64), with
-    scikit-learn's messages for the cases its estimator checks probe."""
-    if sp.issparse(X):
-        raise TypeError(f"{name} is a sparse matrix, which {owner} does not support "
-                        f"(the kernel works on dense inputs); pass {name}.toarray().")
-    _reject_masked(X, name)
-    arr = np.asarray(X)
-    if np.issubdtype(arr.dtype, np.complexfloating):
-        raise ValueError(f"Complex data not supported: {name} has dtype {arr.dtype}.")
-    if arr.dtype == object:
-        arr = arr.astype(np.float64)    # raises TypeError for non-numeric entries
-    elif not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}.")
-    if arr.ndim == 1 and allow_1d:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        hint = (" Reshape your data either using X.reshape(-1, 1) if it has a single feature "
-                "or X.reshape(1, -1) if it holds a single sample." if arr.ndim == 1 else "")
-        raise ValueError(f"Expected a 2-D array for {name}, got {arr.ndim} dimension(s) "
-                         f"(shape {arr.shape}).{hint}")
-    if arr.shape[0] == 0:
-        raise ValueError(f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum "
-                         f"of 1 is required ({name}).")
-    if arr.shape[1] == 0:
-        raise ValueError(f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum "
-                         f"of 1 is required ({name}).")
-    if arr.dtype != np.float32:
-        arr = arr.astype(np.float64, copy=False)
-    _check_finite(arr, name)
-    return arr
-
-
-def _check_target(y, n_samples, owner="GPRegressor"):
-    """``y`` as a 1-D float array of length ``n_samples``."""
-    if y is None:
-        raise ValueError(f"{owner} requires y to be passed, but the target y is None.")
-    if sp.issparse(y):
-        raise TypeError("y is a sparse matrix; pass a 1-D array.")
-    _reject_masked(y, "y")
-    arr = np.asarray(y)
-    if np.issubdtype(arr.dtype, np.complexfloating):
-        raise ValueError(f"Complex data not supported: y has dtype {arr.dtype}.")
-    if arr.dtype == object:
-        arr = arr.astype(np.float64)
-    elif not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise TypeError(f"y must hold real numbers, got dtype {arr.dtype}.")
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        warning = _sklearn_class("sklearn.exceptions", "DataConversionWarning", UserWarning)
-        warnings.warn("A column-vector y was passed when a 1d array was expected. Please "
-                      "change the shape of y to (n_samples,), for example using ravel().",
-                      warning, stacklevel=3)
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(f"y should be a 1d array, got an array of shape {arr.shape} instead "
-                         f"({owner} has a single output).")
-    if arr.shape[0] != n_samples:
-        raise ValueError(f"Found input variables with inconsistent numbers of samples: X has "
-                         f"{n_samples}, y has {arr.shape[0]}.")
-    if arr.dtype != np.float32:
-        arr = arr.astype(np.float64, copy=False)
-    _check_finite(arr, "y")
-    return arr
-
-
-def _check_finite(arr, name):
-    if not np.all(np.isfinite(arr)):
-        if np.any(np.isnan(arr)):
-            raise ValueError(f"Input {name} contains NaN.")
-        raise ValueError(f"Input {name} contains infinity or a value too large for "
-                         f"dtype({arr.dtype.name!r}).")
-
-
-def _same_value(value, default):
-    if value is default:
-        return True
-    if isinstance(value, np.ndarray) or type(value) is not type(default):
-        return False
-    try:
-        return bool(value == default)
-    except (TypeError, ValueError):
-        return False
-
-
-def _ml_scale(space, v, hyper, y, alpha):
-    """The maximum likelihood scale of C = K + noise I along the learned
-    hyperparameters' scale direction v (C(theta + t v) = e^t C(theta)): for
-    C' = c C, log p(y) is largest at c = y^T C^-1 y / n = y^T alpha / n.
-    Moves theta by log c along v (within the bounds) and returns (kernel,
-    noise, alpha / c, c); the predictive mean is unchanged."""
-    theta = hyper["theta"]
-    t = math.log(max(float(y @ alpha), 1e-300) / y.shape[0])
-    moving = v != 0
-    lo = (space.bounds[moving, 0] - theta[moving]) / v[moving]
-    hi = (space.bounds[moving, 1] - theta[moving]) / v[moving]
-    t = min(max(t, float(np.max(np.minimum(lo, hi)))), float(np.min(np.maximum(lo, hi))))
-    hyper["theta"] = space.clip(theta + t * v)
-    kernel, noise = space.unpack(hyper["theta"])
-    return kernel, admissible_noise(kernel, noise), alpha / math.exp(t), math.exp(t)
-
-
-class _RegressorBase(_Parameters):
-    """The estimator interface shared by bcd's GP regressors: parameters
-    (kernel parameters included), representation, tags, the check of
-    feature names and ``score``.  Subclasses define ``__init__``, ``fit``
-    and ``predict``."""
-
-    #: for scikit-learn before 1.6, which reads the estimator type from here
-    _estimator_type = "regressor"
-
-    # ------------------------------------------------------------ estimator interface
-
-    def set_params(self, **params):
-        """Set parameters; ``kernel__name`` sets a parameter of the kernel.
-
-        The values are stored as given (``fit`` validates them); a kernel's
-        own parameters are validated by the kernel.
-
-        Parameters
-        ----------
-        **params
-            New values, by parameter name.
-
-        Returns
-        -------
-        self : estimator
-        """
-        if not params:
-            return self
-        names = self._param_names()
-        nested = {}
-        for key, value in params.items():
-            name, delim, sub = key.partition("__")
-            if name not in names:
-                raise ValueError(f"Invalid parameter {name!r} for estimator {self!r}. Valid "
-                                 f"parameters are: {sorted(names)!r}.")
-            if delim:
-                nested.setdefault(name, {})[sub] = value
-            else:
-                setattr(self, name, value)
-        for name, sub in nested.items():
-            target = getattr(self, name)
-            if not hasattr(target, "set_params"):
-                raise ValueError(f"Invalid parameter {name}__{next(iter(sub))!r}: {name} "
-                                 f"({target!r}) has no parameters to set.")
-            target.set_params(**sub)
-        return self
-
-    def __repr__(self):
-        signature = inspect.signature(type(self).__init__)
-        parts = []
-        for name in self._param_names():
-            value = getattr(self, name)
-            default = signature.parameters[name].default
-            if default is inspect.Parameter.empty or not _same_value(value, default):
-                parts.append(f"{name}={value!r}")
-        return f"{type(self).__name__}({', '.join(parts)})"
-
-    def __sklearn_tags__(self):
-        from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
-
-        return Tags(estimator_type="regressor", target_tags=TargetTags(required=True),
-                    regressor_tags=RegressorTags(), input_tags=InputTags())
-
-    def _more_tags(self):
-        # scikit-learn before 1.6
-        return {"requires_y": True}
-
-    def _check_feature_names(self, X):
-        fitted = getattr(self, "feature_names_in_", None)
-        names = _feature_names(X)
-        if fitted is None and names is not None:
-            warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
-                          f"feature names", UserWarning, stacklevel=3)
-        elif fitted is not None and names is None:
-            warnings.warn(f"X does not have valid feature names, but {type(self).__name__} "
-                          f"was fitted with feature names", UserWarning, stacklevel=3)
-        elif fitted is not None and (names.shape != fitted.shape or np.any(names != fitted)):
-            raise ValueError(f"The feature names should match those that were passed during "
-                             f"fit: {list(fitted)}, got {list(names)}.")
-
-    def score(self, X, y, sample_weight=None):
-        r"""Coefficient of determination :math:`R^2` of the predictive mean.
-
-        :math:`R^2 = 1 - \sum_i w_i (y_i - \hat y_i)^2 / \sum_i w_i (y_i -
-        \bar y)^2` with :math:`\bar y` the weighted mean of y: 1 for perfect
-        predictions, 0 for predicting :math:`\bar y`, and negative for
-        worse.  When y is constant it is 1 for perfect predictions and 0
-        otherwise (scikit-learn's ``r2_score``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            True targets.
-        sample_weight : array-like of shape (n_samples,), optional
-            Weights :math:`w_i` (default 1).
-
-        Returns
-        -------
-        score : float
-        """
-        pred = self.predict(X)
-        y = _check_target(y, pred.shape[0], type(self).__name__).astype(np.float64)
-        if sample_weight is None:
-            w = np.ones_like(y)
-        else:
-            w = np.asarray(sample_weight, dtype=np.float64)
-            if w.ndim == 0:
-                w = np.full_like(y, float(w))
-            if w.shape != y.shape:
-                raise ValueError(f"sample_weight has shape {w.shape}, expected {y.shape}.")
-            _check_finite(w, "sample_weight")
-        if y.shape[0] < 2:
-            warnings.warn("R^2 score is not well-defined with less than two samples.",
-                          UserWarning, stacklevel=2)
-            return float("nan")
-        residual = float(np.sum(w * (y - pred) ** 2))
-        total = float(np.sum(w * (y - np.average(y, weights=w)) ** 2))
-        if total == 0.0:
-            return 1.0 if residual == 0.0 else 0.0
-        return 1.0 - residual / total
-
-
-class GPRegressor(_RegressorBase):
+class GPRegressor(RegressorBase):
     r"""Gaussian process regression with fixed hyperparameters, trained by
     greedy block coordinate descent with the kernel computed on the fly.
 
@@ -528,45 +273,26 @@ class GPRegressor(_RegressorBase):
         self : GPRegressor
             The fitted estimator.
         """
-        from .._solve import solve
 
         tol, options = self._check_params()
-        names = _feature_names(X)
-        X = _check_array(X, "X", allow_1d=True)
-        y = _check_target(y, X.shape[0])
+        names = feature_names(X)
+        X = check_array(X, "X", allow_1d=True)
+        y = check_target(y, X.shape[0])
         kernel = copy.deepcopy(self.kernel)
         noise = self.noise
+        optimizer = self._optimizer()
         hyper = space = None
-        if self.optimizer is not None:
-            kernel, noise, hyper, space = self._learn(kernel, X, y, tol)
+        if optimizer.fit is not None:
+            kernel, noise, hyper, space = self._learn(optimizer, kernel, X, y, tol)
         elif self.candidates is not None:
-            raise ValueError("candidates needs an optimizer: 'ml', 'cv' or 'cv_admm' (with "
-                             "optimizer=None the hyperparameters are not learned).")
+            raise ValueError(f"candidates needs an optimizer: {describe(_LEARNING)} (with "
+                             f"optimizer=None the hyperparameters are not learned).")
         problem = GaussianProcess(X, y, kernel, noise, cache_size=self.cache_size,
                                   n_threads=self.n_threads)
-        chol = None
-        if self.optimizer == "ml":
-            # the marginal likelihood was computed by Cholesky: alpha from the
-            # same (exact) factorization, no iterative solve
-            chol = scipy.linalg.cho_factor(problem._eval.matrix() + noise * np.eye(X.shape[0]),
-                                           lower=False, overwrite_a=True)
-            result = None
-            alpha = scipy.linalg.cho_solve(chol, problem.y)
-            n_iter = hyper["n_iter"]
-            if 8.0 * X.shape[0] ** 2 > self.max_dense_bytes:
-                chol = None
-        else:
-            result = solve(problem, rule=self.rule, blocks="variable",
-                           block_size=self.block_size, update="exact", tol=tol,
-                           max_iter=self.max_iter, random_state=self.random_state,
-                           verbose=self.verbose, **options)
-            alpha, n_iter = result.x, result.n_iter
-            v = space.scale_direction() if self.optimizer == "cv" else None
-            if v is not None:
-                kernel, noise, alpha, hyper["scale"] = _ml_scale(space, v, hyper, problem.y,
-                                                                  alpha)
-                problem = GaussianProcess(X, y, kernel, noise, cache_size=self.cache_size,
-                                          n_threads=self.n_threads)
+        weights = optimizer.weights(self, X, y, problem, hyper, space, tol, options)
+        problem, result, alpha, n_iter = (weights.problem, weights.result, weights.alpha,
+                                          weights.n_iter)
+        kernel, chol = problem.kernel, weights.chol
         self.kernel_ = kernel
         self.noise_ = problem.noise
         for name in ("log_marginal_likelihood_value_", "cv_mse_", "history_", "hyper_"):
@@ -591,12 +317,20 @@ class GPRegressor(_RegressorBase):
         self._chol = chol
         return self
 
-    def _check_hyper_params(self, n_samples):
+    def _optimizer(self):
+        """The row of OPTIMIZERS for ``optimizer``."""
+        name = self.optimizer
+        try:
+            known = not isinstance(name, bool) and name in OPTIMIZERS
+        except TypeError:                     # an unhashable value
+            known = False
+        if not known:
+            raise ValueError(f"optimizer must be {describe()}, got {name!r}.")
+        return OPTIMIZERS[name]
+
+    def _check_hyper_params(self, optimizer, n_samples):
         from . import hyper
 
-        if self.optimizer not in hyper.OPTIMIZERS or isinstance(self.optimizer, bool):
-            raise ValueError(f"optimizer must be None, 'ml', 'cv' or 'cv_admm', got "
-                             f"{self.optimizer!r}.")
         if not isinstance(self.cv_scheme, str) or self.cv_scheme not in hyper.CV_SCHEMES:
             raise ValueError(f"cv_scheme must be 'naive' or 'consensus', got "
                              f"{self.cv_scheme!r}.")
@@ -607,7 +341,7 @@ class GPRegressor(_RegressorBase):
             if not 0.0 < cv < 1.0:
                 raise ValueError(f"cv as a fraction held out must lie in (0, 1), got {cv!r}.")
             cv = float(cv)
-            if self.optimizer in ("cv", "cv_admm") and min(round(cv * n_samples),
+            if optimizer.folds and min(round(cv * n_samples),
                                                    n_samples - round(cv * n_samples)) < 1:
                 raise ValueError(f"cv={cv!r} leaves an empty training or validation set with "
                                  f"{n_samples} samples.")
@@ -615,7 +349,7 @@ class GPRegressor(_RegressorBase):
             cv = int(cv)
             if cv < 2:
                 raise ValueError(f"cv as a number of folds must be at least 2, got {cv}.")
-            if self.optimizer in ("cv", "cv_admm") and cv > n_samples:
+            if optimizer.folds and cv > n_samples:
                 raise ValueError(f"cv={cv} folds is more than the {n_samples} samples.")
         n_restarts = self.n_restarts
         if isinstance(n_restarts, bool) or not isinstance(n_restarts, (int, np.integer)) \
@@ -638,9 +372,6 @@ class GPRegressor(_RegressorBase):
         """``candidates`` as an (m, space.size) array of log-parameters."""
         if self.candidates is None:
             return np.zeros((0, space.size))
-        if self.optimizer is None:
-            raise ValueError("candidates needs an optimizer: 'ml', 'cv' or 'cv_admm' (with "
-                             "optimizer=None the hyperparameters are not learned).")
         try:
             arr = np.array(self.candidates, dtype=np.float64)
         except (TypeError, ValueError):
@@ -659,13 +390,13 @@ class GPRegressor(_RegressorBase):
                              f"of the hyperparameters ({', '.join(space.names)}).")
         return np.clip(arr, low, high)
 
-    def _learn(self, kernel, X, y, tol):
-        """Learn the hyperparameters: (kernel, noise, summary, the
-        hyperparameter space)."""
+    def _learn(self, optimizer, kernel, X, y, tol):
+        """Learn the hyperparameters by ``optimizer`` (a row of OPTIMIZERS):
+        (kernel, noise, summary, the hyperparameter space)."""
         from .._progress import make_progress
         from . import hyper
 
-        cv, n_restarts, options = self._check_hyper_params(X.shape[0])
+        cv, n_restarts, options = self._check_hyper_params(optimizer, X.shape[0])
         noise = check_scalar(self.noise, "noise", low=0.0, low_inclusive=False)
         try:
             space = hyper.Space(kernel, noise, self.noise_bounds)
@@ -679,23 +410,13 @@ class GPRegressor(_RegressorBase):
         y64 = np.ascontiguousarray(y, dtype=np.float64)
         progress = make_progress(self.verbose)
         n_starts = n_restarts + 1 + len(candidates)
-        if self.optimizer == "ml":
-            n_tasks = n_starts
-        else:
-            n_tasks = n_starts * (1 if isinstance(cv, float) else cv)
-        executor = hyper.make_executor(self.client, n_tasks)
+        n_folds = 1 if not optimizer.folds or isinstance(cv, float) else cv
+        executor = hyper.make_executor(self.client, n_starts * n_folds)
         try:
-            if self.optimizer == "ml":
-                result = hyper.fit_ml(space, X64, y64, n_restarts, rng, executor, progress,
-                                      candidates=candidates)
-            elif self.optimizer == "cv":
-                result = hyper.fit_cv(space, X64, y64, cv, self.cv_scheme, n_restarts, rng,
-                                      executor, progress=progress, candidates=candidates)
-            else:
-                scale = max(1e-300, float(np.max(np.abs(y64))))
-                result = hyper.fit_cv_admm(space, X64, y64, cv, self.cv_scheme, n_restarts,
-                                           rng, executor, options, min(tol, 1e-3 * scale),
-                                           progress, candidates=candidates)
+            result = optimizer.fit(space, X64, y64, cv=cv, scheme=self.cv_scheme,
+                                   n_restarts=n_restarts, rng=rng, executor=executor,
+                                   options=options, tol=tol, progress=progress,
+                                   candidates=candidates)
         finally:
             executor.close()
         kernel, noise = space.unpack(result["theta"])
@@ -706,10 +427,10 @@ class GPRegressor(_RegressorBase):
 
     def _check_test(self, X):
         if not hasattr(self, "alpha_"):
-            raise _not_fitted(self)
+            raise not_fitted(self)
         self._check_feature_names(X)
         d = self.n_features_in_
-        X = _check_array(X, "X", allow_1d=d == 1)
+        X = check_array(X, "X", allow_1d=d == 1)
         if X.shape[1] != d:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {d} features as input.")
@@ -769,7 +490,7 @@ class GPRegressor(_RegressorBase):
         """Solve (K + noise I) V = B column by column, all columns advancing
         together with one kernel pass per iteration (matrix-free)."""
         tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=False)
-        ev = self.problem_._eval
+        problem = self.problem_
         noise = self.problem_.noise
         V = np.zeros_like(B)
         R = B.copy()
@@ -784,7 +505,7 @@ class GPRegressor(_RegressorBase):
             if not active.any():
                 break
             Pa = P[:, active]
-            AP = ev.matmat(Pa) + noise * Pa
+            AP = problem.kernel_product(Pa) + noise * Pa
             step = rr[active] / np.einsum("ij,ij->j", Pa, AP)
             V[:, active] += step * Pa
             R[:, active] -= step * AP

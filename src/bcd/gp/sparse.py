@@ -48,8 +48,7 @@ from ._sparse import (column_and_projection, lmul, ltmul, rank_one_columns, rota
                       rotate_rows, rotate_triangular, rotation_coefficients, row_sqnorms,
                       solve_upper, solve_upper_many, upper_tmul, zero_upper)
 from .kernels import Kernel
-from .regressor import (_RegressorBase, _check_array, _check_target, _feature_names,
-                        _not_fitted)
+from .base import RegressorBase, check_array, check_target, feature_names, not_fitted
 
 OBJECTIVES = ("vfe", "nmll")
 OPTIMIZERS = ("cholqr", "random", "greedy")
@@ -738,7 +737,7 @@ def _cubic_min(t1, f1, s1, t2, f2, s2):
 
 # --------------------------------------------------------------------------- the estimator
 
-class SparseGPRegressor(_RegressorBase):
+class SparseGPRegressor(RegressorBase):
     r"""Sparse Gaussian process regression with m inducing points chosen
     among the training inputs by swaps (CholQR) and hyperparameters learned
     by nonlinear conjugate gradients, both on one objective.
@@ -921,9 +920,9 @@ class SparseGPRegressor(_RegressorBase):
         self : SparseGPRegressor
         """
         t_start = time.perf_counter()
-        names = _feature_names(X)
-        X = _check_array(X, "X", allow_1d=True, owner="SparseGPRegressor")
-        y = _check_target(y, X.shape[0], owner="SparseGPRegressor")
+        names = feature_names(X)
+        X = check_array(X, "X", allow_1d=True, owner="SparseGPRegressor")
+        y = check_target(y, X.shape[0], owner="SparseGPRegressor")
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.ascontiguousarray(y, dtype=np.float64)
         n = X.shape[0]
@@ -957,10 +956,10 @@ class SparseGPRegressor(_RegressorBase):
     # ------------------------------------------------------------ predict
     def _check_test(self, X):
         if not hasattr(self, "beta_"):
-            raise _not_fitted(self)
+            raise not_fitted(self)
         self._check_feature_names(X)
         d = self.n_features_in_
-        X = _check_array(X, "X", allow_1d=d == 1, owner=type(self).__name__)
+        X = check_array(X, "X", allow_1d=d == 1, owner=type(self).__name__)
         if X.shape[1] != d:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {d} features as input.")

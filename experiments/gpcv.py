@@ -28,9 +28,9 @@ import warnings
 
 import numpy as np
 
-from .._progress import Progress
-from .kernels import LocallyPeriodic, Periodic, SquaredExponential
-from .regressor import GPRegressor
+from bcd.gp import GPRegressor, LocallyPeriodic, Periodic, SquaredExponential
+
+from ._common import Status, import_optional
 
 NOISE = 0.1
 N_TEST = 20
@@ -157,7 +157,6 @@ def format_table1(results, draws):
 def co2_monthly():
     """(decimal years, monthly mean CO2 in ppm) from statsmodels' weekly
     series; months without data are dropped."""
-    from .._optional import import_optional
 
     co2 = import_optional("statsmodels.datasets.co2", "repro")
     series = co2.load_pandas().data["co2"].resample("MS").mean().dropna()
@@ -260,7 +259,7 @@ def plot(co2, filename, results=None):
 
 
 def reproduce(plot_file=None, draws=10, quick=False, out=print):
-    progress = Progress(2)
+    progress = Status()
     sizes = (500, 1000, 2000)
     if quick:
         draws = min(draws, 2)

@@ -26,10 +26,9 @@ import warnings
 
 import numpy as np
 
-from . import datasets
-from ._optional import import_optional
-from ._progress import Progress
-from ._result import ConvergenceWarning
+from bcd import ConvergenceWarning, datasets
+
+from ._common import Status, import_optional
 
 #: the paper's m values; --quick uses QUICK_SIZES
 SIZES = (16, 32, 64, 128, 256, 512)
@@ -110,7 +109,7 @@ DATASETS = {"Friedman1": friedman, "concrete": concrete, "Bikeshare": bikeshare}
 
 
 def _kernel(name, d):
-    from .gp import Hamming, SquaredExponential
+    from bcd.gp import Hamming, SquaredExponential
     if name == "Bikeshare":
         return Hamming(np.ones(d), 1.0)
     return SquaredExponential(np.full(d, np.sqrt(d)), 1.0)
@@ -135,7 +134,7 @@ def snlp(mean, var, y, ytrain):
 
 def run_one(name, data, method, m, seed, max_epochs):
     """Fit one method; returns (SMSE, SNLP, seconds, objective, epochs)."""
-    from .gp import SparseGPRegressor
+    from bcd.gp import SparseGPRegressor
     Xtr, ytr, Xte, yte = data
     m = min(m, Xtr.shape[0])
     options = dict(optimizer="cholqr", n_info_pivots=16)
@@ -166,7 +165,7 @@ def reproduce(plot_file=None, quick=False, out=print):
     sizes = QUICK_SIZES if quick else SIZES
     seeds = QUICK_SEEDS if quick else SEEDS
     max_epochs = QUICK_MAX_EPOCHS if quick else MAX_EPOCHS
-    progress = Progress(2)
+    progress = Status()
     out(f"Sparse GP regression (Cao et al. 2013): CholQR-z16 against random and greedy-16 "
         f"selection, variational free energy, hyperparameters by nonlinear CG; m in "
         f"{list(sizes)}, {seeds} seeds, at most {max_epochs} epochs, one thread"

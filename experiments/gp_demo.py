@@ -7,11 +7,10 @@ import time
 
 import numpy as np
 
-from .. import datasets
-from .._progress import Progress
-from .._solve import solve
-from .kernels import SquaredExponential
-from .problem import GaussianProcess
+from bcd import GaussianProcess, datasets, solve
+from bcd.gp import SquaredExponential
+
+from ._common import Status
 
 #: fixed hyperparameters of the comparison
 LENGTHSCALE = 2.0
@@ -91,7 +90,7 @@ def _numpy_kernel_matvec(X, chunk=1000):
 
 def _conjugate_gradient(matvec, y, max_time, progress=False):
     """CG on (K + noise I) alpha = y, ``matvec`` recomputing K for every product."""
-    shown = Progress(2) if progress else None
+    shown = Status() if progress else None
     x = np.zeros_like(y)
     r = y.copy()
     p = r.copy()
@@ -144,6 +143,6 @@ def demo(n_train=5000, n_test=1000, solvers=DEFAULT_SOLVERS, cg_max_time=300.0, 
 
 if __name__ == "__main__":
     # one solver in a process of its own, for peak-memory figures:
-    # python -m bcd.gp._demo SOLVER N_TRAIN [MAX_TIME]
+    # python -m experiments.gp_demo SOLVER N_TRAIN [MAX_TIME]
     max_time = float(sys.argv[3]) if len(sys.argv) > 3 else None
     print(json.dumps(run_solver(sys.argv[1], int(sys.argv[2]), max_time=max_time)))

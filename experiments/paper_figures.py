@@ -1,5 +1,6 @@
 """Reproduction of the paper's experiments: datasets, optimal values, runs,
-tables and plots.  Used by ``python -m bcd``."""
+tables and plots.  Run by ``python -m bcd demo`` and ``python -m bcd reproduce
+FIGURE`` from the repository root."""
 import time
 import warnings
 
@@ -8,12 +9,10 @@ import scipy.optimize
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from . import datasets
-from ._progress import Progress
-from ._result import ConvergenceWarning
-from .penalties import L1
-from ._solve import solve
-from .problems import LabelPropagation, LeastSquares, Logistic, Multinomial
+from bcd import (L1, ConvergenceWarning, LabelPropagation, LeastSquares, Logistic, Multinomial,
+                 datasets, solve)
+
+from ._common import Status
 
 
 class Experiment:
@@ -151,7 +150,7 @@ def paper_experiment(name, n_samples=None, n_features=None, random_state=1):
 
 def run_grid(experiment, configs, max_iter, random_state=0, timed=True, progress=None):
     """Run every configuration; return {label: (iterations, gap, seconds/iter,
-    support iteration)}.  ``progress`` (a :class:`bcd._progress.Progress`)
+    support iteration)}.  ``progress`` (a :class:`experiments._common.Status`)
     is told which configuration runs.
 
     Each configuration runs with a test at every iteration to record
@@ -349,7 +348,7 @@ SMALL = {"A": dict(n_samples=200, n_features=2000), "B": dict(n_samples=200, n_f
 def reproduce(number, plot_file=None, max_iter=500, small=False, out=print):
     """Run one of the paper's figures (see ``FIGURES``); print tables, plot."""
     fig = FIGURES[number]
-    progress = Progress(2)
+    progress = Status()
     checkpoints = [k for k in (10, 100, max_iter) if k <= max_iter]
     out(f"{fig.title}; {max_iter} iterations from x0 = 0.")
     panels = []
@@ -378,7 +377,7 @@ def demo(plot_file=None, max_iter=500, block_size=5, n_samples=None, n_features=
     """Figure 4 of the paper on datasets A and B."""
     checkpoints = [k for k in (10, 100, max_iter) if k <= max_iter]
     configs = fixed_and_variable(FIGURE4_RULES, "gradient")(block_size)
-    progress = Progress(2)
+    progress = Status()
     panels = []
     out(f"Figure 4: gradient updates (x_b -= grad_b f / L_b), block size {block_size}, "
         f"{max_iter} iterations, x0 = 0.")

@@ -31,13 +31,25 @@ import numbers
 
 import numpy as np
 
-from .._validation import _reject_masked
-from ._kernel import (CyKernelEvaluator, CyKernelGradient, HAMMING, INTERSECTION,
-                      LOCALLY_PERIODIC, MATERN32, MATERN52, METRIC_HAMMING, METRIC_MIN,
-                      METRIC_SQUARED, PERIODIC, SQUARED_EXPONENTIAL)
+from collections import namedtuple
+
+from ..._validation import _reject_masked
+from .._kernel import (GRAD_NONE, GRAD_SCALAR, METRIC_MIN, CyKernelEvaluator, CyKernelGradient,
+                       kinds)
 
 __all__ = ["Kernel", "SquaredExponential", "Matern", "Periodic", "LocallyPeriodic",
-           "Hamming", "Overlap", "HistogramIntersection", "Sum", "Product", "Hyperparameter"]
+           "RationalQuadratic", "Hamming", "Overlap", "HistogramIntersection", "Sum", "Product",
+           "Hyperparameter", "KINDS"]
+
+#: A row of :data:`KINDS`: the kind's name and code, the metric it reads
+#: (``METRIC_*`` of :mod:`bcd.gp._kernel`), the form of its length-scale
+#: derivative (``GRAD_*``) and whether it has a shape parameter.
+Kind = namedtuple("Kind", ["name", "code", "metric", "gradient", "has_shape"])
+
+#: The table of kinds of kernel factors, by name: compiled from
+#: ``bcd/gp/kernels/kinds.h``, where each kind's formula and derivatives are
+#: written once.  A base kernel class names its row (``_kind``).
+KINDS = {row[0]: Kind(*row) for row in kinds()}
 
 #: default bounds of every learnable parameter (scikit-learn's)
 DEFAULT_BOUNDS = (1e-5, 1e5)
@@ -119,6 +131,28 @@ class _Parameters:
             params[name] = value
         return params
 
+    def _split_params(self, params):
+        """The parameters of ``set_params`` split into this object's own
+        (every constructor argument, with the new values) and the nested
+        ones (``name__param``, by name); an unknown name raises the
+        subclass's ``_invalid_parameter`` error."""
+        names = self._param_names()
+        own = {name: getattr(self, name) for name in names}
+        nested = {}
+        for key, value in params.items():
+            name, delim, sub = key.partition("__")
+            if name not in own:
+                raise self._invalid_parameter(name, names)
+            if delim:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                own[name] = value
+        return own, nested
+
+    def _invalid_parameter(self, name, names):
+        return ValueError(f"Invalid parameter {name!r} for {self!r}; valid parameters are "
+                          f"{', '.join(names)}.")
+
 
 class Kernel(_Parameters):
     """Base class of the covariance functions.
@@ -156,18 +190,7 @@ class Kernel(_Parameters):
         """
         if not params:
             return self
-        names = self._param_names()
-        own = {name: getattr(self, name) for name in names}
-        nested = {}
-        for key, value in params.items():
-            name, delim, sub = key.partition("__")
-            if name not in own:
-                raise ValueError(f"Invalid parameter {name!r} for kernel {self!r}; valid "
-                                 f"parameters are {', '.join(names)}.")
-            if delim:
-                nested.setdefault(name, {})[sub] = value
-            else:
-                own[name] = value
+        own, nested = self._split_params(params)
         for name in nested:
             if not isinstance(own[name], Kernel):
                 raise ValueError(f"Parameter {name!r} of {type(self).__name__} is not a kernel; "
@@ -178,12 +201,17 @@ class Kernel(_Parameters):
         self.__dict__.update(new.__dict__)
         return self
 
+    def _invalid_parameter(self, name, names):
+        return ValueError(f"Invalid parameter {name!r} for kernel {self!r}; valid "
+                          f"parameters are {', '.join(names)}.")
+
     def _terms(self):
         """List of terms; a term is a list of factors
-        ``(code, variance, scaling, lengthscale, period, owner)`` where
-        ``scaling`` multiplies the inputs (1 / lengthscale per dimension, or
-        1) or, for a Hamming factor, weighs the mismatches, and ``owner`` is
-        the base kernel the factor comes from."""
+        ``(code, variance, scaling, params, owner)`` where ``scaling``
+        multiplies the inputs (1 / lengthscale per dimension, or 1) or, for
+        a Hamming factor, weighs the mismatches, ``params`` are the kind's
+        own parameters (a, b, c) (see ``kinds.h``) and ``owner`` is the base
+        kernel the factor comes from."""
         raise NotImplementedError
 
     def _bases(self):
@@ -196,7 +224,7 @@ class Kernel(_Parameters):
             for factor in term:
                 scale = np.asarray(factor[2])
                 if scale.size not in (1, dim):
-                    what = "weights" if factor[0] == HAMMING else "length-scales"
+                    what = "weights" if factor[4]._length_name == "weights" else "length-scales"
                     raise ValueError(f"{self!r} has {scale.size} {what} but the inputs "
                                      f"have {dim} dimensions.")
 
@@ -215,7 +243,7 @@ class Kernel(_Parameters):
         var_idx, len_idx, per_idx = [], [], []
         for term in self._terms():
             out = []
-            for code, variance, scale, lengthscale, period, owner in term:
+            for code, variance, scale, params, owner in term:
                 kind = owner._metric_kind
                 s = np.broadcast_to(np.asarray(scale, dtype=np.float64), (dim,)).copy()
                 for k, known in enumerate(scalings):
@@ -225,7 +253,7 @@ class Kernel(_Parameters):
                     scalings.append(s)
                     kinds.append(kind)
                     k = len(scalings) - 1
-                out.append((code, variance, k, lengthscale, period))
+                out.append((code, variance, k) + tuple(params))
                 if gradient:
                     start = next(off for base, off in offsets if base is owner)
                     positions = {}
@@ -235,15 +263,16 @@ class Kernel(_Parameters):
                     v = positions.get("variance")
                     var_idx.append(v[0] if v else -1)
                     row = np.full(dim, -1)
-                    name = "weights" if code == HAMMING else "lengthscale"
-                    if name in positions and code != INTERSECTION:
+                    name = owner._length_name
+                    form = KINDS[owner._kind].gradient
+                    if name in positions and form != GRAD_NONE:
                         first, size = positions[name]
-                        if code in (PERIODIC, LOCALLY_PERIODIC):
+                        if form == GRAD_SCALAR:
                             row[0] = first
                         else:
                             row[:] = first if size == 1 else first + np.arange(dim)
                     len_idx.append(row)
-                    p = positions.get("period")
+                    p = positions.get(owner._shape_name)
                     per_idx.append(p[0] if p else -1)
             terms.append(out)
         if not gradient:
@@ -338,23 +367,129 @@ class Kernel(_Parameters):
             return np.full(X.shape[0], self.diag_value())
         return self.evaluator(X).diagonal()
 
+    # -- the hyperparameters of GPRegressor's optimizers (scikit-learn's names)
+    @property
+    def hyperparameters(self):
+        """The learnable parameters (fixed ones included, flagged), in the
+        order of :attr:`theta`: a list of :class:`Hyperparameter`."""
+        out = []
+        for prefix, leaf in _leaves(self):
+            for name in leaf._hyperparameter_names:
+                bounds = getattr(leaf, name + "_bounds")
+                value = np.atleast_1d(np.asarray(getattr(leaf, name), dtype=np.float64)).copy()
+                out.append(Hyperparameter(prefix + name, value, bounds,
+                                          isinstance(bounds, str)))
+        return out
+
+    @property
+    def theta(self):
+        """Logarithms of the free parameters, concatenated (a copy); setting
+        it sets the parameters."""
+        parts = [np.log(h.value) for h in self.hyperparameters if not h.fixed]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    @theta.setter
+    def theta(self, theta):
+        theta = np.asarray(theta, dtype=np.float64).ravel()
+        k = 0
+        for prefix, leaf in _leaves(self):
+            for name in leaf._hyperparameter_names:
+                if isinstance(getattr(leaf, name + "_bounds"), str):
+                    continue
+                old = getattr(leaf, name)
+                size = int(np.size(old))
+                if k + size > theta.shape[0]:
+                    raise ValueError(f"theta has {theta.shape[0]} entries, the kernel has more "
+                                     f"free parameters.")
+                value = np.exp(theta[k:k + size])
+                if not np.all(np.isfinite(value)) or not np.all(value > 0):
+                    raise ValueError(f"theta gives {prefix + name} = {value}, not positive and "
+                                     f"finite.")
+                if isinstance(old, np.ndarray):
+                    setattr(leaf, name, value.reshape(old.shape))
+                else:
+                    setattr(leaf, name, float(value[0]))
+                k += size
+        if k != theta.shape[0]:
+            raise ValueError(f"theta has {theta.shape[0]} entries, the kernel {k} free "
+                             f"parameters.")
+
+    @property
+    def bounds(self):
+        """Log-bounds of the free parameters, shape (len(theta), 2)."""
+        rows = []
+        for h in self.hyperparameters:
+            if not h.fixed:
+                lo, hi = np.log(np.asarray(h.bounds, dtype=np.float64))
+                rows.extend([(lo, hi)] * h.n_elements)
+        return np.array(rows, dtype=np.float64).reshape(-1, 2)
+
+    def gradient(self, X1, X2=None, n_threads=None):
+        """Compiled contractions with the derivatives of the kernel matrix
+        ``k(X1, X2)`` with respect to :attr:`theta`
+        (:class:`bcd.gp._kernel.CyKernelGradient`): ``.dense(W)`` and
+        ``.low_rank(U, V)`` return ``sum_ij W_ij dK_ij/dtheta_p`` for every p."""
+        ev = self.evaluator(X1, X2, n_threads)
+        var, ls, ard, per, n_params = self._gradient_spec(ev.dim)
+        return CyKernelGradient(ev, var, ls, ard, per, n_params)
+
+    def _gradient_spec(self, dim):
+        """Per factor of ``_spec(dim)``: indices in theta of its variance, first
+        length-scale and shape parameter (-1: fixed or absent), and whether
+        its length-scale has one value per dimension."""
+        index, k = {}, 0
+        for h in self.hyperparameters:
+            if not h.fixed:
+                index[h.name] = k
+                k += h.n_elements
+        var, ls, ard, per = [], [], [], []
+        for term in _hyper_terms(self):
+            for prefix, leaf in term:
+                var.append(index.get(prefix + "variance", -1))
+                ls.append(index.get(prefix + "lengthscale", -1))
+                ard.append(int(np.size(leaf.lengthscale) > 1))
+                shape = leaf._shape_name
+                per.append(index.get(prefix + shape, -1) if shape else -1)
+        return var, ls, ard, per, k
+
+
 
 class _Base(Kernel):
-    _code = None
-    _metric_kind = METRIC_SQUARED
+    """A base kernel: one factor of a kind of :data:`KINDS`.
+
+    A subclass names its row (``_kind``) and describes its parameters:
+    ``_kind_params`` (the kind's own parameters a, b, c), ``_scale`` (what
+    multiplies the inputs, or weighs the mismatches), ``_hyper_sizes`` (its
+    continuous parameters, as the sparse GP learns them) and, for
+    :class:`~bcd.gp.GPRegressor`'s optimizers, ``_hyperparameter_names``
+    (in the order of theta) and ``_shape_name``."""
+    #: the row of KINDS
+    _kind = None
+    #: the parameter whose logarithm the length-scale derivative is for
+    _length_name = "lengthscale"
+    #: the shape parameter (period, alpha), if the kind has one
+    _shape_name = None
+    #: the learnable parameters, in the order of theta (variance first, like
+    #: scikit-learn's ``ConstantKernel * RBF``); None: not declared
+    _hyperparameter_names = ("variance", "lengthscale")
+
+    @property
+    def _code(self):
+        return KINDS[self._kind].code
+
+    @property
+    def _metric_kind(self):
+        return KINDS[self._kind].metric
 
     def _terms(self):
-        return [[(self._code, self.variance, self._scale(), self._lengthscale_value(),
-                  self._period_value(), self)]]
+        return [[(self._code, self.variance, self._scale(), self._kind_params(), self)]]
 
     def _scale(self):
         return 1.0 / self.lengthscale
 
-    def _lengthscale_value(self):
-        return 1.0
-
-    def _period_value(self):
-        return 1.0
+    def _kind_params(self):
+        """The kind's own parameters (a, b, c) (see ``kinds.h``)."""
+        return (0.0, 0.0, 0.0)
 
     def _hyper_sizes(self):
         """``(name, size)`` of the continuous parameters."""
@@ -376,7 +511,7 @@ class SquaredExponential(_Base):
     variance : float, default=1.0
         Signal variance :math:`\sigma_f^2`.
     """
-    _code = SQUARED_EXPONENTIAL
+    _kind = "SQUARED_EXPONENTIAL"
 
     def __init__(self, lengthscale, variance=1.0, lengthscale_bounds=DEFAULT_BOUNDS,
                  variance_bounds=DEFAULT_BOUNDS):
@@ -410,11 +545,14 @@ class Matern(_Base):
         if nu not in (1.5, 2.5) or isinstance(nu, bool):
             raise ValueError(f"Matern: nu must be 1.5 or 2.5, got {nu!r}.")
         self.nu = float(nu)
-        self._code = MATERN32 if self.nu == 1.5 else MATERN52
         self.lengthscale = _lengthscales(lengthscale, "Matern")
         self.variance = _positive(variance, "variance", "Matern")
         self.lengthscale_bounds = check_bounds(lengthscale_bounds, "lengthscale_bounds", "Matern")
         self.variance_bounds = check_bounds(variance_bounds, "variance_bounds", "Matern")
+
+    @property
+    def _kind(self):
+        return "MATERN32" if self.nu == 1.5 else "MATERN52"
 
     def __repr__(self):
         return (f"Matern(nu={self.nu:g}, lengthscale={_fmt(self.lengthscale)}, "
@@ -440,7 +578,9 @@ class Periodic(_Base):
         Length-scale :math:`\ell` (a scalar).
     variance : float, default=1.0
     """
-    _code = PERIODIC
+    _kind = "PERIODIC"
+    _shape_name = "period"
+    _hyperparameter_names = ("variance", "lengthscale", "period")
 
     def __init__(self, period, lengthscale, variance=1.0, period_bounds=DEFAULT_BOUNDS,
                  lengthscale_bounds=DEFAULT_BOUNDS, variance_bounds=DEFAULT_BOUNDS):
@@ -455,11 +595,9 @@ class Periodic(_Base):
     def _scale(self):
         return 1.0
 
-    def _lengthscale_value(self):
-        return self.lengthscale
-
-    def _period_value(self):
-        return self.period
+    def _kind_params(self):
+        # 1 / lengthscale^2, 1 / period, pi / period
+        return (1.0 / self.lengthscale ** 2, 1.0 / self.period, np.pi / self.period)
 
     def _hyper_sizes(self):
         return [("period", 1), ("lengthscale", 1), ("variance", 1)]
@@ -478,7 +616,60 @@ class LocallyPeriodic(Periodic):
 
     Positive definite for one-dimensional inputs only, like :class:`Periodic`.
     """
-    _code = LOCALLY_PERIODIC
+    _kind = "LOCALLY_PERIODIC"
+
+
+class RationalQuadratic(_Base):
+    r"""Rational quadratic kernel with automatic relevance determination: a
+    scale mixture of squared exponentials of different length-scales.
+
+    :math:`k(x, x') = \sigma_f^2 (1 + r^2 / (2 \alpha))^{-\alpha}` with
+    :math:`r^2 = \sum_d (x_d - x'_d)^2 / \ell_d^2`; the squared exponential
+    is its limit as :math:`\alpha \to \infty`.  scikit-learn's
+    ``RationalQuadratic(length_scale, alpha)`` for a scalar length-scale.
+
+    Parameters
+    ----------
+    lengthscale : float or array-like of shape (n_features,)
+        One length-scale, or one per input dimension (ARD).
+    alpha : float, default=1.0
+        Scale-mixture parameter :math:`\alpha > 0`.
+    variance : float, default=1.0
+        Signal variance :math:`\sigma_f^2`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bcd.gp import RationalQuadratic
+    >>> k = RationalQuadratic(lengthscale=2.0, alpha=0.5)
+    >>> np.round(k(np.zeros((1, 1)), np.array([[0.0], [2.0]])), 4)
+    array([[1.    , 0.7071]])
+    """
+    _kind = "RATIONAL_QUADRATIC"
+    _shape_name = "alpha"
+    _hyperparameter_names = ("variance", "lengthscale", "alpha")
+
+    def __init__(self, lengthscale, alpha=1.0, variance=1.0, lengthscale_bounds=DEFAULT_BOUNDS,
+                 alpha_bounds=DEFAULT_BOUNDS, variance_bounds=DEFAULT_BOUNDS):
+        name = type(self).__name__
+        self.lengthscale = _lengthscales(lengthscale, name)
+        self.alpha = _positive(alpha, "alpha", name)
+        self.variance = _positive(variance, "variance", name)
+        self.lengthscale_bounds = check_bounds(lengthscale_bounds, "lengthscale_bounds", name)
+        self.alpha_bounds = check_bounds(alpha_bounds, "alpha_bounds", name)
+        self.variance_bounds = check_bounds(variance_bounds, "variance_bounds", name)
+
+    def _kind_params(self):
+        # alpha, 1 / (2 alpha)
+        return (self.alpha, 0.5 / self.alpha, 0.0)
+
+    def _hyper_sizes(self):
+        return [("lengthscale", np.asarray(self.lengthscale).size), ("alpha", 1),
+                ("variance", 1)]
+
+    def __repr__(self):
+        return (f"RationalQuadratic(lengthscale={_fmt(self.lengthscale)}, "
+                f"alpha={self.alpha:g}, variance={self.variance:g})")
 
 
 class Hamming(_Base):
@@ -509,8 +700,9 @@ class Hamming(_Base):
     >>> np.round(k(np.array([[0, 1]]), np.array([[0, 1], [0, 2], [3, 2]])), 4)
     array([[2.    , 1.2131, 0.4463]])
     """
-    _code = HAMMING
-    _metric_kind = METRIC_HAMMING
+    _kind = "HAMMING"
+    _length_name = "weights"
+    _hyperparameter_names = None
 
     def __init__(self, weights=1.0, variance=1.0):
         name = type(self).__name__
@@ -559,8 +751,8 @@ class HistogramIntersection(_Base):
     >>> k(np.array([[0.2, 0.8]]), np.array([[0.5, 0.5], [0.2, 0.8]]))
     array([[1.4, 2. ]])
     """
-    _code = INTERSECTION
-    _metric_kind = METRIC_MIN
+    _kind = "INTERSECTION"
+    _hyperparameter_names = None
 
     def __init__(self, variance=1.0):
         self.variance = _positive(variance, "variance", type(self).__name__)
@@ -667,25 +859,16 @@ def check_bounds(bounds, name, owner):
     return bounds
 
 
-def _base_hyper_names(kernel):
-    """Learnable parameters of a base kernel, in the order of theta
-    (variance first, like scikit-learn's ``ConstantKernel * RBF``)."""
-    names = ["variance", "lengthscale"]
-    if isinstance(kernel, Periodic):
-        names.append("period")
-    return names
-
-
 def _leaves(kernel, prefix=""):
     """(prefix, base kernel) for every base kernel, left to right."""
     if isinstance(kernel, (Sum, Product)):
         return _leaves(kernel.k1, prefix + "k1__") + _leaves(kernel.k2, prefix + "k2__")
-    if not isinstance(kernel, _Base) or isinstance(kernel, (Hamming, HistogramIntersection)):
+    if not isinstance(kernel, _Base) or kernel._hyperparameter_names is None:
         raise NotImplementedError(
             f"{type(kernel).__name__} does not declare learnable hyperparameters for "
-            f"GPRegressor's optimizers (SquaredExponential, Matern, Periodic and "
-            f"LocallyPeriodic do); fit it with optimizer=None, or learn its parameters with "
-            f"SparseGPRegressor.")
+            f"GPRegressor's optimizers (SquaredExponential, Matern, Periodic, "
+            f"LocallyPeriodic and RationalQuadratic do); fit it with optimizer=None, or learn "
+            f"its parameters with SparseGPRegressor.")
     return [(prefix, kernel)]
 
 
@@ -697,93 +880,3 @@ def _hyper_terms(kernel, prefix=""):
         return [a + b for a in _hyper_terms(kernel.k1, prefix + "k1__")
                 for b in _hyper_terms(kernel.k2, prefix + "k2__")]
     return [[(prefix, kernel)]]
-
-
-def _hyperparameters(self):
-    """The learnable parameters (fixed ones included, flagged), in the order
-    of :attr:`theta`."""
-    out = []
-    for prefix, leaf in _leaves(self):
-        for name in _base_hyper_names(leaf):
-            bounds = getattr(leaf, name + "_bounds")
-            value = np.atleast_1d(np.asarray(getattr(leaf, name), dtype=np.float64)).copy()
-            out.append(Hyperparameter(prefix + name, value, bounds,
-                                      isinstance(bounds, str)))
-    return out
-
-
-def _theta_get(self):
-    """Logarithms of the free parameters, concatenated (a copy)."""
-    parts = [np.log(h.value) for h in self.hyperparameters if not h.fixed]
-    return np.concatenate(parts) if parts else np.zeros(0)
-
-
-def _theta_set(self, theta):
-    theta = np.asarray(theta, dtype=np.float64).ravel()
-    k = 0
-    for prefix, leaf in _leaves(self):
-        for name in _base_hyper_names(leaf):
-            if isinstance(getattr(leaf, name + "_bounds"), str):
-                continue
-            old = getattr(leaf, name)
-            size = int(np.size(old))
-            if k + size > theta.shape[0]:
-                raise ValueError(f"theta has {theta.shape[0]} entries, the kernel has more "
-                                 f"free parameters.")
-            value = np.exp(theta[k:k + size])
-            if not np.all(np.isfinite(value)) or not np.all(value > 0):
-                raise ValueError(f"theta gives {prefix + name} = {value}, not positive and "
-                                 f"finite.")
-            if isinstance(old, np.ndarray):
-                setattr(leaf, name, value.reshape(old.shape))
-            else:
-                setattr(leaf, name, float(value[0]))
-            k += size
-    if k != theta.shape[0]:
-        raise ValueError(f"theta has {theta.shape[0]} entries, the kernel {k} free parameters.")
-
-
-def _bounds_get(self):
-    """Log-bounds of the free parameters, shape (len(theta), 2)."""
-    rows = []
-    for h in self.hyperparameters:
-        if not h.fixed:
-            lo, hi = np.log(np.asarray(h.bounds, dtype=np.float64))
-            rows.extend([(lo, hi)] * h.n_elements)
-    return np.array(rows, dtype=np.float64).reshape(-1, 2)
-
-
-def _gradient_spec(self, dim):
-    """Per factor of ``_spec(dim)``: indices in theta of its variance, first
-    length-scale and period (-1: fixed or absent), and whether its
-    length-scale has one value per dimension."""
-    index, k = {}, 0
-    for h in self.hyperparameters:
-        if not h.fixed:
-            index[h.name] = k
-            k += h.n_elements
-    var, ls, ard, per = [], [], [], []
-    for term in _hyper_terms(self):
-        for prefix, leaf in term:
-            var.append(index.get(prefix + "variance", -1))
-            ls.append(index.get(prefix + "lengthscale", -1))
-            ard.append(int(np.size(leaf.lengthscale) > 1))
-            per.append(index.get(prefix + "period", -1) if isinstance(leaf, Periodic) else -1)
-    return var, ls, ard, per, k
-
-
-def _gradient(self, X1, X2=None, n_threads=None):
-    """Compiled contractions with the derivatives of the kernel matrix
-    ``k(X1, X2)`` with respect to :attr:`theta`
-    (:class:`bcd.gp._kernel.CyKernelGradient`): ``.dense(W)`` and
-    ``.low_rank(U, V)`` return ``sum_ij W_ij dK_ij/dtheta_p`` for every p."""
-    ev = self.evaluator(X1, X2, n_threads)
-    var, ls, ard, per, n_params = self._gradient_spec(ev.dim)
-    return CyKernelGradient(ev, var, ls, ard, per, n_params)
-
-
-Kernel.hyperparameters = property(_hyperparameters)
-Kernel.theta = property(_theta_get, _theta_set)
-Kernel.bounds = property(_bounds_get)
-Kernel._gradient_spec = _gradient_spec
-Kernel.gradient = _gradient
