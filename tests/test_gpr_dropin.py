@@ -54,7 +54,7 @@ TRANSLATED = [
     C(0.7, "fixed") * RBF(0.9, "fixed") + C(1e-3),
     RBF(1.0, length_scale_bounds="fixed") + RBF(0.3),
     WhiteKernel(0.3) ** 2 + RBF(0.5),
-] + ([RationalQuadratic(0.7, 1.5), RationalQuadratic([0.5, 1.5], 0.3),
+] + ([RationalQuadratic(0.7, 1.5),
       C(2.0) * RationalQuadratic(0.9, 0.5) ** 2 + WhiteKernel(0.1)] if HAVE_RQ else [])
 
 

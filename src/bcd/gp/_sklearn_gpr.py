@@ -61,7 +61,7 @@ class GaussianProcessRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
     ``WhiteKernel``                        noise on the diagonal of k(X) only
     ``k1 + k2``, ``k1 * k2``               sums, products (expanded)
     ``k ** e`` (RBF, ExpSineSquared, C)    length-scale / sqrt(e), variance ** e
-    ``RationalQuadratic ** e``             alpha * e, length-scale * sqrt(e)
+    ``RationalQuadratic ** e``             alpha * e, length-scale / sqrt(e)
     =====================================  =====================================
 
     Other kernels (``Matern`` with other nu, ``DotProduct``, ``PairwiseKernel``, subclasses, kernels on structured

@@ -4,7 +4,8 @@
 (a tree of sums, products and exponentiations over base kernels) and, where
 bcd has an exact equivalent, returns a :class:`TranslatedKernel`: a bcd
 kernel (:class:`~bcd.gp.SquaredExponential`, :class:`~bcd.gp.Matern`,
-:class:`~bcd.gp.Periodic`, their sums and products) plus the parts bcd
+:class:`~bcd.gp.Periodic`, :class:`~bcd.gp.RationalQuadratic`, their sums
+and products) plus the parts bcd
 kernels do not model, a constant added to every entry and a white-noise
 diagonal that appears on ``k(X)`` only, as scikit-learn's ``WhiteKernel``
 does.  Where there is none it returns the reason as a string, and the
@@ -14,8 +15,10 @@ How the parameters travel.  Every parameter of the bcd kernel is, on a log
 scale, an affine function of scikit-learn's ``kernel.theta``:
 ``log p = C @ theta + b``.  A ``ConstantKernel`` factor adds its ``log c``
 to the log-variance of its product term, ``k ** e`` multiplies it by ``e``
-and divides a squared-exponential or periodic length-scale by ``sqrt(e)``
-(``log l - log(e) / 2``), a fixed parameter is a constant ``b``.  The
+and divides a squared-exponential, periodic or rational quadratic
+length-scale by ``sqrt(e)`` (``log l - log(e) / 2``; the rational
+quadratic's alpha becomes ``alpha e``), a fixed parameter is a constant
+``b``.  The
 gradient of a function of the kernel with respect to ``theta`` is then
 ``C.T @`` its gradient with respect to bcd's log-parameters (the chain
 rule), and bcd's parameters that depend on no free entry of ``theta`` are
@@ -141,8 +144,9 @@ def _terms(kernel, base, n_theta, n_features):
             if fkind not in ("se", "periodic", "rq") or not e > 0:
                 raise _Untranslatable(f"{type(owner).__name__} ** {e!r}")
             if fkind == "rq":
-                # (1 + r^2 / (2 a l^2)) ** (-a e): a' = a e, l' = l sqrt(e)
-                factors.append((fkind, ls.shifted(0.5 * np.log(e)), per.shifted(np.log(e)),
+                # (1 + d^2 / (2 a l^2)) ** (-a e): a' = a e and a' l'^2 = a l^2,
+                # l' = l / sqrt(e)
+                factors.append((fkind, ls.shifted(-0.5 * np.log(e)), per.shifted(np.log(e)),
                                 owner))
                 continue
             # exp(-r^2 / (2 l^2)) ** e = exp(-r^2 / (2 (l / sqrt(e))^2)), and
@@ -176,9 +180,9 @@ def _terms(kernel, base, n_theta, n_features):
     if kind is sk.RationalQuadratic and _RationalQuadratic is not None:
         ls = _param_form(kernel, "length_scale", offsets, n_theta, base)
         shape = _param_form(kernel, "alpha", offsets, n_theta, base)
-        if ls.C.shape[0] not in (1, n_features):
-            raise _Untranslatable(f"RationalQuadratic has {ls.C.shape[0]} length-scales for "
-                                  f"{n_features} features")
+        if ls.C.shape[0] != 1:
+            # scikit-learn's kernel itself refuses them: let it say so
+            raise _Untranslatable("RationalQuadratic with several length-scales")
         return [_Term(zero, [("rq", ls, shape, kernel)], False)]
     raise _Untranslatable(f"{kind.__name__}")
 
