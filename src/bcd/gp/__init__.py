@@ -14,6 +14,9 @@
   chosen among the training inputs by swaps (CholQR) and hyperparameters
   learned on the same objective (variational free energy or projected
   process likelihood).
+* :class:`GaussianProcessRegressor`: a drop-in for scikit-learn's class of
+  that name, on scikit-learn kernel objects translated to the compiled
+  kernels (imported on first use; needs scikit-learn).
 """
 from ..problems import register
 from .base import FitInterrupted
@@ -28,3 +31,14 @@ __all__ = ["Kernel", "SquaredExponential", "Matern", "Periodic", "LocallyPeriodi
            "GaussianProcess", "GPRegressor", "SparseGPRegressor", "FitInterrupted"]
 
 register("gaussian_process", GaussianProcess)
+
+
+def __getattr__(name):
+    # scikit-learn is needed by the drop-in only: import it on first use (and
+    # keep it out of __all__, so that a star import does not need it)
+    if name in ("GaussianProcessRegressor", "KernelFallbackWarning"):
+        from .._optional import import_optional
+        import_optional("sklearn", "sklearn")
+        from . import _sklearn_gpr
+        return getattr(_sklearn_gpr, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
