@@ -133,3 +133,53 @@ def test_gp_fit_reports_progress(capsys):
     last = capsys.readouterr().out.splitlines()[-1]
     assert LINE.match(last) and last.endswith("converged")
     assert int(LINE.match(last).group(1)) == gp.n_iter_
+
+
+HYPER_LINE = re.compile(r"(ml|cv|cv_admm)\b.*: iteration (\d+) .*(noise|lengthscale)=\S+  "
+                        r"time (\S+)s$")
+
+
+@pytest.mark.parametrize("optimizer", ["ml", "cv", "cv_admm"])
+def test_hyperparameter_learning_reports_each_iteration(optimizer, capsys, monkeypatch):
+    """Every optimizer reports its iterations (objective, hyperparameters,
+    time), rate-limited; a log file keeps the lines."""
+    # no rate limit: every iteration's line
+    monkeypatch.setattr(Progress.__init__, "__defaults__", (1, None, 0.0))
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, (120, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bcd.ConvergenceWarning)
+        bcd.gp.GPRegressor(bcd.gp.SquaredExponential(1.0), 0.1, optimizer=optimizer, cv=2,
+                           random_state=0, verbose=True,
+                           admm_options={"max_iter": 5}).fit(X, y)
+    lines = [line for line in capsys.readouterr().out.splitlines() if HYPER_LINE.match(line)]
+    assert len(lines) >= 2, lines
+    assert int(HYPER_LINE.match(lines[-1]).group(2)) >= 2
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_hyperparameter_progress_on_a_terminal():
+    code = ("import numpy as np, bcd\n"
+            "rng = np.random.default_rng(0)\n"
+            "X = rng.uniform(-3, 3, (400, 2)); y = np.sin(X[:, 0])\n"
+            "bcd.gp.GPRegressor(bcd.gp.SquaredExponential(1.0), 0.1, optimizer='ml',\n"
+            "                   verbose=2).fit(X, y)\n")
+    leader, follower = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=follower,
+                            stderr=subprocess.PIPE)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=300)
+    os.close(leader)
+    out = b"".join(chunks).decode()
+    assert proc.returncode == 0, proc.stderr.read().decode()
+    assert "ml: log marginal likelihood" in out and "after" in out

@@ -168,14 +168,20 @@ class Control:
             self.cancel(state["reason"] or "interrupted")
 
 
-def lbfgs(fun, theta0, bounds, max_iter, control=None):
+def describe_theta(space, theta):
+    """``name=value`` of the hyperparameters at log-parameters theta."""
+    return "  ".join(f"{name}={math.exp(t):.4g}" for name, t in zip(space.names, theta))
+
+
+def lbfgs(fun, theta0, bounds, max_iter, control=None, report=None):
     """L-BFGS-B on ``fun`` (value and gradient; a non-finite value or
     gradient counts as a huge value): (result, objective per iteration).
 
     When ``fun`` raises :class:`Stopped` (its fit is interrupted or out of
     time) the result is the best point evaluated so far, with
     ``success=False`` and ``stopped`` set to the reason; ``fun`` may return
-    a third item, kept for the best point as ``result.extra``."""
+    a third item, kept for the best point as ``result.extra``.
+    ``report(iteration, value, theta)`` is called after each iteration."""
     history, last = [], {}
     best = dict(value=math.inf, x=np.asarray(theta0, dtype=np.float64), extra=None, nfev=0)
 
@@ -194,6 +200,8 @@ def lbfgs(fun, theta0, bounds, max_iter, control=None):
 
     def callback(xk):
         history.append(last.get(np.asarray(xk).tobytes(), np.nan))
+        if report is not None:
+            report(len(history), history[-1], xk)
 
     try:
         res = scipy.optimize.minimize(wrapped, np.asarray(theta0, dtype=np.float64), jac=True,

@@ -7,8 +7,8 @@ import warnings
 
 import numpy as np
 
-from .common import convergence_warning, exact_solve, make_folds, start_points
-from .executors import threads_per_task
+from .common import convergence_warning, describe_theta, exact_solve, make_folds, start_points
+from .executors import local_tasks, threads_per_task
 
 #: the paper's constants: augmented Lagrangian parameter, initial multipliers,
 #: tolerance on ||theta_{k+1} - theta_k||_2, iteration limit
@@ -78,6 +78,7 @@ class HoldOut:
         self.space = space
         self.opts = dict(options)
         self.control = self.opts.pop("control", None)
+        self.progress = self.opts.pop("progress", None)
         self.stopped = None
         self.n_threads = n_threads
         self.val, self.train = np.asarray(val), np.asarray(train)
@@ -290,7 +291,13 @@ class HoldOut:
                 self.stopped = self.control.stopped()
                 if self.stopped is not None:
                     break
-            if self.stalled(self.iterate()):
+            change = self.iterate()
+            if self.progress is not None:
+                self.progress.show(f"cv_admm (hold-out of {self.nv} points): iteration "
+                                   f"{self.n_iter}  validation MSE {self.merit:.6g}  "
+                                   f"{describe_theta(self.space, self.theta)}  time "
+                                   f"{self.progress.elapsed():.1f}s")
+            if self.stalled(change):
                 self.converged = True
                 break
         if not self.converged and np.isfinite(self.best[0]):
@@ -348,6 +355,7 @@ def fit_cv_admm(space, X, y, cv, scheme, n_restarts, rng, executor, options, tol
     opts = dict(ADMM_DEFAULTS)
     opts.update(options or {})
     opts["control"] = control
+    opts["progress"] = progress if local_tasks(executor) else None
     folds = make_folds(X.shape[0], cv, rng)
     # the perturbations of z0, the same for every start: a start's result does
     # not depend on the other starts
@@ -479,6 +487,7 @@ def _consensus(space, Xf, yf, folds, starts, seeds, opts, executor, nt, progress
                 converged[c] = True
         if progress is not None and progress.due():
             progress.show(f"cv_admm (consensus, {K} folds): iteration {it + 1}  "
+                          f"{describe_theta(space, centers[cand[0]])}  "
                           f"time {progress.elapsed():.1f}s")
     thetas = [centers[c] if converged[c] or not np.isfinite(best[c][0]) else best[c][1]
               for c in range(n_c)]

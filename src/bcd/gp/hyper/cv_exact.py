@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .common import Stopped, convergence_warning, exact_solve, lbfgs, make_folds, start_points
-from .executors import threads_per_task, wait_all
+from .common import Stopped, convergence_warning, describe_theta, exact_solve, lbfgs, make_folds, start_points
+from .executors import local_tasks, threads_per_task, wait_all
 
 
 #: constants of optimizer="cv": tolerance of the GBCD solves, relative to the
@@ -105,8 +105,15 @@ def cv_fold_run(X, y, val, train, space, theta0, options, n_threads):
         return state[0].value, state[0].grad
 
     theta0 = space.clip(np.asarray(theta0, dtype=np.float64))
+    progress = options.get("progress")
+
+    def report(k, value, theta):
+        progress.show(f"cv (fold with {len(val)} validation points): iteration {k}  "
+                      f"validation MSE {value:.6g}  {describe_theta(space, theta)}  "
+                      f"time {progress.elapsed():.1f}s")
+
     res, history = lbfgs(fun, theta0, _cv_bounds(space, theta0), options["max_iter"],
-                         options.get("control"))
+                         options.get("control"), None if progress is None else report)
     return (res.x, float(res.fun), history, bool(res.success), str(res.message),
             int(res.nit), int(res.nfev), res.stopped)
 
@@ -126,6 +133,7 @@ def fit_cv(space, X, y, cv, scheme, n_restarts, rng, executor, options=None, pro
     opts = dict(CV_DEFAULTS)
     opts.update(options or {})
     opts["control"] = control
+    opts["progress"] = progress if local_tasks(executor) else None
     folds = make_folds(X.shape[0], cv, rng)
     starts = [space.clip(np.asarray(t, dtype=np.float64))
               for t in start_points(space, rng, n_restarts, candidates)]
@@ -153,7 +161,7 @@ def fit_cv(space, X, y, cv, scheme, n_restarts, rng, executor, options=None, pro
             count[0] += 1
             if progress is not None and progress.due():
                 progress.show(f"cv ({K} folds): evaluation {count[0]}, CV MSE {value:.6g}  "
-                              f"time {progress.elapsed():.1f}s")
+                              f"{describe_theta(space, theta)}  time {progress.elapsed():.1f}s")
             return value, grad
 
         res, history = lbfgs(fun, theta0, _cv_bounds(space, theta0), opts["max_iter"],

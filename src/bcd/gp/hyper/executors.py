@@ -127,6 +127,11 @@ def make_executor(client, n_tasks, control=None):
     return LocalExecutor(min(max(1, n_tasks), os.cpu_count() or 1), control)
 
 
+def local_tasks(executor):
+    """Whether the tasks run in this process (their output is the caller's)."""
+    return isinstance(executor, LocalExecutor)
+
+
 def threads_per_task(executor):
     """Kernel threads of a task: the machine's cores shared by the pool."""
     if isinstance(executor, LocalExecutor):

@@ -7,8 +7,8 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from .common import Stopped, convergence_warning, lbfgs, start_points
-from .executors import threads_per_task
+from .common import Stopped, convergence_warning, describe_theta, lbfgs, start_points
+from .executors import local_tasks, threads_per_task
 
 
 #: the dense matrices of the tasks running at once may take at most this
@@ -77,7 +77,8 @@ def log_marginal_likelihood(space, theta, X, y, eval_gradient=True, n_threads=No
     return (lml, grad, alpha) if return_alpha else (lml, grad)
 
 
-def ml_task(X, y, space, theta0, n_threads=None, maxiter=15000, control=None):
+def ml_task(X, y, space, theta0, n_threads=None, maxiter=15000, control=None, progress=None,
+            label=""):
     """One L-BFGS-B run from theta0: (theta, -lml, history, converged, message,
     iterations, evaluations, alpha at theta (None if unknown), why it stopped
     early (None, "interrupted" or "max_time"))."""
@@ -86,7 +87,12 @@ def ml_task(X, y, space, theta0, n_threads=None, maxiter=15000, control=None):
                                                    control=control, return_alpha=True)
         return -lml, -grad, alpha
 
-    res, history = lbfgs(fun, theta0, space.bounds, maxiter, control)
+    def report(k, value, theta):
+        progress.show(f"ml{label}: iteration {k}  log marginal likelihood {-value:.8g}  "
+                      f"{describe_theta(space, theta)}  time {progress.elapsed():.1f}s")
+
+    res, history = lbfgs(fun, theta0, space.bounds, maxiter, control,
+                         None if progress is None else report)
     return (res.x, float(res.fun), history, bool(res.success), str(res.message), int(res.nit),
             int(res.nfev), res.extra, res.stopped)
 
@@ -118,8 +124,12 @@ def fit_ml(space, X, y, n_restarts, rng, executor, progress=None, maxiter=15000,
     starts = start_points(space, rng, n_restarts, candidates)
     Xf, yf = executor.scatter(X), executor.scatter(y)
     nt = threads_per_task(executor)
-    futures = [executor.submit(ml_task, Xf, yf, space, t0, nt, maxiter, control)
-               for t0 in starts]
+    # progress lines come from the tasks of a local pool (a Dask worker's
+    # output is not the caller's)
+    local = progress if local_tasks(executor) else None
+    futures = [executor.submit(ml_task, Xf, yf, space, t0, nt, maxiter, control, local,
+                               f" (start {i + 1} of {len(starts)})" if len(starts) > 1 else "")
+               for i, t0 in enumerate(starts)]
     runs = executor.gather(futures)
     best = min(range(len(runs)), key=lambda i: runs[i][1])
     theta, obj, history, ok, message, nit, nfev, alpha, stopped = runs[best]
