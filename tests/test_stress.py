@@ -327,6 +327,10 @@ elif case == "dual-logistic":
     A = rs.randn(2000, 4000)
     problem = bcd.Logistic(A, np.sign(A @ rs.randn(4000)), l2=1e-4)
     options.update(formulation="dual")
+    # the row copy the dual loops read, made now (it is cached on the
+    # problem): on a loaded machine the signal could land in it otherwise
+    from bcd.problems.dual import dual_rows
+    dual_rows(problem)
 elif case == "dual-multinomial":
     problem = bcd.Multinomial(rs.randn(500, 2000), rs.randint(0, 5, 500), l2=1e-4)
     options.update(formulation="dual")
