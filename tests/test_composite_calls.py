@@ -289,7 +289,9 @@ def test_max_time_is_the_deadline_of_a_cross_validated_fit(name):
     model = make(max_time)
     elapsed, messages = _timed_fit(model, X, y)
     assert any("max_time" in m for m in messages), messages
-    assert elapsed <= max_time + max(0.1 * max_time, 1.5 * fixed), (elapsed, fixed)
+    # one iteration of a fit of several solves is its fixed cost (set-up,
+    # refit); twice it, or a quarter of max_time, absorbs a loaded machine
+    assert elapsed <= max_time + max(0.25 * max_time, 2.0 * fixed), (elapsed, fixed)
     # a usable model, chosen among what was evaluated
     scores = model.mse_path_ if name == "LassoCV" else model.scores_.T
     assert np.isnan(scores).any()
@@ -445,4 +447,6 @@ def test_max_time_is_the_deadline_of_a_fit_of_several_solves(name):
     max_time = 1.0
     elapsed, messages = _timed_fit(make(max_time), X, y)
     assert any("max_time" in m for m in messages), messages
-    assert elapsed <= max_time + max(0.1 * max_time, 1.5 * fixed), (elapsed, fixed)
+    # one iteration of a fit of several solves is its fixed cost (set-up,
+    # refit); twice it, or a quarter of max_time, absorbs a loaded machine
+    assert elapsed <= max_time + max(0.25 * max_time, 2.0 * fixed), (elapsed, fixed)
