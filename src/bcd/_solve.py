@@ -531,7 +531,7 @@ def _report(plan, out, ws_info):
     # the certificates of the array returned (float32: cast from the iterate)
     cert = certify_returned(problem, x, x_out, Certificate(
         float(out.objective), float(out.optimality), gap, status_name, message, converged),
-        tol=tol, state=state, gap_tol=gap_tol, warn=warn,
+        tol=tol, state=state, gap_tol=plan.gap_tol, warn=plan.warn,
         gap_converged=ws_info is not None and ws_info.gap_converged)
     return Result(x_out, cert.objective,
                   cert.optimality, int(out.n_iter), cert.converged, cert.status, cert.message,
