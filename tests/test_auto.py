@@ -171,17 +171,14 @@ def _assert_row_consistent(result, problem):
     assert row.when(problem)
     for earlier in rows[:rows.index(row)]:
         if earlier.when(problem):
-            config = dict(earlier.config)
-            if "block_size" in config:
-                config["block_size"] = max(1, min(config["block_size"], problem.n_coordinates))
+            # block_size capped at n ("all": n)
+            config = auto._resolve(earlier.config, problem.n_coordinates)
             rest = {k: v for k, v in config.items()
                     if k not in ("rule", "blocks", "block_size", "update")}
             with pytest.raises(ValueError):
                 check_combination(problem, config["blocks"], config["rule"], config["update"],
                                   rest, TABLES)
-    for key, value in row.config.items():
-        if key == "block_size":
-            value = max(1, min(value, problem.n_coordinates))
+    for key, value in auto._resolve(row.config, problem.n_coordinates).items():
         assert options[key] == value, (key, options[key], value)
     if "working_set" not in row.config and "working_set" in options:
         assert options["working_set"] is False
