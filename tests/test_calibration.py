@@ -33,8 +33,10 @@ def test_choice_is_deterministic_for_given_figures():
     for d in a:
         assert (d["choice"] == "dense") == (d["dense_s"] <= d["gbcd_s"]
                                            and d["dense_bytes"] <= d["memory_limit"])
-    # the crossover of the model: GBCD_PASSES n^2 / e = DENSE_PASSES n^2 / e + n^3 / (3 f)
-    cross = 3 * 2e10 * (calibration.GBCD_PASSES - calibration.DENSE_PASSES) / 1e8
+    # the crossover of the model:
+    # GBCD_PASSES n^2 / e = DENSE_PASSES n^2 / e + n^3 / (3 DENSE_SCALE f)
+    cross = 3 * calibration.DENSE_SCALE * 2e10 \
+        * (calibration.GBCD_PASSES - calibration.DENSE_PASSES) / 1e8
     assert calibration.decide(0.99 * cross, 2e10, 1e8, None)["choice"] == "dense"
     assert calibration.decide(1.01 * cross, 2e10, 1e8, None)["choice"] == "gbcd"
 
