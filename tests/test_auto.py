@@ -171,17 +171,14 @@ def _assert_row_consistent(result, problem):
     assert row.when(problem)
     for earlier in rows[:rows.index(row)]:
         if earlier.when(problem):
-            config = dict(earlier.config)
-            if "block_size" in config:
-                config["block_size"] = max(1, min(config["block_size"], problem.n_coordinates))
+            # block_size capped at n ("all": n)
+            config = auto._resolve(earlier.config, problem.n_coordinates)
             rest = {k: v for k, v in config.items()
                     if k not in ("rule", "blocks", "block_size", "update")}
             with pytest.raises(ValueError):
                 check_combination(problem, config["blocks"], config["rule"], config["update"],
                                   rest, TABLES)
-    for key, value in row.config.items():
-        if key == "block_size":
-            value = max(1, min(value, problem.n_coordinates))
+    for key, value in auto._resolve(row.config, problem.n_coordinates).items():
         assert options[key] == value, (key, options[key], value)
     if "working_set" not in row.config and "working_set" in options:
         assert options["working_set"] is False
@@ -212,14 +209,17 @@ def test_solve_with_no_options_reaches_the_reference(name, pen_name):
         assert kkt <= 1.01 * result.options["tol"]
 
 
-@pytest.mark.parametrize("n, precomputed, dense_up_to, row", [
-    (150, False, auto.DENSE_KERNEL, "small kernel system"),
-    (600, True, auto.DENSE_KERNEL, "small kernel system"),
-    (600, False, 599, "kernel system"),
-    (600, True, 599, "kernel system")])
-def test_gaussian_process_with_no_options_matches_a_direct_solve(n, precomputed, dense_up_to,
+@pytest.mark.parametrize("n, precomputed, dense_faster, row", [
+    (150, False, True, "small kernel system"),
+    (600, True, True, "small kernel system"),
+    (600, False, False, "kernel system"),
+    (600, True, False, "kernel system")])
+def test_gaussian_process_with_no_options_matches_a_direct_solve(n, precomputed, dense_faster,
                                                                  row, monkeypatch):
-    monkeypatch.setattr(auto, "DENSE_KERNEL", dense_up_to)
+    # calibration figures that make the dense solve predicted faster or slower
+    from bcd.core import calibration
+    monkeypatch.setattr(calibration, "dense_rate", lambda: 1e12 if dense_faster else 1e3)
+    monkeypatch.setattr(bcd.GaussianProcess, "kernel_entry_rate", lambda self: 1e8)
     X, y = _gp_data(n)
     problem = bcd.GaussianProcess(X, y, bcd.gp.SquaredExponential(0.3), noise=0.1,
                                   precomputed=precomputed)
@@ -227,6 +227,9 @@ def test_gaussian_process_with_no_options_matches_a_direct_solve(n, precomputed,
     assert result.converged
     _assert_row_consistent(result, problem)
     assert result.options["auto"] == row
+    prediction = result.options["auto_prediction"]
+    assert prediction["choice"] == ("dense" if dense_faster else "gbcd")
+    assert (prediction["dense_s"] <= prediction["gbcd_s"]) == dense_faster
     if row == "small kernel system":
         # one exact block of every coordinate: the direct solve itself
         assert result.n_iter == 1 and result.options["block_size"] == n

@@ -13,7 +13,14 @@
 * :func:`available_memory` is the memory this process can still allocate:
   the smaller of the system's available memory and what is left of the
   cgroup's limit.
+* :func:`usable_cores` is the number of cores this process may run on: the
+  smallest of ``OMP_NUM_THREADS``, the cgroup's CPU quota (v2 ``cpu.max``,
+  v1 ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``), the CPU affinity mask
+  (``os.sched_getaffinity``) and the machine's CPU count.  It is the
+  default thread count of the Gaussian-process classes (capped again by
+  OpenMP's own limit, which threadpoolctl's ``threadpool_limits`` sets).
 """
+import math
 import os
 import threading
 import warnings
@@ -97,6 +104,72 @@ def available_memory():
         except (ValueError, OSError, AttributeError):
             return None
     return min(candidates)
+
+
+def _omp_num_threads():
+    """The first entry of ``OMP_NUM_THREADS`` as a positive int, or None."""
+    value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    try:
+        threads = int(value)
+    except ValueError:
+        return None
+    return threads if threads > 0 else None
+
+
+def _cgroup_cpus():
+    """The cgroup's CPU quota in whole cores (rounded up), or None when
+    there is none: v2 ``cpu.max`` ("max 100000" or "200000 100000"), else v1
+    ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us`` (quota -1: none)."""
+    line = _read("/sys/fs/cgroup/cpu.max")
+    if line:
+        parts = line.split()
+        if len(parts) >= 1 and parts[0] != "max":
+            try:
+                quota = int(parts[0])
+                period = int(parts[1]) if len(parts) > 1 else 100000
+            except ValueError:
+                return None
+            if quota > 0 and period > 0:
+                return max(1, math.ceil(quota / period))
+        return None
+    for base in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"):
+        quota, period = _read(base + "/cpu.cfs_quota_us"), _read(base + "/cpu.cfs_period_us")
+        if quota is None or period is None:
+            continue
+        try:
+            quota, period = int(quota), int(period)
+        except ValueError:
+            return None
+        if quota > 0 and period > 0:
+            return max(1, math.ceil(quota / period))
+        return None
+    return None
+
+
+def _affinity_cpus():
+    """The CPUs in this process's affinity mask, or None where unknown."""
+    try:
+        return len(os.sched_getaffinity(0)) or None
+    except (AttributeError, OSError):
+        return None
+
+
+def usable_cores():
+    """The number of cores this process may use (at least 1): the smallest
+    of ``OMP_NUM_THREADS`` (its first entry), the cgroup's CPU quota rounded
+    up to whole cores, the size of the CPU affinity mask and
+    ``os.cpu_count()``, leaving out those that are not set or not known.
+
+    Examples
+    --------
+    >>> import os
+    >>> from bcd._resources import usable_cores
+    >>> 1 <= usable_cores() <= (os.cpu_count() or 1)
+    True
+    """
+    limits = [_omp_num_threads(), _cgroup_cpus(), _affinity_cpus(), os.cpu_count()]
+    limits = [int(v) for v in limits if v]
+    return max(1, min(limits)) if limits else 1
 
 
 # ------------------------------------------------------------------ BLAS threads

@@ -57,7 +57,9 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     extrapolation for a Lasso, forest-structured blocks for label
     propagation); the choice is
     recorded in ``result.options`` (``options["auto"]`` names the table's
-    row) and printed with ``verbose=True``.  As soon as one of them is
+    row; for kernel systems, ``options["auto_prediction"]`` gives the
+    predicted times of a dense solve and of GBCD that decided between them,
+    see :mod:`bcd.core.calibration`) and printed with ``verbose=True``.  As soon as one of them is
     given, those not given take the defaults ``rule="gs"``,
     ``blocks="variable"``, ``update="gradient"`` and no working set or
     extrapolation.
@@ -517,6 +519,11 @@ def _report(plan, out, ws_info):
     options = dict(parts.options, formulation="primal", check_every=plan.check_every, tol=tol,
                    tol_mode=plan.tol_mode,
                    max_iter=plan.max_iter, auto=None if auto_row is None else auto_row.name)
+    if auto_row is not None:
+        figures = auto.prediction(problem)
+        if figures is not None:
+            # the calibrated choice between a dense solve and GBCD (kernel systems)
+            options["auto_prediction"] = figures
     gap = ws_info.duality_gap if ws_info is not None else None
     if gap is None and "duality_gap" in problem.capabilities and status_name != "diverged":
         # converged: the engine certified on state recomputed from x

@@ -61,9 +61,6 @@ SMALL = 256
 #: the same for dense data, whose block Hessian is one BLAS rank-k update
 DENSE_NEWTON = 512
 
-#: the most points of a kernel system solved as one exact block (K and its
-#: factor, 2 x 8 n^2 bytes: at most 256 MB); beyond, greedy blocks
-DENSE_KERNEL = 4096
 
 
 #: formulation name -> ``accepts(problem)``: whether a problem can be solved
@@ -94,8 +91,21 @@ def _wide(problem):
     return problem.n_samples <= problem.n_features
 
 
-def _small_kernel(problem):
-    return problem.n_coordinates <= DENSE_KERNEL
+def _dense_kernel(problem):
+    """The calibrated choice (:func:`bcd.core.calibration.kernel_choice`)
+    is the dense solve: predicted faster than GBCD on this machine, and its
+    matrices within the memory limit."""
+    return prediction(problem)["choice"] == "dense"
+
+
+def prediction(problem):
+    """The figures of the calibrated choice for a kernel system, or None
+    for other problems (see :mod:`bcd.core.calibration`)."""
+    if getattr(problem, "structure", None) != "kernel" \
+            or not hasattr(problem, "kernel_entry_rate"):
+        return None
+    from . import calibration
+    return calibration.kernel_choice(problem)
 
 
 #: coordinate descent in column order with extrapolation, and on working sets
@@ -137,13 +147,13 @@ AUTO_TABLE = (
         "partition with message passing, 0.44 s, and 0.12 s with extrapolation (spsolve "
         "0.32 s); greedy and random rules are slower (row h of asv_benches/compare.py)"),
     Row("small kernel system",
-        _all(_not(_penalized), _structure("kernel"), _small_kernel),
-        dict(rule="cyclic", blocks="variable", block_size=DENSE_KERNEL, update="exact"),
-        "one exact block of every coordinate, a dense Cholesky solve: Friedman1 with the "
-        "squared exponential kernel at n = 1000 / 2000 / 3000 / 4000 / 6000 took "
-        "0.011 / 0.053 / 0.14 / 0.28 / 0.80 s, within 15% of SciPy's cho_factor/cho_solve "
-        "(kernel included), against 0.073 / 0.19 / 0.35 / 0.53 / 0.92 s for greedy blocks "
-        "of 500; at 10000 greedy blocks take half the time of the dense solve"),
+        _all(_not(_penalized), _structure("kernel"), _dense_kernel),
+        dict(rule="cyclic", blocks="variable", block_size="all", update="exact"),
+        "one exact block of every coordinate, a dense Cholesky solve, where it is predicted "
+        "faster than GBCD from the dense factorization rate and the kernel-entry rate "
+        "measured once per process on this machine, and K and its factor (16 n^2 bytes) "
+        "take at most half of the available memory (bcd.core.calibration); on the 2-core "
+        "machine the crossover lies near 6000 points"),
     Row("kernel system",
         _all(_not(_penalized), _structure("kernel")),
         dict(rule="gbcd", blocks="variable", update="exact"),
@@ -237,7 +247,9 @@ EXPLICIT_DEFAULTS = dict(rule="gs", blocks="variable", block_size=None, update="
 def _resolve(config, n):
     config = dict(config)
     size = config.get("block_size")
-    if size is not None:
+    if size == "all":
+        config["block_size"] = max(1, n)
+    elif size is not None:
         config["block_size"] = max(1, min(size, n))
     return config
 

@@ -22,7 +22,7 @@ import os
 import numpy as np
 cimport cython
 
-from bcd._resources import resolve_threads
+from bcd._resources import resolve_threads, usable_cores
 from cython.parallel cimport prange, parallel, threadid
 from libc.math cimport sqrt
 from libc.stdlib cimport malloc, calloc, free
@@ -163,9 +163,11 @@ def kernel_isa():
 
 
 def max_threads():
-    """Threads used by default (OpenMP's limit; 1 without OpenMP, and in a
-    child forked after parallel loops ran, see :mod:`bcd._resources`)."""
-    return resolve_threads(None, bcd_max_threads())
+    """Threads used by default: the usable cores (``OMP_NUM_THREADS``, the
+    cgroup's CPU quota and the affinity mask, :func:`bcd._resources.usable_cores`)
+    capped by OpenMP's limit (which threadpoolctl sets); 1 without OpenMP,
+    and in a child forked after parallel loops ran (see :mod:`bcd._resources`)."""
+    return resolve_threads(None, min(bcd_max_threads(), usable_cores()))
 
 
 @cython.final
@@ -229,7 +231,7 @@ cdef class CyKernelEvaluator:
         self.f_grad = np.asarray(grad, dtype=np.int32)
         self.diag_value = float(np.sum(coef))
         self.single_se = len(code) == 1 and code[0] == BCD_KIND_SQUARED_EXPONENTIAL
-        self.n_threads = resolve_threads(n_threads, bcd_max_threads())
+        self.n_threads = resolve_threads(n_threads, min(bcd_max_threads(), usable_cores()))
         self._keep = (A1, A2, B1, B2)
         self.n_params = 0
 

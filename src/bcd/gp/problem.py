@@ -1,14 +1,24 @@
 """The Gaussian process linear system as a problem for :func:`bcd.solve`."""
 import numbers
+import re
+import threading
 
 import numpy as np
 
 from .._resources import resolve_threads
 from .._validation import check_vector, result_dtype
 from ..problems import Problem, Quadratic
+from ..core import calibration
 from ._kernel import max_threads
 from ._problem import CyGaussianProcess
 from .kernels import Kernel, _check_inputs
+
+#: kernel-entry rates measured in this process, by (kernel kind, dimension, threads)
+_ENTRY_RATES = {}
+_ENTRY_LOCK = threading.Lock()
+
+#: the points of the block timed by :meth:`GaussianProcess.kernel_entry_rate`
+ENTRY_PROBE = 1000
 
 #: smallest noise variance accepted, relative to the signal variance k(x, x)
 MIN_RELATIVE_NOISE = 1e-8
@@ -53,15 +63,21 @@ class GaussianProcess(Problem):
         Columns of recently updated coordinates are reused instead of
         recomputed.
     n_threads : int, optional
-        Threads evaluating the kernel (default: all cores, or OpenMP's
-        ``OMP_NUM_THREADS``).
+        Threads evaluating the kernel.  Default: the usable cores
+        (:func:`bcd._resources.usable_cores`: the smallest of
+        ``OMP_NUM_THREADS``, the cgroup's CPU quota and the CPU affinity
+        mask), capped by OpenMP's limit, which threadpoolctl's
+        ``threadpool_limits(limits=k, user_api="openmp")`` sets.
 
     Notes
     -----
-    ``bcd.solve(problem)`` with no options solves a system of at most 4096
-    points (``bcd.core.auto.DENSE_KERNEL``) as one exact block of every
-    coordinate, a dense Cholesky solve that forms K and its factor (at
-    most 256 MB), and larger ones by GBCD without forming K.
+    ``bcd.solve(problem)`` with no options chooses between one exact block
+    of every coordinate (a dense Cholesky solve that forms K and its
+    factor, 16 n^2 bytes) and GBCD without forming K, from the times
+    predicted by rates measured once per process on this machine (see
+    :mod:`bcd.core.calibration`); the dense solve never takes more than
+    half of the available memory.  ``result.options["auto_prediction"]``
+    records the predicted times.
 
     The gradient is :math:`(K + \sigma^2 I)\alpha - y`, the residual of the
     linear system, so ``tol`` bounds that residual; L_i = k(x_i, x_i) +
@@ -131,6 +147,32 @@ class GaussianProcess(Problem):
 
     def _restore(self):
         self._eval = self.kernel.evaluator(self.X, n_threads=self.n_threads)
+
+    def kernel_entry_rate(self):
+        """Kernel entries per second this problem's evaluator computes on
+        this machine: one block of at most 1000 x 1000 entries on the first
+        inputs, timed once per process for each kernel kind (the kernel
+        without its hyperparameter values), input dimension and thread
+        count, and cached.
+
+        Examples
+        --------
+        >>> import numpy as np, bcd
+        >>> X = np.random.default_rng(0).uniform(size=(200, 3))
+        >>> problem = bcd.GaussianProcess(X, X[:, 0], bcd.gp.SquaredExponential(1.0), 0.1)
+        >>> problem.kernel_entry_rate() > 0
+        True
+        """
+        kind = re.sub(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", "#", repr(self.kernel))
+        key = (kind, self.X.shape[1], self.n_threads)
+        with _ENTRY_LOCK:
+            rate = _ENTRY_RATES.get(key)
+            if rate is None:
+                m = min(self.n_coordinates, ENTRY_PROBE)
+                ev = self.kernel.evaluator(self.X[:m], n_threads=self.n_threads)
+                rate = calibration.entry_rate(ev.matrix, m * m)
+                _ENTRY_RATES[key] = rate
+        return rate
 
     def kernel_matrix(self):
         """The dense kernel matrix K (n x n, Fortran-ordered, a new array).

@@ -73,7 +73,9 @@ class GPRegressor(RegressorBase):
         memory available when :meth:`predict` first needs it (the factor,
         computed once by panels, serves every later call).
     n_threads : int, optional
-        Threads evaluating the kernel (default: all cores).
+        Threads evaluating the kernel (default: the usable cores, the
+        smallest of ``OMP_NUM_THREADS``, the cgroup's CPU quota and the CPU
+        affinity mask, capped by OpenMP's limit that threadpoolctl sets).
     solver_options : dict, optional
         Further options of :func:`bcd.solve` (e.g. ``{"mi_candidates":
         100}``); those set by the parameters above (``rule``, ``blocks``,

@@ -792,7 +792,10 @@ class SparseGPRegressor(RegressorBase):
     n_threads : int, optional
         Threads of the compiled loops (kernel, swaps, gradients); when given
         and threadpoolctl is installed, also the limit of BLAS threads during
-        ``fit`` (default: all cores, and BLAS's own setting).  On a busy
+        ``fit`` (default: the usable cores, the smallest of
+        ``OMP_NUM_THREADS``, the cgroup's CPU quota and the CPU affinity
+        mask, capped by OpenMP's limit that threadpoolctl sets; and BLAS's
+        own setting).  On a busy
         machine, waking threads for short operations can cost more than they
         save.
     verbose : bool or int, default=False
