@@ -19,6 +19,15 @@ likelihoods equal to 1e-8 relative.  Set ``OPENBLAS_NUM_THREADS`` and
 ``OMP_NUM_THREADS`` to compare on equal threads (the command line does not
 change them).
 
+Measured on 2 shared cores, ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+python -m asv_benches.gpr_dropin`` (3 repeats, medians): bcd 14.4 s,
+scikit-learn 39.9 s, ratio 0.36; both fit RBF(length_scale=3.23) +
+WhiteKernel(noise_level=0.0431) with log marginal likelihoods equal to
+4e-14 relative.  One evaluation of the log marginal likelihood and its
+gradient costs a Cholesky factorization and the inverse from it (n^3 flops)
+against scikit-learn's factorization and cho_solve of the identity
+(7/3 n^3), and no n x n x n_params gradient array.
+
 The asv class :class:`GPRDropinFit` times the two fits at n = 1,000 (a
 smaller size, so that asv's repeats stay short) and tracks their ratio.
 """

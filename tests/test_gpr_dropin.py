@@ -345,3 +345,15 @@ def test_importing_bcd_gp_does_not_import_sklearn():
     code = ("import sys, bcd.gp; assert 'sklearn' not in sys.modules; "
             "bcd.gp.GaussianProcessRegressor; assert 'sklearn' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
+
+
+def test_per_sample_alpha_and_no_copy_match_sklearn():
+    X, y = _data(20, 2)
+    alpha = np.linspace(1e-3, 1e-1, 20)
+    kernel = C(1.0) * Matern(1.0, nu=1.5)
+    ours = GaussianProcessRegressor(kernel, alpha=alpha, copy_X_train=False).fit(X, y)
+    ref = SkGPR(kernel, alpha=alpha, copy_X_train=False).fit(X, y)
+    assert ours.X_train_ is X
+    assert ours.log_marginal_likelihood_value_ == pytest.approx(
+        ref.log_marginal_likelihood_value_, rel=1e-7)
+    np.testing.assert_allclose(ours.predict(X[:4]), ref.predict(X[:4]), rtol=1e-4, atol=1e-6)
