@@ -24,8 +24,8 @@ from bcd.core._clock cimport interrupted, now
 #: columns per panel: large enough that the BLAS calls run near peak, small
 #: enough that the LAPACK call on the diagonal block is a small one.  At
 #: n = 6000 on 2 threads of a loaded 2-core AMD EPYC: 512 columns 4.3-5.4 s,
-#: 256 columns 6.7-7.7 s, SciPy's dpotrf 4.5-4.8 s (python /tmp/tchol3.py
-#: 6000, alternated twice); on one thread 256 and 512 both match dpotrf.
+#: 256 columns 6.7-7.7 s, SciPy's dpotrf 4.5-4.8 s (the three alternated
+#: twice on one SPD matrix); on one thread 256 and 512 both match dpotrf.
 PANEL = 512
 
 #: return codes besides 0 (success) and k > 0 (the leading minor of order k
