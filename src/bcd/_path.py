@@ -83,7 +83,36 @@ class PathResult:
 def lambda_max(problem):
     """The smallest lambda for which x = 0 minimizes f + lambda * g, with g
     the problem's L1 penalty at lambda = 1 (its weights ``w_i``):
-    ``max_i |grad_i f(0)| / w_i`` (``-grad_i f(0)`` with ``positive``)."""
+    ``max_i |grad_i f(0)| / w_i`` (``-grad_i f(0)`` with ``positive``).
+
+    Parameters
+    ----------
+    problem : bcd.problems.Problem
+        A problem with an L1 penalty (:class:`bcd.L1`, optionally with
+        ``positive=True``).  A scalar weight only marks the penalty as L1
+        (its value is not used); an array of weights is kept relative.
+        Coordinates of weight 0 are unpenalized and must have a zero
+        gradient at 0.
+
+    Returns
+    -------
+    float
+        The value; every L1 weight ``lambda * w_i`` with ``lambda`` at
+        least this value has the solution x = 0.
+
+    Raises
+    ------
+    ValueError
+        If the problem has no L1 penalty, or an unpenalized coordinate has a
+        non-zero gradient at 0 (lambda_max is then infinite).
+
+    Examples
+    --------
+    >>> import numpy as np, bcd
+    >>> A = np.array([[1.0, 0.0], [0.0, 2.0]])
+    >>> bcd.lambda_max(bcd.LeastSquares(A, [3.0, 1.0], penalty=bcd.L1(1.0)))  # max |A^T b|
+    3.0
+    """
     pen = _check_l1(problem)
     grad = np.asarray(problem.gradient(np.zeros(problem.n_coordinates)), dtype=np.float64)
     weights = _weights(pen, problem.n_coordinates)

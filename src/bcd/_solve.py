@@ -52,7 +52,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     ``"auto"`` (and no option of a rule, block strategy or update given but
     ``working_set`` and ``extrapolation``, see Other Parameters), the
     configuration is chosen from the problem's structure,
-    penalty and size by the measured table :data:`bcd.core.auto.AUTO_TABLE`
+    penalty and size by the measured table ``bcd.core.auto.AUTO_TABLE``
     (for example coordinate descent on working sets with Anderson
     extrapolation for a Lasso, forest-structured blocks for label
     propagation); the choice is
@@ -196,7 +196,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         tests, with the rows centered along its column) (:class:`bcd.LeastSquares`,
         :class:`bcd.Logistic`, :class:`bcd.Multinomial`,
         :class:`bcd.LinearSVM`), its Fenchel dual, one coordinate per
-        sample (:mod:`bcd.problems.dual`): exact or safeguarded Newton
+        sample (``bcd.problems.dual``): exact or safeguarded Newton
         coordinate steps, the samples in a fresh random permutation every
         pass (``rule="random"``, the default), in order (``"cyclic"``) or
         the most violating ones (``"gs"``).  ``result.x`` is the primal
@@ -217,7 +217,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         with or without a penalty: Newton steps whose quadratic models
         (weighted least squares) are solved by this function's automatic
         configuration, with a backtracking search on the objective
-        (:mod:`bcd._newton`); ``max_iter`` counts Newton steps (default
+        (``bcd._newton``); ``max_iter`` counts Newton steps (default
         1000).  ``"auto"``: as the automatic configuration chooses (when no
         rule, block or update option is given), else ``"primal"``.
     shrinking : bool, default=True

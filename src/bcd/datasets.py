@@ -97,6 +97,26 @@ def make_lattice_graph(n_rows, n_cols, weight=1.0):
     Node ``i`` sits at row ``i % n_rows`` and column ``i // n_rows`` and is
     joined to the next node down its column and to the node in the next
     column.
+
+    Parameters
+    ----------
+    n_rows, n_cols : int
+        Size of the grid (at least 1 each); the graph has
+        ``n_rows * n_cols`` nodes.
+    weight : float, default=1.0
+        Positive weight of every edge.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n_rows * n_cols, n_rows * n_cols)
+        Symmetric weights with a zero diagonal.
+
+    Examples
+    --------
+    >>> import bcd
+    >>> W = bcd.datasets.make_lattice_graph(2, 3)
+    >>> W.shape, W.nnz // 2                  # 6 nodes, 7 edges
+    ((6, 6), 7)
     """
     n_rows = check_scalar(n_rows, "n_rows", low=1, integer=True)
     n_cols = check_scalar(n_cols, "n_cols", low=1, integer=True)
@@ -116,6 +136,30 @@ def make_knn_graph(X, n_neighbors=5, weight=1.0):
 
     Each point is joined to its ``n_neighbors`` nearest other points; the
     graph is symmetrized by ``W = max(W, W.T)`` with unit (``weight``) edges.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_points, n_dims)
+        The points, at least 2 (Euclidean distances).
+    n_neighbors : int, default=5
+        Neighbours of each point, from 1 to ``n_points - 1``.
+    weight : float, default=1.0
+        Weight of every edge.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n_points, n_points)
+        Symmetric weights; a node has at least ``n_neighbors`` edges.
+
+    Examples
+    --------
+    >>> import numpy as np, bcd
+    >>> X = np.array([[0.0], [1.0], [3.0], [7.0]])
+    >>> bcd.datasets.make_knn_graph(X, n_neighbors=1).toarray()
+    array([[0., 1., 0., 0.],
+           [1., 0., 1., 0.],
+           [0., 1., 0., 1.],
+           [0., 0., 1., 0.]])
     """
     from scipy.spatial import cKDTree
 
@@ -139,7 +183,30 @@ def make_lattice_dataset(size=50, n_labelled=100, weight=1e5, random_state=1):
     says 1e4).  With the defaults the optimal value of the resulting
     :class:`bcd.LabelPropagation` problem is -1045999575.2270697.
 
-    Returns ``(W, labels)`` with NaN labels for the unknown nodes.
+    Parameters
+    ----------
+    size : int, default=50
+        Side of the lattice; the graph has ``size**2`` nodes.
+    n_labelled : int, default=100
+        Number of labelled nodes, from 1 to ``size**2 - 1``.
+    weight : float, default=1e5
+        Positive weight of every lattice edge.
+    random_state : int or numpy.random.RandomState, default=1
+        Seed of the legacy generator (1 gives the paper's instance).
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (size**2, size**2)
+        The lattice's weights (see :func:`make_lattice_graph`).
+    labels : ndarray of shape (size**2,)
+        The known labels, NaN for the unknown nodes.
+
+    Examples
+    --------
+    >>> import numpy as np, bcd
+    >>> W, labels = bcd.datasets.make_lattice_dataset(size=10, n_labelled=5)
+    >>> W.shape, int(np.count_nonzero(~np.isnan(labels)))
+    ((100, 100), 5)
     """
     rs = _legacy_rng(random_state)
     W = make_lattice_graph(size, size, weight)
@@ -161,7 +228,37 @@ def make_two_moons_dataset(n_samples=2000, n_labelled=100, n_neighbors=5, noise=
     a symmetric ``n_neighbors``-nearest-neighbour graph with unit weights;
     ``n_labelled`` points chosen at random keep their class (1 or 2).
 
-    Returns ``(W, labels)`` (and the points with ``return_points``).
+    Parameters
+    ----------
+    n_samples : int, default=2000
+        Number of points (at least 4), half on each moon.
+    n_labelled : int, default=100
+        Number of labelled points, from 1 to ``n_samples - 1``.
+    n_neighbors : int, default=5
+        Neighbours of each point in the graph (see :func:`make_knn_graph`).
+    noise : float, default=0.2
+        Standard deviation of the Gaussian noise added to the points.
+    random_state : int or numpy.random.RandomState, default=1
+        Seed of the legacy generator (1 gives the paper's instance).
+    return_points : bool, default=False
+        Also return the points.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        The k-nearest-neighbour graph.
+    labels : ndarray of shape (n_samples,)
+        The class (1.0 or 2.0) of the labelled points, NaN for the others.
+    X : ndarray of shape (n_samples, 2)
+        The points, only with ``return_points=True``.
+
+    Examples
+    --------
+    >>> import numpy as np, bcd
+    >>> W, labels, X = bcd.datasets.make_two_moons_dataset(200, n_labelled=10,
+    ...                                                    return_points=True)
+    >>> W.shape, X.shape, np.unique(labels[~np.isnan(labels)]).tolist()
+    ((200, 200), (200, 2), [1.0, 2.0])
     """
     rs = _legacy_rng(random_state)
     n = check_scalar(n_samples, "n_samples", low=4, integer=True)
@@ -209,9 +306,25 @@ def make_friedman1(n_samples=10000, n_test=5000, noise=1.0, random_state=0):
     to zero mean and unit variance with the training statistics (the same
     transformation is applied to the test set).
 
+    Parameters
+    ----------
+    n_samples : int, default=10000
+        Number of training points (at least 2).
+    n_test : int, default=5000
+        Number of test points (may be 0).
+    noise : float, default=1.0
+        Standard deviation of the noise added to the training targets,
+        before scaling.
+    random_state : int, numpy.random.Generator or None, default=0
+        Seed of ``numpy.random.default_rng``.
+
     Returns
     -------
-    X_train, y_train, X_test, y_test : ndarrays
+    X_train : ndarray of shape (n_samples, 10)
+    y_train : ndarray of shape (n_samples,)
+    X_test : ndarray of shape (n_test, 10)
+    y_test : ndarray of shape (n_test,)
+        The noise-free test targets, scaled as the training targets.
 
     Examples
     --------

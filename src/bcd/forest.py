@@ -138,6 +138,26 @@ def is_forest(G, nodes=None):
 
     ``G`` is a symmetric matrix whose off-diagonal non-zeros are the edges.
     Cost ``O(|nodes| + the sum of their degrees)``.
+
+    Parameters
+    ----------
+    G : sparse matrix or array of shape (n, n)
+        Symmetric; its off-diagonal non-zeros are the edges (explicit zeros
+        are not).
+    nodes : array-like of int, optional
+        Distinct node indices (default: all nodes).
+
+    Returns
+    -------
+    bool
+        True when the subgraph induced by ``nodes`` has no cycle.
+
+    Examples
+    --------
+    >>> import bcd
+    >>> W = bcd.datasets.make_lattice_graph(2, 2)      # a 4-cycle
+    >>> bcd.forest.is_forest(W), bcd.forest.is_forest(W, [0, 1, 2])
+    (False, True)
     """
     graph = _checked_graph(G, "G")
     return bool(_forest.structure(graph, _checked_nodes(nodes, graph.n))[0] >= 0)
@@ -149,6 +169,14 @@ def greedy_coloring(G, order=None):
     Nodes are visited in ``order`` (default 0, 1, ..., n-1); each gets the
     smallest colour not used by a neighbour visited before it.  On a lattice
     in row- or column-major order this is the red-black colouring.
+
+    Parameters
+    ----------
+    G : sparse matrix or array of shape (n, n)
+        Symmetric; its off-diagonal non-zeros are the edges.
+    order : array-like of int, optional
+        Distinct nodes in the order they are coloured (default: all nodes,
+        0 to n-1).  Nodes left out are not coloured.
 
     Returns
     -------
@@ -174,6 +202,14 @@ def forest_partition(G, order=None):
     Nodes are visited in ``order`` (default 0, 1, ..., n-1); each joins the
     first block in which the nodes assigned so far still induce a forest.
 
+    Parameters
+    ----------
+    G : sparse matrix or array of shape (n, n)
+        Symmetric; its off-diagonal non-zeros are the edges.
+    order : array-like of int, optional
+        Distinct nodes in the order they are assigned (default: all nodes,
+        0 to n-1).  Nodes left out get no block.
+
     Returns
     -------
     labels : int32 array of shape (n,)
@@ -198,10 +234,24 @@ def greedy_forest(G, order):
     With ``order`` sorted by decreasing ``|grad_i f|`` this is the greedy
     tree of ``bcd.solve(blocks="tree", rule="gs")``.
 
+    Parameters
+    ----------
+    G : sparse matrix or array of shape (n, n)
+        Symmetric; its off-diagonal non-zeros are the edges.
+    order : array-like of int
+        Distinct nodes, in the order they are tried.
+
     Returns
     -------
     nodes : int32 array
         The forest's nodes, in the order they were added.
+
+    Examples
+    --------
+    >>> import bcd
+    >>> W = bcd.datasets.make_lattice_graph(2, 2)      # a 4-cycle: 0-1-3-2-0
+    >>> bcd.forest.greedy_forest(W, [0, 1, 2, 3])      # node 3 would close it
+    array([0, 1, 2], dtype=int32)
     """
     graph = _checked_graph(G, "G")
     return _forest.grow_forest(graph, _checked_nodes(order, graph.n, "order"))

@@ -343,7 +343,7 @@ class ElasticNet(_PenalizedLeastSquares):
         centered when fitting an intercept; ``S``: the sample weights), the
         residual of ``w = 0`` scaled by ``tol``; where ``l1_ratio > 0`` it
         continues until the duality gap is at most ``tol * sum_i s_i (y_i -
-        ybar)^2``, scikit-learn's test (:attr:`dual_gap_` is the gap divided
+        ybar)^2``, scikit-learn's test (``dual_gap_`` is the gap divided
         by ``n``).
     warm_start : bool, default=False
         Start from the previous solution when refitting.

@@ -41,7 +41,7 @@ def _per_coordinate(value, name, n, allow_inf=False):
 class Penalty:
     """Base class of separable penalties g(x) = sum_i g_i(x_i).
 
-    A subclass declares its ``capabilities`` (see :mod:`bcd.core.specs`:
+    A subclass declares its ``capabilities`` (see ``bcd.core.specs``:
     "prox" and "distance" always, optionally "slope", "orthant" and "path")
     and implements :meth:`build`, which returns its compiled form, a
     ``bcd.penalties._penalty.CyPenalty`` subclass.  :meth:`compile` checks

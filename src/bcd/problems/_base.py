@@ -29,7 +29,7 @@ class Problem:
       ``_set_lipschitz``).  With the ``"lipschitz"`` capability they are
       global Lipschitz constants of the partial derivatives; without it they
       are positive scales, and zero only for coordinates that cannot move;
-    * ``capabilities``: the oracles it provides (see :mod:`bcd.core.specs`),
+    * ``capabilities``: the oracles it provides (see ``bcd.core.specs``),
       which decide the rules, updates and block strategies it can be solved
       with;
     * :meth:`smooth_objective` and :meth:`gradient`: NumPy evaluations of
