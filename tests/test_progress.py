@@ -96,13 +96,8 @@ def test_progress_clear_and_rate():
     assert log.getvalue() == "final\n"
 
 
-@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
-def test_self_updating_line_on_a_real_terminal():
-    code = ("import warnings, bcd\n"
-            "warnings.simplefilter('ignore')\n"
-            "A, b = bcd.datasets.make_paper_dataset('A', n_samples=100, n_features=400)\n"
-            "bcd.solve(bcd.LeastSquares(A, b), rule='gs', block_size=5, tol=0.0,\n"
-            "          max_iter=10**9, max_time=2.2, check_every=100, verbose=2)\n")
+def _run_on_a_terminal(code, timeout):
+    """What ``python -c code`` writes to a pseudo-terminal as its stdout."""
     leader, follower = os.openpty()
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=follower,
                             stderr=subprocess.PIPE)
@@ -116,10 +111,20 @@ def test_self_updating_line_on_a_real_terminal():
         if not data:
             break
         chunks.append(data)
-    proc.wait(timeout=60)
+    proc.wait(timeout=timeout)
     os.close(leader)
-    out = b"".join(chunks).decode()
     assert proc.returncode == 0, proc.stderr.read().decode()
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_self_updating_line_on_a_real_terminal():
+    code = ("import warnings, bcd\n"
+            "warnings.simplefilter('ignore')\n"
+            "A, b = bcd.datasets.make_paper_dataset('A', n_samples=100, n_features=400)\n"
+            "bcd.solve(bcd.LeastSquares(A, b), rule='gs', block_size=5, tol=0.0,\n"
+            "          max_iter=10**9, max_time=2.2, check_every=100, verbose=2)\n")
+    out = _run_on_a_terminal(code, timeout=60)
     assert out.count("\r") >= 2, out          # rewritten in place (the terminal adds \r\n too)
     assert "max_time" in out
 
@@ -165,21 +170,5 @@ def test_hyperparameter_progress_on_a_terminal():
             "X = rng.uniform(-3, 3, (400, 2)); y = np.sin(X[:, 0])\n"
             "bcd.gp.GPRegressor(bcd.gp.SquaredExponential(1.0), 0.1, optimizer='ml',\n"
             "                   verbose=2).fit(X, y)\n")
-    leader, follower = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=follower,
-                            stderr=subprocess.PIPE)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 4096)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait(timeout=300)
-    os.close(leader)
-    out = b"".join(chunks).decode()
-    assert proc.returncode == 0, proc.stderr.read().decode()
+    out = _run_on_a_terminal(code, timeout=300)
     assert "ml: log marginal likelihood" in out and "after" in out

@@ -22,6 +22,16 @@ def dense_bytes(n):
     return 8.0 * n * n
 
 
+def _raise_if_stopped(info, control):
+    """Raise :class:`Stopped` when a panel factorization returned a stop
+    code (Ctrl-C or the flag: "interrupted"; the deadline: "max_time")."""
+    from ...core._dense import INTERRUPTED
+
+    if info < 0:
+        raise Stopped("interrupted" if info == INTERRUPTED and (
+            control is None or control.reason != "max_time") else "max_time")
+
+
 def log_marginal_likelihood(space, theta, X, y, eval_gradient=True, n_threads=None,
                             control=None, return_alpha=False):
     """log p(y | X, theta) and its gradient with respect to theta, by a dense
@@ -37,7 +47,7 @@ def log_marginal_likelihood(space, theta, X, y, eval_gradient=True, n_threads=No
     when ``control`` (a :class:`~.common.Control`) says so, raising
     :class:`~.common.Stopped`.  With ``return_alpha`` a third item is
     alpha = C^-1 y."""
-    from ...core._dense import INTERRUPTED, cholesky, inverse_from_cholesky
+    from ...core._dense import cholesky, inverse_from_cholesky
 
     kernel, noise = space.unpack(theta)
     n = X.shape[0]
@@ -47,9 +57,7 @@ def log_marginal_likelihood(space, theta, X, y, eval_gradient=True, n_threads=No
     C[np.diag_indices(n)] += noise
     failed = (-np.inf, np.zeros(space.size)) + ((None,) if return_alpha else ())
     info = cholesky(C, deadline=deadline, cancel=flag)
-    if info < 0:
-        raise Stopped("interrupted" if info == INTERRUPTED and (
-            control is None or control.reason != "max_time") else "max_time")
+    _raise_if_stopped(info, control)
     if info > 0:
         return failed
     U = C
@@ -59,9 +67,7 @@ def log_marginal_likelihood(space, theta, X, y, eval_gradient=True, n_threads=No
     if not eval_gradient:
         return (lml, None, alpha) if return_alpha else (lml, None)
     info = inverse_from_cholesky(U, deadline=deadline, cancel=flag)
-    if info < 0:
-        raise Stopped("interrupted" if info == INTERRUPTED and (
-            control is None or control.reason != "max_time") else "max_time")
+    _raise_if_stopped(info, control)
     if info > 0:
         return failed
     Cinv = U
