@@ -200,7 +200,12 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
         else:
             ys = ws = [None] * len(blocks)
         tasks = [delayed(_worker.pack)(k, b, ys[k], ws[k], axis, classify) for k, b in enumerate(blocks)]
-    futures = client.compute(tasks)
+    # the partitions spread round-robin over the workers (each computed, from
+    # its source, on the worker that keeps it)
+    workers = sorted(client.scheduler_info()["workers"])
+    futures = [client.compute(t, workers=[workers[k % len(workers)]] if workers else None,
+                              allow_other_workers=True) for k, t in enumerate(tasks)] \
+        if workers else client.compute(tasks)
     infos = _gather(client, [client.submit(_worker.shape_of, f, pure=False) for f in futures])
     shapes = [i[0] for i in infos]
     nbytes = sum(i[1] for i in infos)
