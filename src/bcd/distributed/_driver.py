@@ -367,10 +367,10 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     >>> cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False)
     >>> client = Client(cluster)
     >>> rng = np.random.default_rng(0)
-    >>> A = rng.standard_normal((200, 5)); y = A @ np.arange(5.0)
-    >>> X = da.from_array(A, chunks=(100, 5))
-    >>> result = bcd.distributed.solve(X, da.from_array(y, chunks=100), loss="squared",
-    ...                                l2=1.0, client=client, tol=1e-10)
+    >>> A = rng.standard_normal((100, 20)); y = A @ np.arange(20.0)
+    >>> X = da.from_array(A, chunks=(50, 20))
+    >>> result = bcd.distributed.solve(X, da.from_array(y, chunks=50), loss="squared",
+    ...                                l2=20.0, client=client, tol=1e-8, relative=True)
     >>> result.converged, result.method
     (True, 'cocoa+')
     >>> client.close(); cluster.close()
