@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import Interval
 
 from ..penalties import L1, Box
 from ..problems import LeastSquares
+from ._dask import fit_distributed, is_dask_array, map_rows
 from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
                     check_sample_weight, design_matrix, validate_data)
 
@@ -266,6 +267,19 @@ class _PenalizedLeastSquares(RegressorMixin, LinearPredictorMixin, BCDEstimator)
             The fitted estimator.
         """
         self._validate_params()
+        if is_dask_array(X):
+            alpha, l1_ratio, positive = self._strengths()
+            if positive:
+                raise ValueError(f"{type(self).__name__} with positive=True does not fit dask "
+                                 f"arrays.")
+            l1, l2 = least_squares_strengths(alpha, l1_ratio, X.shape[0])
+            coef, intercept, result = fit_distributed(self, X, y, sample_weight, "squared",
+                                                      l1, l2, self.tol, self.max_iter)
+            self.coef_ = coef
+            self.intercept_ = np.float64(intercept)
+            self.dual_gap_ = result.duality_gap / X.shape[0]
+            self.n_iter_ = result.n_rounds
+            return self
         X, y = validate_data(self, X, y, accept_sparse=SPARSE_FORMATS,
                              dtype=[np.float64, np.float32], y_numeric=True,
                              multi_output=False)
@@ -303,6 +317,8 @@ class _PenalizedLeastSquares(RegressorMixin, LinearPredictorMixin, BCDEstimator)
         ndarray of shape (n_samples,)
             ``X @ coef_ + intercept_``.
         """
+        if is_dask_array(X):
+            return map_rows(self.predict, X)
         return self._decision(X)
 
 

@@ -21,6 +21,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from ..penalties import L1
 from ..problems import Logistic, Multinomial
+from ._dask import fit_distributed, is_dask_array, map_rows
 from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
                     check_sample_weight, design_matrix, validate_data, weighted_sum)
 
@@ -175,6 +176,9 @@ class LinearClassifierMixin(ClassifierMixin, LinearPredictorMixin):
             The score of ``classes_[1]`` for two classes, else one column
             per class.
         """
+        if is_dask_array(X):
+            width = np.shape(self.coef_)[0]
+            return map_rows(self.decision_function, X, None if width == 1 else width)
         scores = self._decision(X)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -192,6 +196,8 @@ class LinearClassifierMixin(ClassifierMixin, LinearPredictorMixin):
             ``classes_[1]`` where the score is positive (two classes), else
             the class of the largest score.
         """
+        if is_dask_array(X):
+            return map_rows(self.predict, X, dtype=self.classes_.dtype)
         scores = self.decision_function(X)
         index = (scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)
         return self.classes_[index]
@@ -215,6 +221,8 @@ class LogisticClassifierMixin(LinearClassifierMixin):
             Probabilities in the order of ``classes_``: the logistic
             function of the score for two classes, the softmax otherwise.
         """
+        if is_dask_array(X):
+            return map_rows(self.predict_proba, X, len(self.classes_))
         scores = self.decision_function(X)
         if scores.ndim == 1:
             p = expit(scores)
@@ -393,6 +401,8 @@ class LogisticRegression(LogisticClassifierMixin, BCDEstimator):
         """
         self._validate_params()
         l1, l2 = logistic_strengths(self.penalty, self.C, self.l1_ratio)
+        if is_dask_array(X):
+            return self._fit_dask(X, y, sample_weight, l1, l2)
         X, y, classes, y_idx, sw = validate_classification(self, X, y, sample_weight)
         design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept)
         x0 = None
@@ -408,4 +418,21 @@ class LogisticRegression(LogisticClassifierMixin, BCDEstimator):
         self.coef_ = coef.astype(X.dtype)
         self.intercept_ = intercept.astype(X.dtype)
         self.n_iter_ = np.array([max(1, record.n_iter)])
+        return self
+
+    def _fit_dask(self, X, y, sample_weight, l1, l2):
+        """``fit`` on a dask array: binary labels, through bcd.distributed."""
+        import dask.array as da
+        y = y if is_dask_array(y) else da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+        classes = np.unique(np.asarray(da.unique(y).compute()))
+        if classes.size != 2:
+            raise ValueError(f"LogisticRegression on a dask array fits two classes; y has "
+                             f"{classes.size}: {classes.tolist()[:10]}.")
+        labels = (y == classes[1]).astype(np.float64)
+        coef, intercept, result = fit_distributed(self, X, labels, sample_weight, "logistic",
+                                                  l1, l2, self.tol, self.max_iter)
+        self.classes_ = classes
+        self.coef_ = coef.reshape(1, -1)
+        self.intercept_ = np.array([intercept])
+        self.n_iter_ = np.array([result.n_rounds])
         return self

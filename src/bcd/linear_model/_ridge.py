@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..penalties import Box, NonNegative
 from ..problems import LeastSquares
+from ._dask import fit_distributed, is_dask_array, map_rows
 from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
                     check_sample_weight, design_matrix, validate_data)
 
@@ -392,6 +393,15 @@ class Ridge(MultiOutputMixin, RegressorMixin, LinearPredictorMixin, BCDEstimator
         self : object
             The fitted estimator.
         """
+        if is_dask_array(X):
+            self._validate_params()
+            coef, intercept, result = fit_distributed(
+                self, X, y, sample_weight, "squared", 0.0, float(self.alpha), self.tol,
+                self.max_iter)
+            self.coef_ = coef
+            self.intercept_ = np.float64(intercept)
+            self.n_iter_ = np.array([result.n_rounds])
+            return self
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse=SPARSE_FORMATS,
                              dtype=[np.float64, np.float32], y_numeric=True,
@@ -450,4 +460,6 @@ class Ridge(MultiOutputMixin, RegressorMixin, LinearPredictorMixin, BCDEstimator
         ndarray of shape (n_samples,) or (n_samples, n_targets)
             ``X @ coef_.T + intercept_``.
         """
+        if is_dask_array(X):
+            return map_rows(self.predict, X)
         return self._decision(X)

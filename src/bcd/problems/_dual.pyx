@@ -609,7 +609,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
                 const double[::1] ridge, str loss, double[::1] alpha, double[::1] w,
                 double tol, long max_epochs, double max_time, str order, seed,
                 bint shrinking=True, Py_ssize_t depth=0, intercept=None,
-                bint relative=False):
+                bint relative=False, bint check=True):
     """Run dual coordinate ascent in place on ``alpha`` and ``w``.
 
     Parameters
@@ -640,6 +640,12 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
         derivative.
     relative : the test is gap <= tol * |P| (P at the tested point), not
         gap <= tol.
+    check : False runs exactly ``max_epochs`` passes without a stopping
+        test (a fixed amount of local work, as in the local subproblems of
+        :mod:`bcd.distributed`, where ``ridge`` is the ridge divided by
+        the aggregation parameter sigma' and the test's gap is not the
+        problem's); an unpenalized coordinate then stays at its value.
+        The returned optimality and gap are then inf.
     depth : Anderson extrapolation of the dual iterates over ``depth``
         passes (0: none); a proposal is taken when it raises the dual
         objective.  Not with shrinking, whose passes skip samples.
@@ -797,7 +803,7 @@ def linear_dual(rows, const double[::1] target, const double[::1] sample_weight,
         t_signal = t0
         while True:
             # -- stopping test ------------------------------------------------
-            if epoch >= next_test:
+            if check and epoch >= next_test:
                 opt = _optimality(&k, &gap, tol, sizes)
                 if relative:
                     tol = rel_tol * fabs(sizes[1])

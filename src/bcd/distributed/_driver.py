@@ -1,0 +1,797 @@
+"""The driver of CoCoA+ and ProxCoCoA+: partitions the data on the workers,
+runs the rounds, combines the workers' vectors and certifies the result."""
+import itertools
+import numbers
+import time
+import uuid
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._result import ConvergenceWarning
+from . import _worker
+
+#: the problems with a distributed form, and their loss names
+DISTRIBUTED_PROBLEMS = ("LeastSquares", "Logistic", "LinearSVM")
+#: the losses accepted by :func:`solve`
+LOSSES = ("squared", "logistic", "hinge", "squared_hinge")
+#: the sample orders of the local dual coordinate ascent (CoCoA+)
+ORDERS = ("cyclic", "random")
+#: a fit id counter (with a random prefix: several drivers may share workers)
+_FITS = itertools.count()
+
+
+def _dask():
+    try:
+        import dask
+        import dask.array as da
+        import distributed
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("bcd.distributed needs dask and distributed: install them with "
+                          "pip install 'bcd[distributed]'.") from exc
+    return dask, da, distributed
+
+
+class DistributedHistory:
+    """Round-by-round record of a distributed solve.
+
+    Attributes
+    ----------
+    round : ndarray of int
+        Round index (0: the starting point).
+    duality_gap : ndarray
+        The stopping measure of the combined iterate of that round (see
+        :class:`DistributedResult`).
+    objective : ndarray
+        The primal objective at that iterate.
+    time : ndarray
+        Seconds since the start of the first round.
+    bytes_sent : ndarray of int
+        Bytes of vectors sent to and from the workers during that round.
+    """
+
+    __slots__ = ("round", "duality_gap", "objective", "time", "bytes_sent")
+
+    def __init__(self, rounds, gaps, objectives, times, sent):
+        self.round = np.asarray(rounds, dtype=np.int64)
+        self.duality_gap = np.asarray(gaps, dtype=np.float64)
+        self.objective = np.asarray(objectives, dtype=np.float64)
+        self.time = np.asarray(times, dtype=np.float64)
+        self.bytes_sent = np.asarray(sent, dtype=np.int64)
+
+    def __len__(self):
+        return self.round.shape[0]
+
+    def __repr__(self):
+        return f"DistributedHistory({len(self)} rounds)"
+
+
+class DistributedResult:
+    """Outcome of :func:`bcd.distributed.solve`.
+
+    Attributes
+    ----------
+    x : ndarray of shape (n_features,)
+        The coefficients w.
+    intercept : float
+        The unpenalized intercept (0.0 without ``fit_intercept``).
+    objective : float
+        P(x) at the returned point.
+    duality_gap : float
+        The certificate of the returned point: P(x) - D, assembled from the
+        partitions' pieces; it bounds P(x) - P*.  With ``fit_intercept`` it
+        is the gap with the intercept fixed plus the decrease that a Newton
+        step on the intercept promises (as in ``formulation="dual"``).
+    optimality : float
+        ``duality_gap`` (CoCoA+), or for ProxCoCoA+ the largest distance of
+        -grad_j f to the subdifferential of the penalty (the KKT residual).
+    converged : bool
+        Whether ``duality_gap <= tol`` (times ``|objective|`` with
+        ``relative=True``).
+    status : str
+        ``"converged"``, ``"max_iter"`` (``max_rounds`` reached),
+        ``"max_time"``, ``"interrupted"`` (Ctrl-C) or ``"diverged"``.
+    method : str
+        ``"cocoa+"`` (rows) or ``"proxcocoa+"`` (columns).
+    n_rounds : int
+        Communication rounds run.
+    n_partitions : int
+    n_restarts : int
+        Partitions restarted after their worker was lost.
+    history : DistributedHistory
+    time : float
+        Seconds of the rounds.
+    """
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    def __repr__(self):
+        return (f"DistributedResult(method={self.method!r}, converged={self.converged}, "
+                f"n_rounds={self.n_rounds}, objective={self.objective:.10g}, "
+                f"duality_gap={self.duality_gap:.3e}, status={self.status!r})")
+
+
+# -- inputs ---------------------------------------------------------------------------
+
+def _from_problem(problem):
+    """``(A, y, loss, l2, l1, sample_weight)`` of an in-memory bcd problem."""
+    name = type(problem).__name__
+    if name not in DISTRIBUTED_PROBLEMS:
+        raise ValueError(f"{name} has no distributed form; the problems with one are "
+                         f"{', '.join(DISTRIBUTED_PROBLEMS)}.")
+    loss = {"LeastSquares": "squared", "Logistic": "logistic"}.get(name)
+    if loss is None:
+        loss = problem.loss
+    target = problem.b if loss == "squared" else problem.y
+    l2 = np.broadcast_to(np.asarray(problem.l2, dtype=np.float64), (problem.n_features,))
+    l2 = float(l2[0]) if np.all(l2 == l2[0]) else np.array(l2)
+    l1 = 0.0
+    pen = problem.penalty
+    if pen is not None:
+        if type(pen).__name__ != "L1" or pen.positive or np.ndim(pen.lam) != 0 and \
+                not np.all(pen.lam == np.ravel(pen.lam)[0]):
+            raise ValueError(f"the distributed solvers take penalty=None or bcd.L1 with one "
+                             f"weight; got {pen!r}.")
+        l1 = float(np.ravel(pen.lam)[0])
+    return problem.A, target, loss, l2, l1, getattr(problem, "sample_weight", None)
+
+
+def _is_dask_array(X):
+    return type(X).__module__.startswith("dask.array") and hasattr(X, "chunks")
+
+
+def _is_lazy(X):
+    return isinstance(X, (list, tuple))
+
+
+def _split(n, k):
+    """``k`` near-equal sizes summing to ``n``."""
+    return [len(p) for p in np.array_split(np.arange(n), k)]
+
+
+def _sizes_from_chunks(chunks):
+    return [int(c) for c in chunks]
+
+
+def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
+    """The packed partitions as futures, one per chunk along ``axis``
+    (rows: 0, columns: 1), with y and the weights split alike (rows), and
+    the matrix's shape.  Returns ``(futures, shapes, nbytes, y, weights)``
+    (y and weights in memory only for column partitions)."""
+    dask, da, distributed = _dask()
+    delayed = dask.delayed
+    classify = axis == 0 and loss != "squared"
+    if _is_lazy(X):
+        parts = list(X)
+        if not parts:
+            raise ValueError("X is an empty list of partitions.")
+        if axis == 0:
+            ys = _lazy_split(y, "y", len(parts), client, parts)
+            ws = _lazy_split(sample_weight, "sample_weight", len(parts), client, parts) \
+                if sample_weight is not None else [None] * len(parts)
+        else:
+            ys = ws = [None] * len(parts)
+        tasks = [delayed(_worker.pack)(k, p, ys[k], ws[k], axis, classify) for k, p in enumerate(parts)]
+    else:
+        if not _is_dask_array(X):
+            if not (sp.issparse(X) or isinstance(X, np.ndarray)):
+                X = np.asarray(X)
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-d, got shape {X.shape}.")
+            k = n_partitions or len(client.scheduler_info()["workers"]) or 1
+            sizes = _split(X.shape[axis], k)
+            X = da.from_array(X if not sp.issparse(X) else X.tocsr(),
+                              chunks=(tuple(sizes), -1) if axis == 0 else (-1, tuple(sizes)),
+                              asarray=False)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-d, got shape {X.shape}.")
+        other = 1 - axis
+        if len(X.chunks[other]) != 1:
+            X = X.rechunk({other: -1})
+        if n_partitions is not None and len(X.chunks[axis]) != n_partitions:
+            X = X.rechunk({axis: tuple(_split(X.shape[axis], n_partitions))})
+        blocks = X.to_delayed().ravel().tolist()
+        if axis == 0:
+            ys = _aligned(y, "y", X.chunks[0])
+            ws = _aligned(sample_weight, "sample_weight", X.chunks[0]) \
+                if sample_weight is not None else [None] * len(blocks)
+        else:
+            ys = ws = [None] * len(blocks)
+        tasks = [delayed(_worker.pack)(k, b, ys[k], ws[k], axis, classify) for k, b in enumerate(blocks)]
+    # the partitions spread round-robin over the workers (each computed, from
+    # its source, on the worker that keeps it)
+    workers = sorted(client.scheduler_info()["workers"])
+    futures = [client.compute(t, workers=[workers[k % len(workers)]] if workers else None,
+                              allow_other_workers=True) for k, t in enumerate(tasks)] \
+        if workers else client.compute(tasks)
+    infos = _gather(client, [client.submit(_worker.shape_of, f, pure=False) for f in futures])
+    shapes = [i[0] for i in infos]
+    nbytes = sum(i[1] for i in infos)
+    other = 1 - axis
+    widths = {s[other] for s in shapes if s[axis] > 0} | {shapes[0][other]}
+    if len({s[other] for s in shapes}) != 1:
+        raise ValueError(f"the partitions of X must all have the same number of "
+                         f"{'columns' if axis == 0 else 'rows'}; got {sorted(widths)}.")
+    if axis == 1:
+        m = shapes[0][0]
+        y = _in_memory(y, "y", m)
+        sample_weight = None if sample_weight is None else \
+            _in_memory(sample_weight, "sample_weight", m)
+    return futures, shapes, nbytes, y, sample_weight
+
+
+def _in_memory(v, name, m):
+    if v is None:
+        raise ValueError(f"{name} is required.")
+    if _is_dask_array(v):
+        v = v.compute()
+    if _is_lazy(v):
+        raise TypeError(f"{name} must be an array for column partitions (an L1 penalty).")
+    v = np.asarray(v, dtype=np.float64).ravel()
+    if v.shape[0] != m:
+        raise ValueError(f"{name} has {v.shape[0]} entries for {m} rows of X.")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} holds NaN or inf values.")
+    return v
+
+
+def _aligned(v, name, row_chunks):
+    """``v`` split like the row chunks of X (a dask array is rechunked)."""
+    _, da, _ = _dask()
+    if v is None:
+        raise ValueError(f"{name} is required.")
+    n = int(sum(row_chunks))
+    if _is_dask_array(v):
+        if v.ndim != 1 or v.shape[0] != n:
+            raise ValueError(f"{name} must be 1-d with {n} entries (the rows of X), got "
+                             f"shape {v.shape}.")
+        if tuple(v.chunks[0]) != tuple(row_chunks):
+            v = v.rechunk((tuple(row_chunks),))
+        return v.to_delayed().ravel().tolist()
+    if _is_lazy(v):
+        raise TypeError(f"{name} must be an array (or a dask array) when X is a dask array.")
+    v = np.asarray(v).ravel()
+    if v.shape[0] != n:
+        raise ValueError(f"{name} has {v.shape[0]} entries for {n} rows of X.")
+    edges = np.cumsum([0] + list(row_chunks))
+    return [v[a:b] for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _lazy_split(v, name, k, client, parts):
+    """``v`` for a list of ``k`` partitions: a list of the same length, or
+    an array split by the partitions' row counts."""
+    if v is None:
+        raise ValueError(f"{name} is required.")
+    if _is_lazy(v):
+        if len(v) != k:
+            raise ValueError(f"{name} is a list of {len(v)} partitions for {k} partitions "
+                             f"of X.")
+        return list(v)
+    dask, _, _ = _dask()
+    rows = dask.compute(*[dask.delayed(lambda p: p.shape[0])(p) for p in parts])
+    return _aligned(v, name, rows)
+
+
+def _gather(client, futures):
+    """client.gather, with the workers' failure to import bcd made clear."""
+    try:
+        return client.gather(futures)
+    except ModuleNotFoundError as exc:
+        if not str(getattr(exc, "name", "") or "").startswith("bcd"):
+            raise
+        raise ImportError(f"a Dask worker cannot import bcd ({exc}); install bcd with its "
+                          f"'distributed' extra (pip install 'bcd[distributed]') in the "
+                          f"workers' environment.") from exc
+
+
+# -- the solver -------------------------------------------------------------------------
+
+def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_intercept=False,
+          client=None, n_partitions=None, tol=1e-6, relative=False, max_rounds=500,
+          local_epochs=1, order="random", max_time=None, random_state=0, verbose=False,
+          callback=None):
+    r"""Minimize an L2- or L1-regularized linear model on a Dask cluster.
+
+    The objective is
+
+    .. math:: P(w, c) = \sum_i s_i \phi(a_i^T w + c;\ y_i)
+              + \tfrac12 \sum_j l_{2,j} w_j^2 + l_1 \|w\|_1
+
+    (``c`` only with ``fit_intercept``), the objective of
+    :class:`bcd.LeastSquares`, :class:`bcd.Logistic` and
+    :class:`bcd.problems.LinearSVM`.  Without ``l1`` it runs CoCoA+ (Ma et
+    al., 2015): the rows are partitioned over the workers, each round every
+    worker runs ``local_epochs`` passes of bcd's compiled dual coordinate
+    ascent on its rows against the local subproblem with sigma' = K
+    (adding), and sends back one vector of n_features.  With ``l1 > 0`` it
+    runs ProxCoCoA+ (Smith et al., 2015): the columns are partitioned, each
+    worker runs ``local_epochs`` passes of bcd's coordinate descent on its
+    columns against the shared margins, and sends back one vector of
+    n_samples.  Data stay on the workers; only vectors travel.
+
+    Parameters
+    ----------
+    X : dask array, list of partitions, array, sparse matrix or bcd problem
+        The data.  A dask array (dense, or with scipy.sparse chunks) is
+        partitioned along its chunks (rows for CoCoA+, columns for
+        ProxCoCoA+), rechunked along the other axis when needed.  A list of
+        futures, delayed objects or arrays gives the partitions directly.
+        An in-memory array is split into ``n_partitions`` parts.  A problem
+        (:class:`bcd.LeastSquares`, :class:`bcd.Logistic`,
+        :class:`bcd.problems.LinearSVM`) gives the data, loss, ``l2``,
+        ``l1`` (its ``bcd.L1`` penalty) and sample weights.
+    y : array-like, dask array or list, optional
+        Targets (least squares) or labels in {-1, +1} or {0, 1}, aligned
+        with the row chunks of X (a dask array is rechunked to them).
+    loss : {"squared", "logistic", "hinge", "squared_hinge"}
+        Required unless X is a problem.
+    l2 : float or array of shape (n_features,)
+        Ridge weights; > 0 everywhere for CoCoA+ (default 0 with ``l1``).
+    l1 : float, default=0.0
+        L1 weight; > 0 selects ProxCoCoA+ (not with the hinge loss).
+    sample_weight : array-like, dask array or list, optional
+        Non-negative weights s_i, aligned like ``y``.
+    fit_intercept : bool, default=False
+        Add an unpenalized intercept c (not with the hinge loss).
+    client : distributed.Client, optional
+        The client (default: the current one).
+    n_partitions : int, optional
+        The number of partitions (default: the chunks of a dask array, or
+        one per worker); a dask array is rechunked to it.
+    tol : float, default=1e-6
+        Stop when the duality gap is at most ``tol`` (``tol * |P|`` with
+        ``relative=True``).
+    max_rounds : int, default=500
+    local_epochs : int, default=1
+        Passes of the local solver over its partition per round.
+    order : {"random", "cyclic"}, default="random"
+        Sample order of the local dual coordinate ascent.
+    max_time : float, optional
+        Seconds; the solve stops after the round that exceeds it.
+    random_state : int, default=0
+    verbose : bool, default=False
+        Print each round's gap, objective and time.
+    callback : callable, optional
+        ``callback(round, x)`` after every round; returning True stops.
+
+    Returns
+    -------
+    DistributedResult
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, bcd.distributed
+    >>> from distributed import Client, LocalCluster
+    >>> cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False)
+    >>> client = Client(cluster)
+    >>> rng = np.random.default_rng(0)
+    >>> A = rng.standard_normal((100, 20)); y = A @ np.arange(20.0)
+    >>> X = da.from_array(A, chunks=(50, 20))
+    >>> result = bcd.distributed.solve(X, da.from_array(y, chunks=50), loss="squared",
+    ...                                l2=20.0, client=client, tol=1e-8, relative=True)
+    >>> result.converged, result.method
+    (True, 'cocoa+')
+    >>> client.close(); cluster.close()
+    """
+    _, _, distributed = _dask()
+    if client is None:
+        try:
+            client = distributed.get_client()
+        except ValueError as exc:
+            raise ValueError("no Dask client: pass client= or create a distributed.Client "
+                             "first.") from exc
+    if hasattr(X, "capabilities") and hasattr(X, "n_coordinates"):
+        if y is not None or loss is not None:
+            raise TypeError("y and loss come from the problem when X is a bcd problem.")
+        X, y, loss, l2_p, l1_p, sw = _from_problem(X)
+        if isinstance(l2_p, np.ndarray) and np.any(l2_p == 0):
+            raise ValueError("the distributed solvers take l2 > 0 on every coordinate of a "
+                             "problem; use fit_intercept=True for an unpenalized intercept.")
+        l2 = l2_p if l2 is None else l2
+        l1 = l1_p if not l1 else l1
+        sample_weight = sw if sample_weight is None else sample_weight
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {list(LOSSES)}, got {loss!r}.")
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {list(ORDERS)}, got {order!r}.")
+    if isinstance(l1, bool) or not isinstance(l1, numbers.Real) or not np.isfinite(l1) or l1 < 0:
+        raise ValueError(f"l1 must be a finite number >= 0, got {l1!r}.")
+    for name, v, lo in (("max_rounds", max_rounds, 1), ("local_epochs", local_epochs, 1)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
+            raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}.")
+    if n_partitions is not None and (isinstance(n_partitions, bool) or not isinstance(
+            n_partitions, numbers.Integral) or n_partitions < 1):
+        raise ValueError(f"n_partitions must be None or an integer >= 1, got {n_partitions!r}.")
+    if not isinstance(tol, numbers.Real) or not tol >= 0:
+        raise ValueError(f"tol must be a number >= 0, got {tol!r}.")
+    if max_time is not None and not (isinstance(max_time, numbers.Real) and max_time > 0):
+        raise ValueError(f"max_time must be None or a number > 0, got {max_time!r}.")
+    if loss == "hinge" and (l1 > 0 or fit_intercept):
+        raise ValueError("loss='hinge' takes neither l1 nor fit_intercept (its dual has no "
+                         "penalty and its intercept stalls on the kinks); use "
+                         "loss='squared_hinge'.")
+    if l2 is None:
+        l2 = 0.0
+    l2 = np.asarray(l2, dtype=np.float64)
+    if l2.ndim > 1 or np.any(~np.isfinite(l2)) or np.any(l2 < 0):
+        raise ValueError("l2 must be a number >= 0 or a 1-d array of them.")
+    opts = dict(loss=loss, l2=l2, l1=float(l1), fit_intercept=bool(fit_intercept),
+                tol=float(tol), relative=bool(relative), max_rounds=int(max_rounds),
+                epochs=int(local_epochs), order=order, max_time=max_time,
+                seed=int(np.random.RandomState(random_state).randint(0, 2**20)),
+                verbose=bool(verbose), callback=callback)
+    if l1 > 0:
+        if l2.ndim == 1 and not np.all(l2 == l2[0]):
+            raise ValueError("with l1 > 0, l2 must be one number (the elastic net).")
+        opts["l2"] = float(l2) if l2.ndim == 0 else float(l2[0])
+        parts, shapes, nbytes, y, sw = _partition(client, X, y, sample_weight, 1,
+                                                  n_partitions, loss)
+        return _Prox(client, parts, shapes, nbytes, y, sw, opts).run()
+    if np.any(l2 <= 0):
+        raise ValueError("CoCoA+ (no l1) needs l2 > 0 on every coordinate: the dual exists "
+                         "only with a strictly convex L2 term.")
+    parts, shapes, nbytes, _, _ = _partition(client, X, y, sample_weight, 0, n_partitions,
+                                             loss)
+    return _CoCoA(client, parts, shapes, nbytes, opts).run()
+
+
+class _Rounds:
+    """What CoCoA+ and ProxCoCoA+ share: the round loop, faults, history."""
+
+    method = None
+
+    def __init__(self, client, parts, shapes, nbytes, opts):
+        self.client = client
+        self.parts = parts
+        self.shapes = shapes
+        self.nbytes = nbytes
+        self.o = opts
+        self.K = len(parts)
+        self.fit = f"{uuid.uuid4().hex[:8]}-{next(_FITS)}"
+        self.rounds = [0] * self.K          # each partition's state round
+        self.restarts = 0
+        self.hist = ([], [], [], [], [])
+        self._where()
+
+    def _where(self):
+        """The worker of each partition (tasks are pinned there)."""
+        who = self.client.who_has(self.parts)
+        self.workers = []
+        for f in self.parts:
+            holders = list(who.get(f.key, ()))
+            self.workers.append(holders[:1] or None)
+
+    def _submit(self, fn, k, *args):
+        where = {} if not self.workers[k] else dict(workers=self.workers[k],
+                                                     allow_other_workers=True)
+        return self.client.submit(fn, self.parts[k], self.fit, k, self.rounds[k], *args,
+                                  pure=False, **where)
+
+    def _collect(self, futures, deadline):
+        """The round's results, in partition order (None for a partition
+        whose task failed because its worker died, which the scheduler
+        retries elsewhere)."""
+        _, _, distributed = _dask()
+        timeout = None if deadline is None else max(deadline - time.perf_counter(), 1.0) + 60.0
+        try:
+            distributed.wait(futures, timeout=timeout)
+        except distributed.TimeoutError:
+            raise TimeoutError(f"a round of {self.method} did not finish within "
+                               f"{timeout:.0f} s of max_time; are the workers alive?") from None
+        out = []
+        for f in futures:
+            if f.status == "error":
+                exc = f.exception()
+                if isinstance(exc, ModuleNotFoundError):
+                    _gather(self.client, [f])
+                if isinstance(exc, distributed.client.FutureCancelledError) or \
+                        type(exc).__name__ in ("KilledWorker", "CommClosedError"):
+                    out.append(None)
+                    continue
+                raise exc
+            out.append(f.result())
+        return out
+
+    def _lost(self, lost):
+        if not lost:
+            return
+        self.restarts += len(lost)
+        warnings.warn(f"bcd.distributed: the state of partition(s) {lost} was lost (a worker "
+                      f"died or the partition moved); they restart from the last combined "
+                      f"state and the fit continues.", RuntimeWarning, stacklevel=4)
+        self._where()
+
+    def _record(self, rnd, gap, objective, t, sent):
+        for lst, v in zip(self.hist, (rnd, gap, objective, t, sent)):
+            lst.append(v)
+        if self.o["verbose"]:
+            print(f"round {rnd:5d}  gap {gap:.3e}  objective {objective:.10g}  "
+                  f"time {t:.3f} s  sent {sent / 1e6:.3f} MB")
+
+    def _done(self, gap, objective):
+        wanted = self.o["tol"] * abs(objective) if self.o["relative"] else self.o["tol"]
+        return gap <= max(wanted, 1e-13 * abs(objective))
+
+    def run(self):
+        t0 = time.perf_counter()
+        deadline = None if self.o["max_time"] is None else t0 + self.o["max_time"]
+        status = "max_iter"
+        best = None
+        try:
+            for rnd in range(self.o["max_rounds"] + 1):
+                measured = self.round(rnd, deadline)
+                if measured is not None:
+                    gap, objective = measured[:2]
+                    self._record(rnd, gap, objective, time.perf_counter() - t0,
+                                 self.sent)
+                    best = measured
+                    if not np.isfinite(gap) or not np.isfinite(objective):
+                        status = "diverged"
+                        break
+                    if self._done(gap, objective):
+                        status = "converged"
+                        break
+                if rnd == self.o["max_rounds"]:
+                    break
+                if deadline is not None and time.perf_counter() >= deadline:
+                    status = "max_time"
+                    break
+                self.advance()
+                cb = self.o["callback"]
+                if cb is not None and cb(rnd, self.current()):
+                    status = "callback"
+                    break
+        except KeyboardInterrupt:
+            status = "interrupted"
+        elapsed = time.perf_counter() - t0
+        try:
+            x, c = self.final(best)
+        finally:
+            self.client.run(_worker.forget, self.fit)
+        if best is None:
+            raise RuntimeError(f"{self.method} stopped ({status}) before measuring any point.")
+        gap, objective, opt = best
+        if status not in ("converged",) and self.o["callback"] is None:
+            warnings.warn(f"bcd.distributed: {self.method} stopped ({status}) with duality gap "
+                          f"{gap:.3e} after {len(self.hist[0])} rounds.", ConvergenceWarning,
+                          stacklevel=3)
+        return DistributedResult(
+            x=x, intercept=float(c), objective=float(objective), duality_gap=float(gap),
+            optimality=float(opt), converged=status == "converged", status=status,
+            method=self.method, n_rounds=len(self.hist[0]), n_partitions=self.K,
+            n_restarts=self.restarts, history=DistributedHistory(*self.hist), time=elapsed,
+            data_bytes=self.nbytes)
+
+
+class _CoCoA(_Rounds):
+    """CoCoA+ on row partitions: the driver keeps each partition's
+    contribution v_k = R^{-1} A_k^T beta_k and w = sum_k v_k."""
+
+    method = "cocoa+"
+
+    def __init__(self, client, parts, shapes, nbytes, opts):
+        super().__init__(client, parts, shapes, nbytes, opts)
+        n = shapes[0][1]
+        self.n = n
+        ridge = opts["l2"]
+        self.ridge = np.broadcast_to(ridge, (n,)).astype(np.float64)
+        # the intercept is one more block of the adding scheme
+        self.sigma = float(self.K + int(opts["fit_intercept"]))
+        self.cfg = dict(loss=opts["loss"], ridge=ridge if ridge.ndim else np.array([ridge]),
+                        sigma=self.sigma, epochs=opts["epochs"], order=opts["order"],
+                        seed=opts["seed"])
+        if opts["loss"] != "squared":
+            # labels as {-1, +1}, checked across the partitions
+            labels = np.unique(np.concatenate(self.client.gather(
+                [self.client.submit(_worker.labels_of, f, pure=False) for f in parts])))
+            if labels.size != 2 or not (np.array_equal(labels, [-1.0, 1.0])
+                                        or np.array_equal(labels, [0.0, 1.0])):
+                raise ValueError(f"y must contain exactly two classes labelled {{-1, +1}} or "
+                                 f"{{0, 1}}; got {labels.tolist()[:10]}.")
+        self.v = [np.zeros(n) for _ in range(self.K)]
+        self.w = np.zeros(n)
+        self.c = 0.0
+        self.sent = 0
+        self.last = None
+
+    def round(self, rnd, deadline):
+        futures = [self._submit(_worker.cocoa_round, k, self.w, self.c, self.cfg)
+                   for k in range(self.K)]
+        out = self._collect(futures, deadline)
+        self.sent = 2 * 8 * self.n * self.K
+        lost = [k for k, r in enumerate(out) if r is None or r["lost"]]
+        self.pending = out
+        if lost:
+            self._lost(lost)
+            return None
+        self.measured_at = (self.w.copy(), self.c)
+        quad = 0.5 * float(self.w @ (self.ridge * self.w))
+        primal = sum(r["primal"] for r in out) + quad
+        dual = sum(r["dual"] for r in out) - quad
+        gap = primal - dual
+        if self.o["fit_intercept"]:
+            slope = sum(r["slope"] for r in out)
+            curv = sum(r["curv"] for r in out)
+            self.step = -slope / (self.sigma * curv) if curv > 0 else 0.0
+            gap += slope * slope / (2.0 * curv) if curv > 0 else (0.0 if slope == 0 else np.inf)
+        return gap, primal, gap
+
+    def advance(self):
+        out = self.pending
+        for k, r in enumerate(out):
+            if r is None or r["lost"]:
+                # restart the partition at beta_k = 0 (its contribution leaves w)
+                self.v[k] = np.zeros(self.n)
+                self.rounds[k] = 0
+            else:
+                self.v[k] = r["v"]
+                self.rounds[k] += 1
+        self.w = np.sum(self.v, axis=0)
+        if self.o["fit_intercept"] and all(r is not None and not r["lost"] for r in out):
+            self.c += self.step
+
+    def current(self):
+        return self.w
+
+    def final(self, best):
+        w, c = self.measured_at
+        return w, c
+
+
+class _Prox(_Rounds):
+    """ProxCoCoA+ on column partitions: the driver keeps the margins
+    z = A x + c and the targets; the workers keep their coefficients."""
+
+    method = "proxcocoa+"
+
+    def __init__(self, client, parts, shapes, nbytes, y, sw, opts):
+        super().__init__(client, parts, shapes, nbytes, opts)
+        loss = opts["loss"]
+        m = shapes[0][0]
+        self.m = m
+        self.loss = loss
+        s = np.ones(m) if sw is None else np.asarray(sw, dtype=np.float64)
+        if np.any(s < 0):
+            raise ValueError("sample_weight must be non-negative.")
+        if loss != "squared":
+            labels = np.unique(y)
+            if labels.size != 2 or not (np.array_equal(labels, [-1.0, 1.0])
+                                        or np.array_equal(labels, [0.0, 1.0])):
+                raise ValueError(f"y must contain exactly two classes labelled {{-1, +1}} or "
+                                 f"{{0, 1}}; got {labels.tolist()[:10]}.")
+            y = np.where(y > 0, 1.0, -1.0)
+        self.t = y
+        self.s = s
+        self.sigma = float(self.K)
+        [s_future] = client.scatter([s], broadcast=True)
+        self.cfg = dict(weights=s_future, l1=opts["l1"], l2=opts["l2"], sigma=self.sigma,
+                        curvature=_worker.CURVATURE[loss], epochs=opts["epochs"])
+        self.z = np.zeros(m)
+        self.c = 0.0
+        self.sent = 0
+        if opts["fit_intercept"]:
+            self._intercept()
+
+    def _intercept(self):
+        """Minimize over c with the coefficients fixed (Newton steps kept in a
+        bracket, on the driver's margins)."""
+        zr = self.z - self.c
+        t, s, loss = self.t, self.s, self.loss
+        c = self.c
+        for _ in range(100):
+            _, h, hh = _worker._loss_terms(loss, zr + c, t, s)
+            if hh <= 0 or abs(h) <= 1e-15 * (1.0 + abs(c)) * max(np.sum(s), 1.0):
+                break
+            step = h / hh
+            c -= step
+            if abs(step) <= 1e-15 * (1.0 + abs(c)):
+                break
+        self.c = c
+        self.z = zr + c
+
+    def _rho(self):
+        """phi'(z) (unweighted)."""
+        t, z = self.t, self.z
+        if self.loss == "squared":
+            return z - t
+        if self.loss == "logistic":
+            return -t * np.exp(-np.logaddexp(0.0, t * z))
+        u = 1.0 - t * z
+        return np.where(u > 0.0, -2.0 * t * u, 0.0)
+
+    def round(self, rnd, deadline):
+        rho = self._rho()
+        futures = [self._submit(_worker.prox_round, k, rho, self.cfg) for k in range(self.K)]
+        out = self._collect(futures, deadline)
+        self.sent = 2 * 8 * self.m * self.K
+        self.pending = out
+        lost = [k for k, r in enumerate(out) if r is None or r["lost"]]
+        if lost:
+            self._lost(lost)
+            return None
+        self.measured_rounds = list(self.rounds)
+        self.measured_c = self.c
+        return self._measure(out, rho)
+
+    def _measure(self, out, rho):
+        t, s, loss, z = self.t, self.s, self.loss, self.z
+        l1, l2 = self.o["l1"], self.o["l2"]
+        primal_loss, slope, curv = _worker._loss_terms(loss, z, t, s)
+        primal = primal_loss + sum(r["penalty"] for r in out)
+        # the dual point theta = s phi'(z), scaled into the dual's domain
+        theta = s * rho
+        if l2 > 0:
+            scale = 1.0
+            gconj = sum(r["conj"] for r in out)
+        else:
+            corr = max(r["corr"] for r in out)
+            scale = min(1.0, l1 / corr) if corr > 0 else 1.0
+            gconj = 0.0
+        theta = theta * scale
+        live = s > 0
+        if loss == "squared":
+            fconj = float(theta[live] @ t[live] + 0.5 * np.sum(theta[live] ** 2 / s[live]))
+        elif loss == "logistic":
+            p = np.clip(-t * theta / np.where(live, s, 1.0), 0.0, 1.0)[live]
+            sl = s[live]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ent = np.where(p > 0, p * np.log(p), 0.0) + \
+                    np.where(p < 1, (1 - p) * np.log1p(-p), 0.0)
+            fconj = float(sl @ ent)
+        else:
+            a = -t * theta
+            fconj = float(np.sum(-a[live] + 0.25 * a[live] ** 2 / s[live]))
+        dual = -fconj + self.c * float(np.sum(theta)) - gconj
+        gap = primal - dual
+        if self.o["fit_intercept"]:
+            gap += slope * slope / (2.0 * curv) if curv > 0 else (0.0 if slope == 0 else np.inf)
+        kkt = max(r["kkt"] for r in out)
+        return gap, primal, kkt
+
+    def advance(self):
+        lost = False
+        for k, r in enumerate(self.pending):
+            if r is None or r["lost"]:
+                self.rounds[k] = 0
+                lost = True
+            else:
+                self.z = self.z + r["dz"]
+                self.rounds[k] += 1
+        if lost:
+            # a partition's coefficients restart at 0: the margins are
+            # recomputed from the coefficients the others hold
+            self._rebuild()
+        if self.o["fit_intercept"]:
+            self._intercept()
+
+    def _rebuild(self):
+        z = np.zeros(self.m)
+        futures = {k: self._submit(_worker.margins, k) for k in range(self.K)
+                   if self.rounds[k] > 0}
+        for k, f in futures.items():
+            dz = f.result()
+            if dz is None:
+                self.rounds[k] = 0
+            else:
+                z += dz
+        self.z = z + self.c
+
+    def current(self):
+        return None
+
+    def final(self, best):
+        xs = self.client.gather([self.client.submit(_worker.coefficients, self.fit, k,
+                                                    self.measured_rounds[k] + 1,
+                                                    workers=self.workers[k] or None,
+                                                    pure=False)
+                                 for k in range(self.K)])
+        if any(x is None for x in xs):
+            raise RuntimeError("a worker was lost at the last round; the coefficients of its "
+                               "partition are gone: run the fit again.")
+        return np.concatenate(xs) if xs else np.zeros(0), self.measured_c
+
+
+def _times(part, x):
+    return np.asarray(part[0] @ x).ravel()

@@ -1,0 +1,242 @@
+"""What runs on the Dask workers: the partitions' local state and the local
+solves of CoCoA+ (rows) and ProxCoCoA+ (columns).
+
+A worker keeps the local variables of the partitions it solves (the dual
+variables of its rows for CoCoA+, the coefficients of its columns for
+ProxCoCoA+) in :data:`STATE`, a dictionary of its process keyed by
+``(fit, partition)``, with the round at which they were last written.  A
+task that finds no state, or state of another round (its worker died and
+the partition was moved, or a task was run twice), does nothing and says so:
+the driver then resets that partition's contribution, so the combined state
+stays consistent and the fit goes on to the same optimum.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+#: (fit id, partition) -> {"round": int, "alpha" or "x": ndarray}
+STATE = {}
+
+#: the loss names of the distributed solvers and the largest second
+#: derivative of each (the smoothness of the loss in the margin)
+CURVATURE = {"squared": 1.0, "logistic": 0.25, "squared_hinge": 2.0, "hinge": None}
+
+
+def forget(fit):
+    """Drop every partition state of ``fit`` held by this worker; how many."""
+    keys = [key for key in STATE if key[0] == fit]
+    for key in keys:
+        del STATE[key]
+    return len(keys)
+
+
+def _dense_or_csr(X, name):
+    """A partition's matrix as a C-ordered float64 array or a CSR matrix."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sort_indices()
+        finite = np.all(np.isfinite(X.data))
+    else:
+        X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
+        if X.ndim == 1:
+            X = X.reshape(-1, 1) if X.size else X.reshape(0, 0)
+        finite = np.all(np.isfinite(X))
+    if not finite:
+        raise ValueError(f"{name} holds NaN or inf values.")
+    return X
+
+
+def pack(k, X, y, weights, axis, classify=False):
+    """The partition ``k`` as stored on its worker: ``(X, t, s)`` for a row
+    partition (``axis=0``; ``t`` the targets or labels and ``s`` the sample
+    weights of its rows), ``(X,)`` for a column partition, with the data
+    checked (a clear error naming the partition)."""
+    import bcd  # noqa: F401  (a worker without bcd fails here, in the first task)
+    name = f"partition {k} ({'rows' if axis == 0 else 'columns'})"
+    X = _dense_or_csr(X, f"{name} of X")
+    if axis == 1:
+        return (X,)
+    t = np.asarray(y, dtype=np.float64).ravel()
+    if t.shape[0] != X.shape[0]:
+        raise ValueError(f"{name}: y has {t.shape[0]} entries for {X.shape[0]} rows of X; "
+                         f"y must be chunked like the rows of X.")
+    if not np.all(np.isfinite(t)):
+        raise ValueError(f"{name} of y holds NaN or inf values.")
+    if weights is None:
+        s = np.ones(X.shape[0])
+    else:
+        s = np.asarray(weights, dtype=np.float64).ravel()
+        if s.shape[0] != X.shape[0]:
+            raise ValueError(f"{name}: sample_weight has {s.shape[0]} entries for "
+                             f"{X.shape[0]} rows of X; it must be chunked like the rows of X.")
+        if not np.all(np.isfinite(s)) or np.any(s < 0):
+            raise ValueError(f"{name} of sample_weight holds negative, NaN or inf values.")
+    if classify:
+        return (X, np.where(t > 0, 1.0, -1.0), s, np.unique(t))
+    return (X, t, s)
+
+
+def shape_of(part):
+    """The shape of a packed partition's matrix and its size in bytes."""
+    X = part[0]
+    nbytes = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) if sp.issparse(X) \
+        else X.nbytes
+    return X.shape, int(nbytes)
+
+
+def labels_of(part):
+    """The distinct targets of a row partition (to check binary labels)."""
+    return part[3]
+
+
+def _rows(X):
+    """``X`` in the form of :func:`bcd.problems._dual.linear_dual`."""
+    if sp.issparse(X):
+        return ("csr", np.ascontiguousarray(X.indptr, dtype=np.int32),
+                np.ascontiguousarray(X.indices, dtype=np.int32),
+                np.ascontiguousarray(X.data, dtype=np.float64), X.shape[1])
+    return ("dense", X)
+
+
+def _conjugate(loss, t, s, alpha):
+    """The per-sample part of the dual objective of the partition:
+    sum_i -s_i phi*(-beta_i / s_i) (without the quadratic term)."""
+    from ..problems._dual import logistic_dual_value
+    live = s > 0
+    if loss == "squared":
+        a = alpha[live]
+        return float(a @ t[live] - 0.5 * np.sum(a * a / s[live]))
+    if loss == "logistic":
+        return float(logistic_dual_value(np.ascontiguousarray(alpha), s))
+    if loss == "hinge":
+        return float(np.sum(alpha[live]))
+    a = alpha[live]
+    return float(np.sum(a - 0.25 * a * a / s[live]))
+
+
+def _loss_terms(loss, z, t, s):
+    """sum_i s_i phi(z_i), and sum_i s_i phi'(z_i), sum_i s_i phi''(z_i)."""
+    if loss == "squared":
+        r = z - t
+        return float(s @ (0.5 * r * r)), float(s @ r), float(np.sum(s))
+    if loss == "logistic":
+        u = t * z
+        p = np.exp(-np.logaddexp(0.0, u))              # sigmoid(-t z)
+        return float(s @ np.logaddexp(0.0, -u)), float(s @ (-t * p)), \
+            float(s @ (p * (1.0 - p)))
+    u = 1.0 - t * z
+    inside = u > 0.0
+    if loss == "hinge":
+        return float(s @ np.where(inside, u, 0.0)), float(s @ np.where(inside, -t, 0.0)), 0.0
+    return float(s @ np.where(inside, u * u, 0.0)), \
+        float(s @ np.where(inside, -2.0 * t * u, 0.0)), float(s @ np.where(inside, 2.0, 0.0))
+
+
+def cocoa_round(part, fit, k, rnd, w, c, cfg):
+    """One CoCoA+ round on row partition ``k``.
+
+    Measures the partition's pieces of the primal and dual objectives at the
+    shared point (w, c) and its dual variables, then runs ``cfg["epochs"]``
+    passes of dual coordinate ascent on the local subproblem (the dual of
+    its rows with the quadratic term scaled by sigma', around w), and
+    returns the new contribution R^{-1} A_k^T beta_k to w."""
+    from ..problems._dual import linear_dual, _beta_array
+    from ..problems.dual import START_LOGIT
+    X, t, s = part[:3]
+    key = (fit, k)
+    loss = cfg["loss"]
+    m = X.shape[0]
+    state = STATE.get(key)
+    if rnd == 0:
+        alpha = np.full(m, START_LOGIT) if loss == "logistic" else np.zeros(m)
+    elif state is None or state["round"] != rnd:
+        return {"lost": True}
+    else:
+        alpha = state["alpha"]
+    ridge = np.asarray(cfg["ridge"], dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    z = np.asarray(X @ w).ravel() + c if m else np.zeros(0)
+    primal, slope, curv = _loss_terms(loss, z, t, s)
+    beta = _beta_array(loss, alpha, t, s)
+    dual = _conjugate(loss, t, s, alpha) - c * float(np.sum(beta))
+    if m and cfg["epochs"] > 0:
+        w_local = w.copy()
+        linear_dual(_rows(X), t, s, np.ascontiguousarray(ridge / cfg["sigma"]), loss, alpha,
+                    w_local, 0.0, int(cfg["epochs"]), 0.0, cfg["order"],
+                    int(cfg["seed"]) + 7919 * k + rnd, False, 0,
+                    (np.ones(m), float(c), None) if c != 0.0 else None, False, False)
+        beta = _beta_array(loss, alpha, t, s)
+    v = np.asarray(X.T @ beta).ravel() / ridge if m else np.zeros(w.shape[0])
+    STATE[key] = {"round": rnd + 1, "alpha": alpha}
+    return {"lost": False, "v": v, "primal": primal, "dual": dual, "slope": slope,
+            "curv": curv}
+
+
+def prox_round(part, fit, k, rnd, rho, cfg):
+    """One ProxCoCoA+ round on column partition ``k``.
+
+    ``rho`` holds phi'(z_i) at the shared margins z (unweighted).  Measures
+    the partition's pieces of the objective, the dual and the KKT residual,
+    then runs ``cfg["epochs"]`` passes of bcd's coordinate descent on the
+    local subproblem (the quadratic upper bound of the loss along its
+    columns, scaled by sigma', plus the penalty) and returns the change of
+    the margins A_k dx_k."""
+    from .. import LeastSquares, L1, solve
+    X = part[0]
+    key = (fit, k)
+    n_k = X.shape[1]
+    state = STATE.get(key)
+    if rnd == 0:
+        x = np.zeros(n_k)
+    elif state is None or state["round"] != rnd:
+        return {"lost": True}
+    else:
+        x = state["x"]
+    measured = x.copy()
+    s = cfg["weights"]
+    l1, l2 = cfg["l1"], cfg["l2"]
+    rho = np.asarray(rho, dtype=np.float64)
+    g = np.asarray(X.T @ (s * rho)).ravel()          # the gradient of the loss, block k
+    penalty = l1 * float(np.sum(np.abs(x))) + 0.5 * l2 * float(x @ x)
+    # the KKT residual of the block: distance of -(g + l2 x) to l1 d|x|
+    h = g + l2 * x
+    kkt = np.where(x != 0.0, np.abs(h + l1 * np.sign(x)), np.maximum(np.abs(h) - l1, 0.0))
+    pieces = {"penalty": penalty, "corr": float(np.max(np.abs(g), initial=0.0)),
+              "kkt": float(np.max(kkt, initial=0.0))}
+    if l2 > 0:
+        pieces["conj"] = float(np.sum(np.maximum(np.abs(g) - l1, 0.0) ** 2) / (2.0 * l2))
+    dz = np.zeros(X.shape[0])
+    if n_k and cfg["epochs"] > 0:
+        scale = cfg["sigma"] * cfg["curvature"]
+        z_k = np.asarray(X @ x).ravel()
+        live = s > 0
+        problem = LeastSquares(X[live] if not np.all(live) else X,
+                               (z_k - rho / scale)[live], l2=l2,
+                               penalty=L1(l1) if l1 > 0 else None,
+                               sample_weight=(s * scale)[live])
+        result = solve(problem, rule="cyclic", blocks="fixed", block_size=1,
+                       update="exact" if l1 == 0 else "gradient", x0=x,
+                       max_iter=int(cfg["epochs"]) * n_k, tol=0.0, warn=False,
+                       working_set=False, extrapolation=0, screening=False)
+        x_new = np.asarray(result.x, dtype=np.float64)
+        dz = np.asarray(X @ (x_new - x)).ravel()
+        x = x_new
+    STATE[key] = {"round": rnd + 1, "x": x, "measured": measured}
+    pieces.update(lost=False, dz=dz)
+    return pieces
+
+
+def coefficients(fit, k, rnd):
+    """The coefficients of column partition ``k`` (ProxCoCoA+) at which its
+    last round measured the objective (None when lost)."""
+    state = STATE.get((fit, k))
+    if state is None or state["round"] != rnd:
+        return None
+    return state["measured"]
+
+
+def margins(part, fit, k, rnd):
+    """A_k x_k at the coefficients partition ``k`` holds now (None when lost)."""
+    state = STATE.get((fit, k))
+    if state is None or state["round"] != rnd:
+        return None
+    return np.asarray(part[0] @ state["x"]).ravel()

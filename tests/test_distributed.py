@@ -1,0 +1,260 @@
+"""bcd.distributed on a real LocalCluster (two worker processes, one thread
+each): CoCoA+ and ProxCoCoA+ against single-process bcd.solve, the gap
+certificate, partition locality, a worker killed mid-fit, the estimators on
+dask arrays and the bad inputs."""
+import os
+import signal
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import bcd
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+import bcd.distributed as bd  # noqa: E402
+
+#: uneven row (or column) chunks for 1 to 4 partitions; the 4th has an empty one
+CHUNKS = {1: (40,), 2: (13, 27), 3: (5, 20, 15), 4: (10, 0, 18, 12)}
+M, N = 40, 60
+#: the ridge weight of the CoCoA+ comparisons
+L2 = 20.0
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=50)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def _data(seed=0, sparse=False, m=M, n=N):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, n))
+    if sparse:
+        A = sp.csr_matrix(A * (rng.random((m, n)) < 0.3))
+    b = np.asarray(A @ rng.standard_normal(n)).ravel() + 0.1 * rng.standard_normal(m)
+    return A, b, (b > np.median(b)).astype(float)
+
+
+def _dask(A, chunks, axis=0):
+    c = (chunks, -1) if axis == 0 else (-1, chunks)
+    return da.from_array(A, chunks=c, asarray=False)
+
+
+def _problem(loss, A, b, labels, l2=5.0, l1=0.0, sw=None):
+    pen = bcd.L1(l1) if l1 else None
+    if loss == "squared":
+        return bcd.LeastSquares(A, b, l2=l2, penalty=pen, sample_weight=sw)
+    if loss == "logistic":
+        return bcd.Logistic(A, labels, l2=l2, penalty=pen, sample_weight=sw)
+    return bcd.problems.LinearSVM(A, labels, loss=loss, l2=l2, penalty=pen, sample_weight=sw)
+
+
+def _agree(result, reference_objective, strong, tol_gap):
+    """The distributed optimum matches: objective within 1e-7 relative, and
+    its gap certificate is at most the tolerance."""
+    assert result.converged and result.duality_gap <= tol_gap
+    assert abs(result.objective - reference_objective) <= 1e-7 * abs(reference_objective)
+
+
+@pytest.mark.parametrize("K", [1, 2, 3, 4])
+@pytest.mark.parametrize("loss", ["squared", "logistic", "hinge", "squared_hinge"])
+def test_cocoa_equals_single_process_solve(client, loss, K):
+    sparse = K % 2 == 0
+    A, b, labels = _data(K, sparse)
+    sw = np.random.default_rng(5).uniform(0.5, 2.0, M)
+    problem = _problem(loss, A, b, labels, l2=L2, sw=sw)
+    ref = bcd.solve(problem, formulation="dual", tol=1e-11)
+    assert ref.converged
+    y = b if loss == "squared" else labels
+    tol = 1e-9
+    result = bd.solve(_dask(A, CHUNKS[K]), da.from_array(y, chunks=CHUNKS[K]), loss=loss,
+                      l2=L2, sample_weight=sw, client=client, tol=tol, relative=True,
+                      local_epochs=3, max_rounds=2000)
+    assert result.method == "cocoa+" and result.n_partitions == K
+    _agree(result, ref.objective, L2, tol * abs(result.objective))
+    # strong convexity (l2): |x - x*|^2 <= 2 (gap + gap_ref) / l2
+    bound = np.sqrt(2 * (result.duality_gap + ref.duality_gap) / L2)
+    assert np.linalg.norm(result.x - ref.x) <= bound + 1e-9
+    # the certificate is the problem's own objective at the returned point
+    assert result.objective == pytest.approx(problem.objective(result.x), rel=1e-12)
+    h = result.history
+    assert len(h) == result.n_rounds and np.all(np.diff(h.time) >= 0)
+    assert np.all(h.bytes_sent == 2 * 8 * N * K)
+
+
+def test_cocoa_from_a_problem_and_a_list_of_partitions(client):
+    A, b, _ = _data(7)
+    problem = bcd.LeastSquares(A, b, l2=L2)
+    ref = bcd.solve(problem, formulation="dual", tol=1e-11)
+    r1 = bd.solve(problem, client=client, n_partitions=3, tol=1e-9, relative=True,
+                  local_epochs=3)
+    _agree(r1, ref.objective, L2, 1e-9 * r1.objective)
+    futures = client.scatter([A[:15], A[15:]])
+    r2 = bd.solve(futures, [b[:15], b[15:]], loss="squared", l2=L2, client=client,
+                  tol=1e-9, relative=True, local_epochs=3)
+    _agree(r2, ref.objective, L2, 1e-9 * r2.objective)
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+def test_cocoa_with_an_intercept(client, loss):
+    A, b, labels = _data(3, m=40, n=30)
+    An = np.hstack([A, np.ones((40, 1))])
+    ridge = np.r_[np.full(30, 5.0), 0.0]
+    y = b if loss == "squared" else labels
+    problem = bcd.LeastSquares(An, y, l2=ridge) if loss == "squared" else \
+        bcd.Logistic(An, y, l2=ridge)
+    ref = bcd.solve(problem, tol=1e-10)
+    result = bd.solve(_dask(A, (25, 15)), da.from_array(y, chunks=(25, 15)), loss=loss,
+                      l2=5.0, fit_intercept=True, client=client, tol=1e-9, relative=True,
+                      local_epochs=3, max_rounds=3000)
+    assert result.converged
+    x = np.r_[result.x, result.intercept]
+    assert problem.objective(x) == pytest.approx(ref.objective, rel=1e-7)
+
+
+@pytest.mark.parametrize("loss,l2,K", [("squared", 0.0, 1), ("squared", 0.0, 3),
+                                       ("squared", 2.0, 2), ("logistic", 0.0, 1)])
+def test_proxcocoa_equals_single_process_solve(client, loss, l2, K):
+    rng = np.random.default_rng(K)
+    m, n = 80, 24
+    A = rng.standard_normal((m, n)) * (rng.random((m, n)) < 0.1)
+    A = sp.csc_matrix(A) if K == 2 else A
+    b = np.asarray(A @ rng.standard_normal(n)).ravel() + 0.1 * rng.standard_normal(m)
+    labels = (b > 0).astype(float)
+    y = b if loss == "squared" else labels
+    probe = _problem(loss, A, b, labels, l2=0.0)
+    lam = 0.1 * np.max(np.abs(probe.gradient(np.zeros(n))))
+    problem = _problem(loss, A, b, labels, l2=l2, l1=lam)
+    ref = bcd.solve(problem, tol=1e-12, max_iter=10**6)
+    chunks = {1: (24,), 2: (7, 17), 3: (10, 0, 14)}[K]
+    result = bd.solve(_dask(A, chunks, axis=1), y, loss=loss, l1=lam, l2=l2, client=client,
+                      tol=1e-9, relative=True, local_epochs=3, max_rounds=3000)
+    assert result.method == "proxcocoa+"
+    _agree(result, ref.objective, l2, 1e-9 * result.objective)
+    assert result.objective == pytest.approx(problem.objective(result.x), rel=1e-12)
+    assert np.all(result.history.bytes_sent == 2 * 8 * m * K)
+
+
+def test_partitions_stay_on_their_workers(client):
+    """Each worker holds only its own partitions (and the fit's small
+    vectors): the bytes stored on every worker stay below the matrix's."""
+    A, b, _ = _data(11, m=400, n=60)
+    X = _dask(A, (100, 100, 100, 100))
+    seen = []
+
+    def spy(rnd, x):
+        stored = client.run(lambda dask_worker: dask_worker.state.nbytes)
+        seen.append(stored)
+
+    result = bd.solve(X, da.from_array(b, chunks=100), loss="squared", l2=100.0,
+                      client=client, tol=1e-6, relative=True, callback=spy, local_epochs=2)
+    assert result.converged
+    assert result.data_bytes == A.nbytes
+    for stored in seen:
+        assert len(stored) == 2
+        for nbytes in stored.values():
+            # two partitions of 100 rows each (placed round-robin), not the 400 rows
+            assert A.nbytes // 4 < nbytes <= A.nbytes // 2 + 64 * 1024
+
+
+def test_a_worker_killed_mid_fit_reaches_the_optimum(client):
+    A, b, labels = _data(12, m=60, n=60)
+    problem = bcd.Logistic(A, labels, l2=5.0)
+    ref = bcd.solve(problem, formulation="dual", tol=1e-11)
+    pids = list(client.run(os.getpid).values())
+    killed = []
+
+    def kill(rnd, x):
+        if rnd == 2 and not killed:
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(rnd)
+
+    with pytest.warns(RuntimeWarning, match="lost"):
+        result = bd.solve(_dask(A, (20, 20, 20)), da.from_array(labels, chunks=20),
+                          loss="logistic", l2=5.0, client=client, tol=1e-10, relative=True,
+                          callback=kill, local_epochs=3, max_rounds=2000)
+    assert killed and result.n_restarts >= 1
+    _agree(result, ref.objective, 5.0, 1e-10 * result.objective)
+    client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.parametrize("name", ["LogisticRegression", "Ridge", "Lasso", "ElasticNet"])
+def test_estimators_on_dask_arrays_equal_in_memory(client, name):
+    from bcd import linear_model as lm
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((60, 8))
+    y = X @ rng.standard_normal(8) + 0.3 + 0.1 * rng.standard_normal(60)
+    if name == "LogisticRegression":
+        y = np.where(y > 0.3, "b", "a")
+        est = lm.LogisticRegression(C=0.05, tol=1e-8)
+    elif name == "Ridge":
+        est = lm.Ridge(alpha=30.0, tol=1e-8)
+    elif name == "Lasso":
+        est = lm.Lasso(alpha=0.05, tol=1e-8, max_iter=5000)
+    else:
+        est = lm.ElasticNet(alpha=0.05, l1_ratio=0.5, tol=1e-8, max_iter=5000)
+    mem = type(est)(**est.get_params()).fit(X, y)
+    Xd = da.from_array(X, chunks=(25, 8))
+    yd = da.from_array(y, chunks=25)
+    dist = est.fit(Xd, yd)
+    np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dist.intercept_, mem.intercept_, rtol=1e-5, atol=1e-6)
+    pred = dist.predict(Xd)
+    assert isinstance(pred, da.Array)
+    np.testing.assert_array_equal(pred.compute(), mem.predict(X)) if name == \
+        "LogisticRegression" else np.testing.assert_allclose(pred.compute(), mem.predict(X),
+                                                             rtol=1e-5, atol=1e-5)
+
+
+def test_bad_inputs(client):
+    A, b, labels = _data(0)
+    X = _dask(A, (20, 20))
+    bad = A.copy()
+    bad[25, 3] = np.nan
+    with pytest.raises(ValueError, match="partition 1"):
+        bd.solve(_dask(bad, (20, 20)), da.from_array(b, chunks=20), loss="squared", l2=1.0,
+                 client=client)
+    with pytest.raises(ValueError, match="y has 39 entries"):
+        bd.solve(X, b[:39], loss="squared", l2=1.0, client=client)
+    # a y chunked otherwise is rechunked to the rows of X
+    r = bd.solve(X, da.from_array(b, chunks=7), loss="squared", l2=5.0, client=client,
+                 tol=1e-8, relative=True)
+    assert r.converged
+    with pytest.raises(ValueError, match="LeastSquares, Logistic, LinearSVM"):
+        bd.solve(bcd.Multinomial(A, (b > 0).astype(int) + (b > 1), l2=1.0), client=client)
+    with pytest.raises(ValueError, match="l2 > 0"):
+        bd.solve(X, da.from_array(b, chunks=20), loss="squared", client=client)
+    with pytest.raises(ValueError, match="loss must be one of"):
+        bd.solve(X, da.from_array(b, chunks=20), loss="poisson", l2=1.0, client=client)
+    with pytest.raises(ValueError, match="hinge"):
+        bd.solve(X, da.from_array(labels, chunks=20), loss="hinge", l1=1.0, client=client)
+    with pytest.raises(ValueError, match="two classes"):
+        bd.solve(X, da.from_array(b, chunks=20), loss="logistic", l2=1.0, client=client)
+    with pytest.raises(ValueError, match="local_epochs"):
+        bd.solve(X, da.from_array(b, chunks=20), loss="squared", l2=1.0, client=client,
+                 local_epochs=0)
+
+
+def test_max_rounds_warns_and_returns_the_certified_point(client):
+    A, b, _ = _data(4)
+    with pytest.warns(bcd.ConvergenceWarning, match="max_iter"):
+        r = bd.solve(_dask(A, (20, 20)), da.from_array(b, chunks=20), loss="squared",
+                     l2=0.01, client=client, tol=1e-14, max_rounds=3)
+    assert not r.converged and r.status == "max_iter" and r.n_rounds == 4
+    problem = bcd.LeastSquares(A, b, l2=0.01)
+    assert r.objective == pytest.approx(problem.objective(r.x), rel=1e-12)
+
+
+def test_verbose_prints_each_round(client, capsys):
+    A, b, _ = _data(5)
+    r = bd.solve(_dask(A, (20, 20)), da.from_array(b, chunks=20), loss="squared", l2=5.0,
+                 client=client, tol=1e-6, relative=True, verbose=True)
+    out = capsys.readouterr().out
+    assert out.count("round") == r.n_rounds and "gap" in out
