@@ -1,0 +1,192 @@
+"""Run scikit-learn's own test modules with the estimator imports switched to bcd.
+
+The modules come from the installed scikit-learn (its wheel ships them).  Each
+is copied to a temporary directory, the imports of the estimators bcd
+provides are rebound to bcd's classes right after the module's own imports,
+and pytest runs the copy in a subprocess with a small plugin that records,
+for every test item, its outcome and whether it built a bcd estimator (an
+instance created while it ran, or one among its parameters).
+
+Run as a script to print the counts::
+
+    python tests/_sklearn_suite.py [coordinate_descent|logistic|label_propagation] [--all]
+
+(``--all`` runs the excluded items too, for the record).
+"""
+import ast
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+#: per module: the path inside scikit-learn, the statements that rebind the
+#: estimators to bcd's, and the excluded items (node-id prefixes after the
+#: module name) with the reason
+MODULES = {
+    "coordinate_descent": {
+        "path": "linear_model/tests/test_coordinate_descent.py",
+        "rebind": textwrap.dedent("""\
+            import bcd.linear_model as _bcd_lm
+            for _name in ("ElasticNet", "ElasticNetCV", "Lasso", "LassoCV"):
+                if hasattr(_bcd_lm, _name):
+                    globals()[_name] = getattr(_bcd_lm, _name)
+            """),
+    },
+    "logistic": {
+        "path": "linear_model/tests/test_logistic.py",
+        "rebind": "from bcd.linear_model import LogisticRegression, LogisticRegressionCV\n",
+    },
+    "label_propagation": {
+        "path": "semi_supervised/tests/test_label_propagation.py",
+        "rebind": textwrap.dedent("""\
+            import types as _types
+            import bcd.semi_supervised as _bcd_semi
+            label_propagation = _types.SimpleNamespace(**vars(label_propagation))
+            label_propagation.LabelPropagation = _bcd_semi.LabelPropagation
+            """),
+    },
+}
+
+#: excluded items: (module, node-id prefix after "test_<module>.py::", reason).
+#: They are not run by the test and count as failures.
+EXCLUDED = [
+]
+
+PLUGIN = textwrap.dedent('''\
+    import json, os
+    import pytest
+    pytest_plugins = ["sklearn.conftest"]
+
+    _current = [None]
+    _built = set()
+    _outcomes = {}
+
+    def _install():
+        from bcd.linear_model._base import BCDEstimator
+        import bcd.semi_supervised as semi
+        def _new(cls, *args, **kwargs):
+            if _current[0] is not None:
+                _built.add(_current[0])
+            return object.__new__(cls)
+        for klass in (BCDEstimator, semi.LabelPropagation):
+            klass.__new__ = staticmethod(_new)
+        return (BCDEstimator, semi.LabelPropagation)
+
+    _BCD = _install()
+
+    def _has_bcd(value):
+        if isinstance(value, _BCD):
+            return True
+        if isinstance(value, (list, tuple)):
+            return any(_has_bcd(v) for v in value)
+        if isinstance(value, dict):
+            return any(_has_bcd(v) for v in value.values())
+        return False
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        _current[0] = item.nodeid
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if _has_bcd(params):
+            _built.add(item.nodeid)
+        yield
+        _current[0] = None
+
+    def pytest_runtest_logreport(report):
+        old = _outcomes.get(report.nodeid)
+        if report.when == "call" or report.failed or (report.skipped and old is None):
+            outcome = report.outcome
+            if report.when == "call" and hasattr(report, "wasxfail"):
+                outcome = "xfailed" if report.skipped else "xpassed"
+            if old in ("failed", "error"):
+                return
+            _outcomes[report.nodeid] = outcome if report.when == "call" or not report.failed \\
+                else "error"
+
+    def pytest_sessionfinish(session, exitstatus):
+        with open(os.environ["BCD_SUITE_REPORT"], "w") as f:
+            json.dump({k: {"outcome": v, "bcd": k in _built} for k, v in _outcomes.items()}, f)
+''')
+
+
+def sklearn_test_source(relpath):
+    spec = importlib.util.find_spec("sklearn")
+    path = Path(spec.origin).parent / relpath
+    return path.read_text()
+
+
+def rewrite(source, rebind):
+    """The module source with ``rebind`` inserted after its last top-level import."""
+    tree = ast.parse(source)
+    last = max(node.end_lineno for node in tree.body
+               if isinstance(node, (ast.Import, ast.ImportFrom)))
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[:last]) + rebind + "".join(lines[last:])
+
+
+def excluded(name):
+    return [(prefix, reason) for module, prefix, reason in EXCLUDED if module == name]
+
+
+def run_module(name, run_excluded=False, timeout=1200, extra_args=()):
+    """Run one module; returns ``{nodeid: {"outcome", "bcd"}}`` (node ids as
+    ``test_<module>.py::...``) and the wall time."""
+    import time
+    info = MODULES[name]
+    filename = Path(info["path"]).name
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (tmp / filename).write_text(rewrite(sklearn_test_source(info["path"]), info["rebind"]))
+        (tmp / "conftest.py").write_text(PLUGIN)
+        report = tmp / "report.json"
+        args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                "--no-header", "-rN", "--tb=no", "--rootdir", str(tmp), "-o",
+                "addopts=", "-o", "filterwarnings=", str(tmp / filename), *extra_args]
+        if not run_excluded:
+            for prefix, _ in excluded(name):
+                args += ["--deselect", f"{tmp / filename}::{prefix}"]
+        env = dict(os.environ, BCD_SUITE_REPORT=str(report),
+                   OPENBLAS_NUM_THREADS=os.environ.get("OPENBLAS_NUM_THREADS", "1"),
+                   OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+        start = time.perf_counter()
+        subprocess.run(args, cwd=tmp, env=env, timeout=timeout, capture_output=True, text=True)
+        elapsed = time.perf_counter() - start
+        if not report.exists():
+            raise RuntimeError(f"pytest wrote no report for {name}")
+        data = json.loads(report.read_text())
+    prefix = f"{filename}::"
+    return {k[k.index(prefix):] if prefix in k else k: v for k, v in data.items()}, elapsed
+
+
+def summarize(name, results):
+    """``(passed, total)`` over the items that build a bcd estimator, the
+    excluded items counted as failures."""
+    filename = Path(MODULES[name]["path"]).name
+    excl = [f"{filename}::{p}" for p, _ in excluded(name)]
+
+    def is_excluded(nodeid):
+        return any(nodeid.startswith(p) for p in excl)
+
+    bcd_items = {k: v for k, v in results.items() if v["bcd"] and not is_excluded(k)}
+    passed = sum(v["outcome"] in ("passed", "xfailed") for v in bcd_items.values())
+    n_excluded = sum(1 for k in results if is_excluded(k)) or len(excl)
+    return passed, len(bcd_items) + n_excluded
+
+
+if __name__ == "__main__":
+    names = [a for a in sys.argv[1:] if not a.startswith("--")] or list(MODULES)
+    for name in names:
+        results, elapsed = run_module(name, run_excluded="--all" in sys.argv)
+        passed, total = summarize(name, results)
+        failing = sorted(k for k, v in results.items()
+                         if v["bcd"] and v["outcome"] not in ("passed", "xfailed"))
+        if "--verbose" in sys.argv:
+            for k in failing:
+                print("  FAIL", k, results[k]["outcome"])
+        print(f"{name}: {passed}/{total} items that build a bcd estimator pass "
+              f"({100 * passed / max(total, 1):.1f}%); {len(results)} items in all; "
+              f"{elapsed:.1f} s")
