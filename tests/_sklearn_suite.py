@@ -29,6 +29,7 @@ from pathlib import Path
 MODULES = {
     "coordinate_descent": {
         "path": "linear_model/tests/test_coordinate_descent.py",
+        "names": ("ElasticNet", "ElasticNetCV", "Lasso", "LassoCV"),
         "rebind": textwrap.dedent("""\
             import bcd.linear_model as _bcd_lm
             for _name in ("ElasticNet", "ElasticNetCV", "Lasso", "LassoCV"):
@@ -38,10 +39,12 @@ MODULES = {
     },
     "logistic": {
         "path": "linear_model/tests/test_logistic.py",
+        "names": ("LogisticRegression", "LogisticRegressionCV"),
         "rebind": "from bcd.linear_model import LogisticRegression, LogisticRegressionCV\n",
     },
     "label_propagation": {
         "path": "semi_supervised/tests/test_label_propagation.py",
+        "names": ("LabelPropagation",),
         "rebind": textwrap.dedent("""\
             import types as _types
             import bcd.semi_supervised as _bcd_semi
@@ -78,13 +81,14 @@ PLUGIN = textwrap.dedent('''\
 
     _BCD = _install()
 
-    def _has_bcd(value):
-        if isinstance(value, _BCD):
+    def _has_bcd(value, classes=False):
+        if isinstance(value, _BCD) or (classes and isinstance(value, type)
+                                       and issubclass(value, _BCD)):
             return True
         if isinstance(value, (list, tuple)):
-            return any(_has_bcd(v) for v in value)
+            return any(_has_bcd(v, classes) for v in value)
         if isinstance(value, dict):
-            return any(_has_bcd(v) for v in value.values())
+            return any(_has_bcd(v, classes) for v in value.values())
         return False
 
     @pytest.hookimpl(hookwrapper=True)
@@ -106,6 +110,28 @@ PLUGIN = textwrap.dedent('''\
                 return
             _outcomes[report.nodeid] = outcome if report.when == "call" or not report.failed \\
                 else "error"
+
+    _NAMES = tuple(os.environ.get("BCD_SUITE_NAMES", "").split(","))
+
+    def pytest_collection_modifyitems(config, items):
+        # run only the items that can build a bcd estimator: those whose test
+        # function names one (or whose parameters hold one); the others test
+        # scikit-learn's own estimators and functions
+        import inspect
+        keep, drop = [], []
+        for item in items:
+            try:
+                source = inspect.getsource(item.function)
+            except (OSError, TypeError, AttributeError):
+                source = ""
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            if any(name in source for name in _NAMES) or _has_bcd(params, classes=True):
+                keep.append(item)
+            else:
+                drop.append(item)
+        if drop and os.environ.get("BCD_SUITE_ALL_ITEMS") != "1":
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
 
     def pytest_sessionfinish(session, exitstatus):
         with open(os.environ["BCD_SUITE_REPORT"], "w") as f:
@@ -150,10 +176,14 @@ def run_module(name, run_excluded=False, timeout=1200, extra_args=()):
             for prefix, _ in excluded(name):
                 args += ["--deselect", f"{tmp / filename}::{prefix}"]
         env = dict(os.environ, BCD_SUITE_REPORT=str(report),
+                   BCD_SUITE_NAMES=",".join(info["names"]),
                    OPENBLAS_NUM_THREADS=os.environ.get("OPENBLAS_NUM_THREADS", "1"),
                    OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
         start = time.perf_counter()
-        subprocess.run(args, cwd=tmp, env=env, timeout=timeout, capture_output=True, text=True)
+        log = os.environ.get("BCD_SUITE_OUTPUT")
+        with open(log or os.devnull, "w") as out:
+            subprocess.run(args, cwd=tmp, env=env, timeout=timeout, stdout=out,
+                           stderr=subprocess.STDOUT, text=True)
         elapsed = time.perf_counter() - start
         if not report.exists():
             raise RuntimeError(f"pytest wrote no report for {name}")
@@ -180,7 +210,8 @@ def summarize(name, results):
 if __name__ == "__main__":
     names = [a for a in sys.argv[1:] if not a.startswith("--")] or list(MODULES)
     for name in names:
-        results, elapsed = run_module(name, run_excluded="--all" in sys.argv)
+        extra = ["--tb=line", "-v", "--durations=20"] if "--tb" in sys.argv else []
+        results, elapsed = run_module(name, run_excluded="--all" in sys.argv, extra_args=extra)
         passed, total = summarize(name, results)
         failing = sorted(k for k, v in results.items()
                          if v["bcd"] and v["outcome"] not in ("passed", "xfailed"))

@@ -1,5 +1,6 @@
 """Shared parts of the estimators: input validation, the design matrix with an
 intercept column, the call to :func:`bcd.solve` and linear predictions."""
+import numbers
 import warnings
 
 import numpy as np
@@ -25,8 +26,86 @@ RESERVED_OPTIONS = ("x0", "warn")
 #: automatic one
 CONFIGURATION_OPTIONS = ("rule", "blocks", "block_size", "update", "partition", "lipschitz",
                          "gsd_diagonal", "gsq_method", "mi_candidates", "vertex_order")
-#: the seed of the solves (random rules), unless solver_options give one
+#: the seed of the solves (random rules), unless solver_options or the
+#: estimator's random_state give one
 RANDOM_STATE = 0
+
+#: scikit-learn's algorithm names (``solver``, ``selection``) and the options
+#: of :func:`bcd.solve` that give the closest bcd method.  A method that does
+#: not apply to a problem (the dual of an L1-penalized or unregularized
+#: problem, Newton steps on a loss without a quadratic model) falls back to
+#: the automatic configuration (see :func:`method_options`).
+METHODS = {
+    "auto": {},
+    # quasi-Newton and Newton methods: Newton steps with inner coordinate descent
+    "lbfgs": {"formulation": "newton"},
+    "newton-cg": {"formulation": "newton"},
+    "newton-cholesky": {"formulation": "newton"},
+    # liblinear's L2 solvers are dual coordinate ascent
+    "liblinear": {"formulation": "dual"},
+    # stochastic average gradients: primal coordinate descent in random order
+    "sag": {"formulation": "primal", "rule": "random"},
+    "saga": {"formulation": "primal", "rule": "random"},
+    # coordinate descent orders (``selection``)
+    "cyclic": {},
+    "random": {"formulation": "primal", "rule": "random"},
+}
+
+
+def method_options(name, problem):
+    """The options of :func:`bcd.solve` for the scikit-learn algorithm
+    ``name`` (a key of :data:`METHODS`) on ``problem``: empty (the
+    automatic configuration) where the method does not apply."""
+    options = METHODS[name]
+    formulation = options.get("formulation")
+    if formulation == "newton" and "quadratic_model" not in problem.capabilities:
+        return {}
+    if formulation == "dual":
+        from ..problems.dual import check_dual
+        try:
+            check_dual(problem)
+        except ValueError:
+            return {}
+    return dict(options)
+
+
+def check_random_state_seed(random_state):
+    """An integer seed for :func:`bcd.solve` from scikit-learn's
+    ``random_state`` (None: the fixed default, so fits are reproducible)."""
+    if random_state is None:
+        return RANDOM_STATE
+    if isinstance(random_state, (numbers.Integral, np.integer)):
+        return int(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(np.iinfo(np.int32).max))
+    raise ValueError(f"random_state must be None, an int, a numpy RandomState or Generator; "
+                     f"got {random_state!r}.")
+
+
+def class_sample_weight(class_weight, classes, y_idx, sample_weight):
+    """The sample weights with scikit-learn's ``class_weight`` folded in
+    (None, a dict from label to weight, or "balanced"); None when both are
+    None."""
+    if class_weight is None:
+        return sample_weight
+    from sklearn.utils.class_weight import compute_class_weight
+    if isinstance(class_weight, dict):
+        unknown = [k for k in class_weight if k not in set(classes.tolist())]
+        if unknown:
+            raise ValueError(f"class_weight has labels {unknown!r} that are not classes of y "
+                             f"(classes: {classes.tolist()!r}).")
+    elif not (isinstance(class_weight, str) and class_weight == "balanced"):
+        raise ValueError(f"class_weight must be None, a dict or 'balanced', got "
+                         f"{class_weight!r}.")
+    y = classes[y_idx]
+    per_class = compute_class_weight(class_weight, classes=classes, y=y,
+                                     sample_weight=sample_weight)
+    weights = np.asarray(per_class, dtype=np.float64)[y_idx]
+    if sample_weight is not None:
+        weights = weights * sample_weight
+    return weights
 
 
 def check_sample_weight(sample_weight, X):
@@ -89,37 +168,50 @@ class SolveRecord:
     solve after it gets ``KeyboardInterrupt`` instead (one-vs-rest classes,
     several targets, refinements)."""
 
-    def __init__(self, estimator, solver_options):
+    def __init__(self, estimator, solver_options, method="auto", random_state=None):
         self.name = type(estimator).__name__
         self.options = solver_kwargs(solver_options)
+        self.method = method
+        self.seed = check_random_state_seed(random_state)
         self.failures = []
         self.n_iter = 0
+        self.n_passes = 0
         self.interrupted = False
         # the automatic configuration of the problems with a duality gap works on
         # working sets, which can stop on gap_tol; an explicit one may not
-        explicit = any(self.options.get(k, "auto") != "auto" for k in CONFIGURATION_OPTIONS)
+        static = dict(METHODS[method], **self.options)
+        explicit = any(static.get(k, "auto") != "auto" for k in CONFIGURATION_OPTIONS)
         self.explicit = explicit
         working = self.options.get("working_set", "auto")
         self.working_sets = working is True or (not explicit and working == "auto")
 
-    def dual(self, problem):
-        """Whether ``problem`` will be solved through its dual, whose
-        ``max_iter`` counts passes over the samples."""
-        formulation = self.options.get("formulation", "auto")
-        if formulation != "auto" or self.explicit:
-            return formulation == "dual"
+    def formulation(self, problem, options):
+        """The formulation ``problem`` will be solved by: "dual" (whose
+        ``max_iter`` counts passes over the samples), "newton" (Newton
+        steps) or "primal"."""
+        formulation = options.get("formulation", "auto")
+        explicit = any(options.get(k, "auto") != "auto" for k in CONFIGURATION_OPTIONS)
+        if formulation != "auto" or explicit:
+            return formulation
         config, _ = auto.choose(problem, TABLES)
-        return config.get("formulation") == "dual"
+        return config.get("formulation", "primal")
+
+    def dual(self, problem):
+        """Whether ``problem`` will be solved through its dual."""
+        options = dict(method_options(self.method, problem), **self.options)
+        return self.formulation(problem, options) == "dual"
 
     def _options(self, problem, max_iter, tol, extra):
-        options = dict(tol=float(tol), random_state=RANDOM_STATE)
-        if max_iter is not None:
-            # passes over the data: over the samples for the dual, else over
-            # the coordinates
-            options["max_iter"] = int(max_iter) * (
-                1 if self.dual(problem) else int(problem.n_coordinates))
+        options = dict(tol=float(tol), random_state=self.seed)
+        options.update(method_options(self.method, problem))
         options.update(extra)
         options.update(self.options)
+        if max_iter is not None and "max_iter" not in self.options:
+            # passes over the data: over the samples for the dual, Newton
+            # steps for Newton, else passes over the coordinates
+            formulation = self.formulation(problem, options)
+            options["max_iter"] = int(max_iter) * (
+                1 if formulation in ("dual", "newton") else int(problem.n_coordinates))
         return options
 
     def solve(self, problem, x0, max_iter, tol, **extra):
@@ -139,7 +231,7 @@ class SolveRecord:
         # warnings.catch_warnings, which is not thread-safe
         result = solve(problem, x0=x0, warn=False, **options)
         self.interrupted = result.status == "interrupted"
-        self.n_iter += result.n_iter
+        self._count(problem, result)
         if not result.converged and result.status != "callback":
             self.failures.append(result)
         return result
@@ -152,10 +244,20 @@ class SolveRecord:
         result = path(problem, lambdas, x0=np.zeros(problem.n_coordinates), warn=False,
                       **options)
         for r in result.results:
-            self.n_iter += r.n_iter
+            self._count(problem, r)
             if not r.converged and r.status != "callback":
                 self.failures.append(r)
         return result
+
+    def _count(self, problem, result):
+        """Add a solve's block updates to ``n_iter`` and its passes (over the
+        coordinates, over the samples for the dual, Newton steps) to
+        ``n_passes``."""
+        self.n_iter += int(result.n_iter)
+        if result.options.get("formulation") in ("dual", "newton"):
+            self.n_passes += int(result.n_iter)
+        else:
+            self.n_passes += -(-int(result.n_iter) // max(1, int(problem.n_coordinates)))
 
     def warn(self):
         """Issue one ``ConvergenceWarning`` if any solve did not converge."""
@@ -164,9 +266,11 @@ class SolveRecord:
         result = self.failures[-1]
         count = len(self.failures)
         what = "The solver" if count == 1 else f"{count} solves"
+        reached = (" The max_iter was reached which means the coef_ did not converge."
+                   if result.status == "max_iter" else "")
         warnings.warn(f"{self.name}: {what} did not converge ({result.status}: "
-                      f"{result.message}).  Increase max_iter, loosen tol or scale the "
-                      f"data.", ConvergenceWarning, stacklevel=3)
+                      f"{result.message}).{reached}  Increase max_iter, loosen tol or scale "
+                      f"the data.", ConvergenceWarning, stacklevel=3)
 
 
 class LinearPredictorMixin:
@@ -176,7 +280,12 @@ class LinearPredictorMixin:
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=SPARSE_FORMATS, reset=False,
                           dtype=[np.float64, np.float32])
-        return safe_sparse_dot(X, np.asarray(self.coef_).T, dense_output=True) + self.intercept_
+        coef = self.coef_
+        if sp.issparse(coef):
+            out = np.asarray(safe_sparse_dot(X, coef.T, dense_output=True))
+            # a sparsified 1-D coef_ is a row: one output
+            return (out.ravel() if np.ndim(self.intercept_) == 0 else out) + self.intercept_
+        return safe_sparse_dot(X, np.asarray(coef).T, dense_output=True) + self.intercept_
 
 
 class BCDEstimator(BaseEstimator):
@@ -186,3 +295,58 @@ class BCDEstimator(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+class SparseCoefMixin:
+    """``sparsify()`` and ``densify()`` of a fitted ``coef_``, as in
+    scikit-learn: a CSR matrix saves memory and prediction time when most
+    coefficients are zero (an L1 penalty); predictions are unchanged."""
+
+    def densify(self):
+        """Store ``coef_`` as a dense array (the default after ``fit``).
+
+        Returns
+        -------
+        self : object
+            The estimator.
+        """
+        check_is_fitted(self, "coef_")
+        if sp.issparse(self.coef_):
+            self.coef_ = self.coef_.toarray()
+        return self
+
+    def sparsify(self):
+        """Store ``coef_`` as a ``scipy.sparse`` CSR matrix.
+
+        Returns
+        -------
+        self : object
+            The estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bcd.linear_model import LogisticRegression
+        >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [3.0, 0.0]])
+        >>> model = LogisticRegression(l1_ratio=1.0, C=1.0).fit(X, [0, 0, 1, 1])
+        >>> model.sparsify().coef_.format
+        'csr'
+        """
+        check_is_fitted(self, "coef_")
+        self.coef_ = sp.csr_matrix(self.coef_)
+        return self
+
+
+def dense_coef(coef):
+    """A fitted ``coef_`` as an ndarray (after ``sparsify``: densified)."""
+    return coef.toarray() if sp.issparse(coef) else np.asarray(coef)
+
+
+def verbose_options(solver_options, verbose):
+    """``solver_options`` with ``verbose`` of :func:`bcd.solve` set from the
+    estimator's ``verbose`` (unless given there)."""
+    if not verbose:
+        return solver_options
+    options = dict(solver_options or {})
+    options.setdefault("verbose", int(verbose))
+    return options
