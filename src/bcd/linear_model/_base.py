@@ -159,6 +159,17 @@ def solver_kwargs(solver_options):
                                 "the previous solution)")
 
 
+def solve_passes(problem, result):
+    """The iterations of a solve as ``max_iter`` counts them: passes over
+    the samples (dual), Newton steps, or passes over the coordinates (block
+    updates times their size over the number of coordinates, rounded up)."""
+    if result.options.get("formulation") in ("dual", "newton"):
+        return int(result.n_iter)
+    size = result.options.get("block_size")
+    size = int(size) if isinstance(size, (int, np.integer)) and size > 0 else 1
+    return -(-int(result.n_iter) * size // max(1, int(problem.n_coordinates)))
+
+
 class SolveRecord:
     """The solves of one ``fit``: runs :func:`bcd.solve` with the estimator's
     options, silencing the solver's own convergence warnings, and issues a
@@ -254,10 +265,7 @@ class SolveRecord:
         coordinates, over the samples for the dual, Newton steps) to
         ``n_passes``."""
         self.n_iter += int(result.n_iter)
-        if result.options.get("formulation") in ("dual", "newton"):
-            self.n_passes += int(result.n_iter)
-        else:
-            self.n_passes += -(-int(result.n_iter) // max(1, int(problem.n_coordinates)))
+        self.n_passes += solve_passes(problem, result)
 
     def warn(self):
         """Issue one ``ConvergenceWarning`` if any solve did not converge."""

@@ -19,6 +19,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (BCDEstimator, LinearPredictorMixin, SolveRecord, SparseCoefMixin,
                     check_random_state_seed, check_sample_weight, class_sample_weight,
+                    solve_passes,
                     validate_data, verbose_options)
 from ._coordinate_descent import LeastSquaresDesign, least_squares_strengths
 from ._logistic import (PENALTIES, SOLVERS, LogisticClassifierMixin, LogisticDesign,
@@ -447,9 +448,8 @@ def logistic_path_fit(design, Cs, penalty, l1_ratio, tol, max_iter, record):
     if np.all(l2s == 0) and np.all(l1s > 0) and np.all(np.diff(l1s) < 0):
         problem = design.problem(1.0, 0.0)   # the L1 weights are scaled by each 1/C
         result = record.path(problem, l1s, max_iter, design.kkt_tol(tol))
-        n = max(1, int(problem.n_coordinates))
-        return [(*design.model(x), -(-int(r.n_iter) // n)) for x, r in zip(result.coefs,
-                                                                            result.results)]
+        return [(*design.model(x), solve_passes(problem, r)) for x, r in zip(result.coefs,
+                                                                              result.results)]
     models, x0 = [], None
     for l1, l2 in strengths:
         before = record.n_passes
