@@ -157,14 +157,16 @@ TIGHT_TOLERANCE_REASON = (
 
 
 def expected_failed_checks(estimator):
-    if isinstance(estimator, LassoCV):
+    if isinstance(estimator, (LassoCV, lm.ElasticNetCV)):
         return {"check_sample_weight_equivalence_on_dense_data": TIGHT_TOLERANCE_REASON}
     return {}
 
 
 CHECKED = [Lasso(), ElasticNet(), NonNegativeLinearRegression(), Ridge(), LogisticRegression(),
            PoissonRegressor(), LassoCV(alphas=10, cv=3),
-           LogisticRegressionCV(Cs=[0.01, 1.0, 100.0], cv=3)]
+           lm.ElasticNetCV(l1_ratio=[0.5, 1.0], alphas=10, cv=3),
+           LogisticRegressionCV(Cs=[0.01, 1.0, 100.0], cv=3, l1_ratios=(0.0,),
+                                scoring="accuracy", use_legacy_attributes=False)]
 
 
 @parametrize_with_checks(CHECKED, expected_failed_checks=expected_failed_checks)

@@ -274,8 +274,9 @@ class SolveRecord:
         result = self.failures[-1]
         count = len(self.failures)
         what = "The solver" if count == 1 else f"{count} solves"
-        reached = (" The max_iter was reached which means the coef_ did not converge."
-                   if result.status == "max_iter" else "")
+        reached = (" Objective did not converge. You might want to increase the number of "
+                   "iterations. The max_iter was reached which means the coef_ did not "
+                   "converge." if result.status == "max_iter" else "")
         warnings.warn(f"{self.name}: {what} did not converge ({result.status}: "
                       f"{result.message}).{reached}  Increase max_iter, loosen tol or scale "
                       f"the data.", ConvergenceWarning, stacklevel=3)
@@ -348,6 +349,25 @@ class SparseCoefMixin:
 def dense_coef(coef):
     """A fitted ``coef_`` as an ndarray (after ``sparsify``: densified)."""
     return coef.toarray() if sp.issparse(coef) else np.asarray(coef)
+
+
+def check_fit_params(estimator, params):
+    """``groups`` from the extra arguments of a CV estimator's ``fit``, as
+    scikit-learn allows them: only with metadata routing enabled
+    (``sklearn.set_config(enable_metadata_routing=True)``)."""
+    if not params:
+        return None
+    from sklearn import get_config
+    if not get_config().get("enable_metadata_routing", False):
+        raise ValueError(f"Passing extra keyword arguments to {type(estimator).__name__}.fit "
+                         f"is only supported if enable_metadata_routing=True, which you can "
+                         f"set using `sklearn.set_config`. Got {sorted(params)}.")
+    params = dict(params)
+    groups = params.pop("groups", None)
+    if params:
+        raise TypeError(f"{type(estimator).__name__}.fit got unexpected arguments "
+                        f"{sorted(params)}; it takes sample_weight and groups.")
+    return groups
 
 
 def verbose_options(solver_options, verbose):

@@ -301,11 +301,11 @@ class _PenalizedLeastSquares(SparseCoefMixin, RegressorMixin, LinearPredictorMix
             x0 = None
             if previous is not None:
                 x0 = design.start(previous[t], intercepts[t], l1)
-            before = record.n_iter
+            before = record.n_passes
             coef, intercept, gap, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
             coefs[t], intercepts_out[t] = coef, intercept
             gaps.append(None if gap is None else gap / n)
-            n_iters.append(record.n_iter - before)
+            n_iters.append(record.n_passes - before)
         record.warn()
         dtype = X.dtype
         if not self.fit_intercept:
@@ -314,12 +314,12 @@ class _PenalizedLeastSquares(SparseCoefMixin, RegressorMixin, LinearPredictorMix
             self.coef_ = coefs[0].astype(dtype)
             self.intercept_ = dtype.type(intercepts_out[0])
             self.dual_gap_ = gaps[0]
-            self.n_iter_ = n_iters[0] if self.max_iter == 0 else max(1, n_iters[0])
+            self.n_iter_ = n_iters[0]
         else:
             self.coef_ = coefs.astype(dtype)
             self.intercept_ = intercepts_out.astype(dtype)
             self.dual_gap_ = np.array([np.nan if g is None else g for g in gaps])
-            self.n_iter_ = [k if self.max_iter == 0 else max(1, k) for k in n_iters]
+            self.n_iter_ = n_iters
         return self
 
     def predict(self, X):
@@ -416,8 +416,10 @@ class ElasticNet(_PenalizedLeastSquares):
         Duality gap of the per-sample objective at the solution (None when
         ``l1_ratio = 0``).
     n_iter_ : int or list of int
-        Block updates performed by the solver (at least 1; one per target
-        for a 2-D ``y``).
+        Passes over the coordinates made by the solver (its block updates
+        times their size over the number of coordinates, rounded up; 0 when
+        the start already meets the tolerance; one per target for a 2-D
+        ``y``).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -538,8 +540,10 @@ class Lasso(_PenalizedLeastSquares):
         Duality gap of the per-sample objective at the solution (None when
         ``alpha = 0``).
     n_iter_ : int or list of int
-        Block updates performed by the solver (at least 1; one per target
-        for a 2-D ``y``).
+        Passes over the coordinates made by the solver (its block updates
+        times their size over the number of coordinates, rounded up; 0 when
+        the start already meets the tolerance; one per target for a 2-D
+        ``y``).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -634,8 +638,10 @@ class NonNegativeLinearRegression(_PenalizedLeastSquares):
     dual_gap_ : float or None
         Duality gap of the per-sample objective (None when ``alpha = 0``).
     n_iter_ : int or list of int
-        Block updates performed by the solver (at least 1; one per target
-        for a 2-D ``y``).
+        Passes over the coordinates made by the solver (its block updates
+        times their size over the number of coordinates, rounded up; 0 when
+        the start already meets the tolerance; one per target for a 2-D
+        ``y``).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)

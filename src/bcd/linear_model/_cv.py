@@ -18,8 +18,8 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (BCDEstimator, LinearPredictorMixin, SolveRecord, SparseCoefMixin,
-                    check_random_state_seed, check_sample_weight, class_sample_weight,
-                    solve_passes,
+                    check_fit_params, check_random_state_seed, check_sample_weight,
+                    class_sample_weight, solve_passes,
                     validate_data, verbose_options)
 from ._coordinate_descent import LeastSquaresDesign, least_squares_strengths
 from ._logistic import (PENALTIES, SOLVERS, LogisticClassifierMixin, LogisticDesign,
@@ -151,7 +151,9 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
             Non-negative weights (rescaled to sum to the number of samples
             of each training set; they also weight the held-out errors).
         **params : dict
-            ``groups`` for a group-aware ``cv`` splitter.
+            ``groups`` for a group-aware ``cv`` splitter; as in scikit-learn,
+            only with metadata routing enabled
+            (``sklearn.set_config(enable_metadata_routing=True)``).
 
         Returns
         -------
@@ -159,10 +161,7 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
             The fitted estimator.
         """
         self._validate_params()
-        groups = params.pop("groups", None)
-        if params:
-            raise TypeError(f"{type(self).__name__}.fit got unexpected arguments "
-                            f"{sorted(params)}; it takes sample_weight and groups.")
+        groups = check_fit_params(self, params)
         X, y = validate_data(self, X, y, accept_sparse=CV_SPARSE_FORMATS,
                              dtype=[np.float64, np.float32], y_numeric=True,
                              multi_output=False)
@@ -192,6 +191,7 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         if self.warm_start and getattr(self, "coef_", None) is not None \
                 and np.shape(self.coef_) == (X.shape[1],):
             x0 = full.start(self.coef_, self.intercept_, l1)
+        before = record.n_passes
         coef, intercept, gap, _ = full.fit(record, l1, l2, self.tol, self.max_iter, x0)
         record.warn()
         self.alpha_ = alpha
@@ -203,7 +203,7 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         self.coef_ = coef.astype(X.dtype)
         self.intercept_ = X.dtype.type(intercept) if self.fit_intercept else X.dtype.type(0.0)
         self.dual_gap_ = None if gap is None else gap / n
-        self.n_iter_ = record.n_iter if self.max_iter == 0 else max(1, record.n_iter)
+        self.n_iter_ = record.n_passes - before
         return self
 
     def _ratio_list(self):
@@ -292,7 +292,7 @@ class LassoCV(_LinearModelCV):
     dual_gap_ : float or None
         Duality gap of the final fit (per-sample objective).
     n_iter_ : int
-        Block updates of the final fit.
+        Passes over the coordinates of the final fit.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -375,7 +375,7 @@ class ElasticNetCV(_LinearModelCV):
     dual_gap_ : float or None
         Duality gap of the final fit (per-sample objective).
     n_iter_ : int
-        Block updates of the final fit.
+        Passes over the coordinates of the final fit.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -742,7 +742,9 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
             Non-negative weights of the samples' losses, also passed to the
             scoring of the held-out folds.
         **params : dict
-            ``groups`` for a group-aware ``cv`` splitter.
+            ``groups`` for a group-aware ``cv`` splitter; as in scikit-learn,
+            only with metadata routing enabled
+            (``sklearn.set_config(enable_metadata_routing=True)``).
 
         Returns
         -------
@@ -750,10 +752,7 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
             The fitted estimator.
         """
         self._validate_params()
-        groups = params.pop("groups", None)
-        if params:
-            raise TypeError(f"{type(self).__name__}.fit got unexpected arguments "
-                            f"{sorted(params)}; it takes sample_weight and groups.")
+        groups = check_fit_params(self, params)
         penalty, l1_ratios = resolve_cv_penalty(self.penalty, self.l1_ratios)
         if isinstance(self.scoring, str) and self.scoring == "warn":
             warnings.warn("The default value of the parameter 'scoring' will change from None, "

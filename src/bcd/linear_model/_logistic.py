@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
@@ -528,7 +529,15 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
         record = SolveRecord(self, verbose_options(self.solver_options, self.verbose),
                              method=logistic_method(self.solver, self.dual, penalty),
                              random_state=self.random_state)
-        coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
+        if self.max_iter == 0 and "max_iter" not in (self.solver_options or {}):
+            # no iteration: the starting model (whatever the method's own start)
+            x = np.zeros(design.A.shape[1] * design.width) if x0 is None else x0
+            coef, intercept = design.model(x)
+            warnings.warn(f"{type(self).__name__}: max_iter=0: the model is the starting "
+                          f"point. The max_iter was reached which means the coef_ did not "
+                          f"converge.", ConvergenceWarning, stacklevel=2)
+        else:
+            coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
         record.warn()
         self.classes_ = classes
         self.coef_ = coef.astype(X.dtype)
