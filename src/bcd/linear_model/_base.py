@@ -43,12 +43,13 @@ METHODS = {
     "newton-cholesky": {"formulation": "newton"},
     # liblinear's L2 solvers are dual coordinate ascent
     "liblinear": {"formulation": "dual"},
-    # stochastic average gradients: primal coordinate descent in random order
-    "sag": {"formulation": "primal", "rule": "random"},
-    "saga": {"formulation": "primal", "rule": "random"},
+    # stochastic average gradients: primal coordinate descent in random
+    # order, one coordinate at a time
+    "sag": {"formulation": "primal", "rule": "random", "block_size": 1},
+    "saga": {"formulation": "primal", "rule": "random", "block_size": 1},
     # coordinate descent orders (``selection``)
     "cyclic": {},
-    "random": {"formulation": "primal", "rule": "random"},
+    "random": {"formulation": "primal", "rule": "random", "block_size": 1},
 }
 
 
