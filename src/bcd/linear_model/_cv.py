@@ -196,18 +196,16 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         record.warn()
         self.alpha_ = alpha
         self.l1_ratio_ = l1_ratio
-        if len(l1_ratios) == 1 and not self._ratio_list():
-            self.alphas_, self.mse_path_ = grids[0], mse[0]
-        else:
-            self.alphas_, self.mse_path_ = grids, mse
+        # scikit-learn's layouts: the grids of every l1_ratio (one grid when
+        # there is one l1_ratio or the grid is given), the errors squeezed
+        given = not isinstance(self.alphas, numbers.Integral)
+        self.alphas_ = grids[0] if (len(l1_ratios) == 1 or given) else grids
+        self.mse_path_ = np.squeeze(mse)
         self.coef_ = coef.astype(X.dtype)
         self.intercept_ = X.dtype.type(intercept) if self.fit_intercept else X.dtype.type(0.0)
         self.dual_gap_ = None if gap is None else gap / n
         self.n_iter_ = record.n_passes - before
         return self
-
-    def _ratio_list(self):
-        return False
 
     def predict(self, X):
         """Predict with the final linear model.
@@ -365,9 +363,11 @@ class ElasticNetCV(_LinearModelCV):
     l1_ratio_ : float
         The chosen l1_ratio.
     alphas_ : ndarray of shape (n_alphas,) or (n_l1_ratio, n_alphas)
-        The grid(s), decreasing (2-D when ``l1_ratio`` is a list).
-    mse_path_ : ndarray of shape (n_alphas, n_folds) or (n_l1_ratio, n_alphas, n_folds)
-        Mean squared error on each held-out fold.
+        The grid(s), decreasing (2-D for several l1_ratios and an automatic
+        grid, as in scikit-learn).
+    mse_path_ : ndarray of shape (n_l1_ratio, n_alphas, n_folds)
+        Mean squared error on each held-out fold (squeezed, as in
+        scikit-learn: (n_alphas, n_folds) for one l1_ratio).
     coef_ : ndarray of shape (n_features,)
         Coefficients of the final fit.
     intercept_ : float
@@ -425,9 +425,6 @@ class ElasticNetCV(_LinearModelCV):
         self.selection = selection
         self.warm_start = warm_start
         self.solver_options = solver_options
-
-    def _ratio_list(self):
-        return np.ndim(self.l1_ratio) > 0
 
     def _l1_ratios(self):
         ratios = np.atleast_1d(np.asarray(self.l1_ratio, dtype=np.float64)).ravel()
@@ -578,9 +575,10 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
         Score of the held-out folds, as in scikit-learn; the default warns
         (FutureWarning) and means None, the accuracy.  The held-out samples'
         weights are passed to it.
-    solver : {"auto", "lbfgs", "liblinear", "newton-cg", "newton-cholesky", \
-"sag", "saga"}, default="auto"
-        The method of every solve, mapped as in :class:`LogisticRegression`.
+    solver : str, default="auto"
+        The method of every solve: "auto", "lbfgs", "liblinear", "newton-cg",
+        "newton-cholesky", "sag" or "saga", mapped as in
+        :class:`LogisticRegression`.
     tol : float, default=1e-4
         Tolerance of every solve (>= 0), as in :class:`LogisticRegression`.
     max_iter : int, default=1000

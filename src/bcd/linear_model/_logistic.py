@@ -331,17 +331,14 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
     The parameters are scikit-learn's (1.8 and later), with its meaning;
     those naming scikit-learn's algorithms choose the closest bcd method:
 
-    ============================  ===========================================
-    ``solver``                    bcd method
-    ============================  ===========================================
-    ``"auto"`` (default)          :func:`bcd.solve`'s automatic configuration
-    ``"lbfgs"``, ``"newton-cg"``, ``formulation="newton"``: Newton steps with
-    ``"newton-cholesky"``         inner coordinate descent (binary problems;
-                                  multinomial ones: automatic)
-    ``"liblinear"``               ``formulation="dual"``: dual coordinate
-                                  ascent (L2 penalty; else automatic)
-    ``"sag"``, ``"saga"``         primal coordinate descent, random order
-    ============================  ===========================================
+    * ``solver="auto"`` (default): :func:`bcd.solve`'s automatic configuration;
+    * ``"lbfgs"``, ``"newton-cg"``, ``"newton-cholesky"``: ``formulation="newton"``,
+      Newton steps with inner coordinate descent (binary problems; multinomial
+      ones get the automatic configuration);
+    * ``"liblinear"``: ``formulation="dual"``, dual coordinate ascent (the L2
+      penalty; other penalties get the automatic configuration);
+    * ``"sag"``, ``"saga"``: primal coordinate descent in random order, one
+      coordinate at a time.
 
     ``dual=True`` selects the dual (as ``"liblinear"``) for the L2 penalty.
     Every solver handles every penalty and the multinomial loss (scikit-learn
@@ -386,9 +383,9 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
     random_state : int, RandomState instance or None, default=None
         Seed of the random coordinate orders (None: a fixed seed, so that
         fits are reproducible).
-    solver : {"auto", "lbfgs", "liblinear", "newton-cg", "newton-cholesky", \
-"sag", "saga"}, default="auto"
-        The method, mapped as in the table above.
+    solver : str, default="auto"
+        The method: "auto", "lbfgs", "liblinear", "newton-cg",
+        "newton-cholesky", "sag" or "saga", mapped as listed above.
     max_iter : int, default=1000
         Maximum number of passes over the coordinates (primal coordinate
         descent: ``max_iter * n_coordinates`` block updates), over the
