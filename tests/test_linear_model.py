@@ -157,14 +157,16 @@ TIGHT_TOLERANCE_REASON = (
 
 
 def expected_failed_checks(estimator):
-    if isinstance(estimator, LassoCV):
+    if isinstance(estimator, (LassoCV, lm.ElasticNetCV)):
         return {"check_sample_weight_equivalence_on_dense_data": TIGHT_TOLERANCE_REASON}
     return {}
 
 
 CHECKED = [Lasso(), ElasticNet(), NonNegativeLinearRegression(), Ridge(), LogisticRegression(),
            PoissonRegressor(), LassoCV(alphas=10, cv=3),
-           LogisticRegressionCV(Cs=[0.01, 1.0, 100.0], cv=3)]
+           lm.ElasticNetCV(l1_ratio=[0.5, 1.0], alphas=10, cv=3),
+           LogisticRegressionCV(Cs=[0.01, 1.0, 100.0], cv=3, l1_ratios=(0.0,),
+                                scoring="accuracy", use_legacy_attributes=False)]
 
 
 @parametrize_with_checks(CHECKED, expected_failed_checks=expected_failed_checks)
@@ -561,8 +563,9 @@ def _sk_cv_scores(model):
 def test_logistic_cv_matches_sklearn(n_classes, penalty, fit_intercept, sparse):
     X, y, _ = classification_data(n_classes, n=90, sparse=sparse, seed=6)
     Cs = [0.01, 0.1, 1.0, 10.0]
-    ours = LogisticRegressionCV(Cs=Cs, penalty=penalty, cv=StratifiedKFold(3),
-                                fit_intercept=fit_intercept, scoring="neg_log_loss",
+    ours = LogisticRegressionCV(Cs=Cs, l1_ratios=(0.0 if penalty == "l2" else 1.0,),
+                                cv=StratifiedKFold(3), fit_intercept=fit_intercept,
+                                scoring="neg_log_loss", use_legacy_attributes=False,
                                 tol=1e-10).fit(X, y)
     kwargs = dict(Cs=Cs, cv=StratifiedKFold(3), scoring="neg_log_loss", tol=1e-12,
                   max_iter=100000, solver="lbfgs" if penalty == "l2" else "saga",
@@ -576,7 +579,7 @@ def test_logistic_cv_matches_sklearn(n_classes, penalty, fit_intercept, sparse):
         warnings.simplefilter("ignore", FutureWarning)
         ref = sk.LogisticRegressionCV(**kwargs).fit(X, y)
     np.testing.assert_allclose(ours.Cs_, ref.Cs_)
-    np.testing.assert_allclose(ours.scores_, _sk_cv_scores(ref), rtol=1e-6)
+    np.testing.assert_allclose(ours.scores_[:, 0], _sk_cv_scores(ref), rtol=1e-6)
     assert ours.C_ == float(np.ravel(ref.C_)[0])
     np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=0, atol=2e-6)
 
@@ -790,7 +793,7 @@ BAD_REGRESSION = [
     (Lasso(alpha=-1.0), {}, "alpha"),
     (ElasticNet(l1_ratio=1.5), {}, "l1_ratio"),
     (ElasticNet(l1_ratio=-0.1), {}, "l1_ratio"),
-    (Lasso(tol=0.0), {}, "tol"),
+    (Lasso(tol=-1.0), {}, "tol"),
     (NonNegativeLinearRegression(alpha=-0.5), {}, "alpha"),
     (Lasso(), {"sample_weight": np.ones(7)}, "sample_weight|samples"),
     (Lasso(), {"sample_weight": -np.ones(20)}, "[Nn]egative"),
@@ -824,7 +827,7 @@ BAD_CLASSIFICATION = [
     (LogisticRegression(C=-1.0), "C"),
     (LogisticRegression(C=0.0), "C"),
     (LogisticRegression(penalty="l3"), "penalty"),
-    (LogisticRegression(penalty="elasticnet"), "l1_ratio"),
+    (LogisticRegression(penalty="elasticnet", l1_ratio=None), "l1_ratio"),
     (LogisticRegression(penalty="elasticnet", l1_ratio=2.0), "l1_ratio"),
     (LogisticRegressionCV(Cs=[0.0, 1.0]), "Cs"),
     (LogisticRegressionCV(penalty="elasticnet"), "l1_ratio"),
@@ -887,7 +890,8 @@ def test_docstring_examples(module):
 def test_public_names():
     assert sorted(lm.__all__) == sorted(["Lasso", "ElasticNet", "NonNegativeLinearRegression",
                                          "Ridge", "LogisticRegression", "PoissonRegressor",
-                                         "LinearSVC", "LassoCV", "LogisticRegressionCV"])
+                                         "LinearSVC", "LassoCV", "ElasticNetCV",
+                                         "LogisticRegressionCV"])
     for name in lm.__all__:
         cls = getattr(lm, name)
         assert issubclass(cls, sklearn.base.BaseEstimator)

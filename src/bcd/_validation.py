@@ -161,8 +161,64 @@ def check_random_state(seed):
     raise TypeError(f"random_state must be None, an int, a numpy RandomState or Generator; got {seed!r}.")
 
 
+class LazyRandomState:
+    """``np.random.RandomState(seed)``, created only when a draw needs it.
+
+    Seeding a legacy RandomState costs far more than a small solve (hundreds
+    of microseconds), and most solves draw only seed words for their
+    compiled generators from it: :func:`seed_words` of a ``LazyRandomState``
+    returns the words the RandomState would give, from a per-seed cache; any
+    other draw gets the RandomState advanced past the words already taken,
+    so the stream is the same as with the RandomState itself."""
+
+    __slots__ = ("seed", "_rs", "_words_drawn")
+
+    def __init__(self, seed):
+        self.seed = int(seed)
+        self._rs = None
+        self._words_drawn = 0
+
+    @property
+    def random_state(self):
+        if self._rs is None:
+            self._rs = np.random.RandomState(self.seed)
+            for _ in range(self._words_drawn):
+                _draw_words(self._rs)
+        return self._rs
+
+    def __getattr__(self, name):
+        return getattr(self.random_state, name)
+
+
+#: per seed, the first seed words of RandomState(seed)
+_SEED_WORDS = {}
+_CACHED_WORDS = 8
+
+
+def _draw_words(rs):
+    hi = np.iinfo(np.int64).max
+    if isinstance(rs, np.random.Generator):
+        return tuple(int(v) for v in rs.integers(0, hi, size=2))
+    return tuple(int(v) for v in rs.randint(0, hi, size=2, dtype=np.int64))
+
+
 def seed_words(random_state):
     """Two 63-bit integers drawn from ``random_state`` to seed compiled RNGs."""
+    if isinstance(random_state, LazyRandomState):
+        k = random_state._words_drawn
+        if random_state._rs is None and k < _CACHED_WORDS:
+            seed = random_state.seed
+            words = _SEED_WORDS.get(seed)
+            if words is None:
+                if len(_SEED_WORDS) > 1024:
+                    _SEED_WORDS.clear()
+                rs = np.random.RandomState(seed)
+                words = _SEED_WORDS[seed] = [_draw_words(rs) for _ in range(_CACHED_WORDS)]
+            random_state._words_drawn = k + 1
+            return words[k]
+        words = _draw_words(random_state.random_state)
+        random_state._words_drawn = k + 1
+        return words
     rs = check_random_state(random_state)
     hi = np.iinfo(np.int64).max
     if isinstance(rs, np.random.Generator):

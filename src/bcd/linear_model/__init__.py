@@ -11,11 +11,12 @@ from .._optional import import_optional
 import_optional("sklearn", "sklearn")
 
 from ._coordinate_descent import ElasticNet, Lasso, NonNegativeLinearRegression  # noqa: E402
-from ._cv import LassoCV, LogisticRegressionCV  # noqa: E402
+from ._cv import ElasticNetCV, LassoCV, LogisticRegressionCV  # noqa: E402
 from ._glm import PoissonRegressor  # noqa: E402
 from ._logistic import LogisticRegression  # noqa: E402
 from ._ridge import Ridge  # noqa: E402
 from ._svm import LinearSVC  # noqa: E402
 
 __all__ = ["Lasso", "ElasticNet", "NonNegativeLinearRegression", "Ridge", "LogisticRegression",
-           "PoissonRegressor", "LinearSVC", "LassoCV", "LogisticRegressionCV"]
+           "PoissonRegressor", "LinearSVC", "LassoCV", "ElasticNetCV",
+           "LogisticRegressionCV"]

@@ -1,5 +1,6 @@
 """Shared parts of the estimators: input validation, the design matrix with an
 intercept column, the call to :func:`bcd.solve` and linear predictions."""
+import numbers
 import time
 import warnings
 
@@ -26,8 +27,87 @@ RESERVED_OPTIONS = ("x0", "warn")
 #: automatic one (derived from the spec tables; the solves read the tables
 #: as they are then, rules registered since included)
 CONFIGURATION_OPTIONS = configuration_options()
-#: the seed of the solves (random rules), unless solver_options give one
+#: the seed of the solves (random rules), unless solver_options or the
+#: estimator's random_state give one
 RANDOM_STATE = 0
+
+#: scikit-learn's algorithm names (``solver``, ``selection``) and the options
+#: of :func:`bcd.solve` that give the closest bcd method.  A method that does
+#: not apply to a problem (the dual of an L1-penalized or unregularized
+#: problem, Newton steps on a loss without a quadratic model) falls back to
+#: the automatic configuration (see :func:`method_options`).
+METHODS = {
+    "auto": {},
+    # quasi-Newton and Newton methods: Newton steps with inner coordinate descent
+    "lbfgs": {"formulation": "newton"},
+    "newton-cg": {"formulation": "newton"},
+    "newton-cholesky": {"formulation": "newton"},
+    # liblinear's L2 solvers are dual coordinate ascent
+    "liblinear": {"formulation": "dual"},
+    # stochastic average gradients: primal coordinate descent in random
+    # order, one coordinate at a time
+    "sag": {"formulation": "primal", "rule": "random", "block_size": 1},
+    "saga": {"formulation": "primal", "rule": "random", "block_size": 1},
+    # coordinate descent orders (``selection``)
+    "cyclic": {},
+    "random": {"formulation": "primal", "rule": "random", "block_size": 1},
+}
+
+
+def method_options(name, problem):
+    """The options of :func:`bcd.solve` for the scikit-learn algorithm
+    ``name`` (a key of :data:`METHODS`) on ``problem``: empty (the
+    automatic configuration) where the method does not apply."""
+    options = METHODS[name]
+    formulation = options.get("formulation")
+    if formulation == "newton" and "quadratic_model" not in problem.capabilities:
+        return {}
+    if formulation == "dual":
+        from ..problems.dual import check_dual
+        try:
+            check_dual(problem)
+        except ValueError:
+            return {}
+    return dict(options)
+
+
+def check_random_state_seed(random_state):
+    """An integer seed for :func:`bcd.solve` from scikit-learn's
+    ``random_state`` (None: the fixed default, so fits are reproducible)."""
+    if random_state is None:
+        return RANDOM_STATE
+    if isinstance(random_state, (numbers.Integral, np.integer)):
+        return int(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(np.iinfo(np.int32).max))
+    raise ValueError(f"random_state must be None, an int, a numpy RandomState or Generator; "
+                     f"got {random_state!r}.")
+
+
+def class_sample_weight(class_weight, classes, y_idx, sample_weight):
+    """The sample weights with scikit-learn's ``class_weight`` folded in
+    (None, a dict from label to weight, or "balanced"); None when both are
+    None."""
+    if class_weight is None:
+        return sample_weight
+    from sklearn.utils.class_weight import compute_class_weight
+    if isinstance(class_weight, dict):
+        unknown = [k for k in class_weight if k not in set(classes.tolist())]
+        if unknown:
+            raise ValueError(f"class_weight has labels {unknown!r} that are not classes of y "
+                             f"(classes: {classes.tolist()!r}).")
+    elif not (isinstance(class_weight, str) and class_weight == "balanced"):
+        raise ValueError(f"class_weight must be None, a dict or 'balanced', got "
+                         f"{class_weight!r}.")
+    y = classes[y_idx]
+    per_class = compute_class_weight(class_weight, classes=classes, y=y,
+                                     sample_weight=sample_weight)
+    weights = np.asarray(per_class, dtype=np.float64)[y_idx]
+    if sample_weight is not None:
+        weights = weights * sample_weight
+    return weights
 
 
 def check_sample_weight(sample_weight, X):
@@ -81,6 +161,17 @@ def solver_kwargs(solver_options):
                                 "the previous solution)")
 
 
+def solve_passes(problem, result):
+    """The iterations of a solve as ``max_iter`` counts them: passes over
+    the samples (dual), Newton steps, or passes over the coordinates (block
+    updates times their size over the number of coordinates, rounded up)."""
+    if result.options.get("formulation") in ("dual", "newton"):
+        return int(result.n_iter)
+    size = result.options.get("block_size")
+    size = int(size) if isinstance(size, (int, np.integer)) and size > 0 else 1
+    return -(-int(result.n_iter) * size // max(1, int(problem.n_coordinates)))
+
+
 class SolveRecord:
     """The solves of one ``fit``: runs :func:`bcd.solve` with the estimator's
     options, silencing the solver's own convergence warnings, and issues a
@@ -99,13 +190,19 @@ class SolveRecord:
       deadline, one stopping test and about one iteration, so that the fit
       still returns a model); ``expired`` tells a fit of several solves to
       stop starting new ones.
+
+    ``method`` is a key of :data:`METHODS` (scikit-learn's ``solver`` or
+    ``selection``), ``random_state`` the estimator's.
     """
 
-    def __init__(self, estimator, solver_options):
+    def __init__(self, estimator, solver_options, method="auto", random_state=None):
         self.name = type(estimator).__name__
         self.options = solver_kwargs(solver_options)
+        self.method = method
+        self.seed = check_random_state_seed(random_state)
         self.failures = []
         self.n_iter = 0
+        self.n_passes = 0
         self.interrupted = False
         self.timed_out = False
         max_time = getattr(estimator, "max_time", None)
@@ -115,10 +212,14 @@ class SolveRecord:
             max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
         self.max_time = max_time
         self.deadline = None if max_time is None else time.perf_counter() + max_time
+        shared = getattr(estimator, "_fit_deadline", None)
+        if shared is not None:
+            self.deadline = shared          # a cross-validation's: one for all its folds
         self.overhead = 0.0
         # the automatic configuration of the problems with a duality gap works on
         # working sets, which can stop on gap_tol; an explicit one may not
-        explicit = any(self.options.get(k, "auto") != "auto" for k in configuration_options())
+        static = dict(METHODS[method], **self.options)
+        explicit = any(static.get(k, "auto") != "auto" for k in configuration_options())
         self.explicit = explicit
         working = self.options.get("working_set", "auto")
         self.working_sets = working is True or (not explicit and working == "auto")
@@ -135,24 +236,33 @@ class SolveRecord:
             raise KeyboardInterrupt(f"{self.name}.fit was interrupted during a solve; the "
                                     f"estimator is left as it was before the fit.")
 
-    def dual(self, problem):
-        """Whether ``problem`` will be solved through its dual, whose
-        ``max_iter`` counts passes over the samples."""
-        formulation = self.options.get("formulation", "auto")
-        if formulation != "auto" or self.explicit:
-            return formulation == "dual"
+    def formulation(self, problem, options):
+        """The formulation ``problem`` will be solved by: "dual" (whose
+        ``max_iter`` counts passes over the samples), "newton" (Newton
+        steps) or "primal"."""
+        formulation = options.get("formulation", "auto")
+        explicit = any(options.get(k, "auto") != "auto" for k in configuration_options())
+        if formulation != "auto" or explicit:
+            return formulation
         config, _ = auto.choose(problem, TABLES)
-        return config.get("formulation") == "dual"
+        return config.get("formulation", "primal")
+
+    def dual(self, problem):
+        """Whether ``problem`` will be solved through its dual."""
+        options = dict(method_options(self.method, problem), **self.options)
+        return self.formulation(problem, options) == "dual"
 
     def _options(self, problem, max_iter, tol, extra):
-        options = dict(tol=float(tol), random_state=RANDOM_STATE)
-        if max_iter is not None:
-            # passes over the data: over the samples for the dual, else over
-            # the coordinates
-            options["max_iter"] = int(max_iter) * (
-                1 if self.dual(problem) else int(problem.n_coordinates))
+        options = dict(tol=float(tol), random_state=self.seed)
+        options.update(method_options(self.method, problem))
         options.update(extra)
         options.update(self.options)
+        if max_iter is not None and "max_iter" not in self.options:
+            # passes over the data: over the samples for the dual, Newton
+            # steps for Newton, else passes over the coordinates
+            formulation = self.formulation(problem, options)
+            options["max_iter"] = int(max_iter) * (
+                1 if formulation in ("dual", "newton") else int(problem.n_coordinates))
         if self.deadline is not None:
             # the solve's max_time holds for its iteration loop: leave the
             # time of its set-up and final evaluation, as last measured
@@ -175,13 +285,13 @@ class SolveRecord:
         start = time.perf_counter()
         result = solve(problem, x0=x0, warn=False, **options)
         self.overhead = max(time.perf_counter() - start - result.iteration_time, 0.0)
-        self._note(result)
+        self._note(problem, result)
         return result
 
-    def _note(self, result):
+    def _note(self, problem, result):
         self.interrupted = self.interrupted or result.status == "interrupted"
         self.timed_out = self.timed_out or (result.status == "max_time" and self.expired)
-        self.n_iter += result.n_iter
+        self._count(problem, result)
         if not result.converged and result.status != "callback":
             self.failures.append(result)
 
@@ -199,14 +309,20 @@ class SolveRecord:
             self.interrupted = True
             raise
         for r in result.results:
-            self._note(r)
+            self._note(problem, r)
         self.interrupted = self.interrupted or result.status == "interrupted"
         self.timed_out = self.timed_out or result.status == "max_time"
         return result
 
+    def _count(self, problem, result):
+        """Add a solve's block updates to ``n_iter`` and its passes (over the
+        coordinates, over the samples for the dual, Newton steps) to
+        ``n_passes``."""
+        self.n_iter += int(result.n_iter)
+        self.n_passes += solve_passes(problem, result)
+
     def warn(self):
         """Issue one ``ConvergenceWarning`` if any solve did not converge."""
-        count = len(self.failures)
         if self.interrupted:
             warnings.warn(f"{self.name}: the fit was interrupted (Ctrl-C) during its last "
                           f"solve; the model is the iterate reached, which is not "
@@ -220,10 +336,14 @@ class SolveRecord:
         if not self.failures:
             return
         result = self.failures[-1]
+        count = len(self.failures)
         what = "The solver" if count == 1 else f"{count} solves"
+        reached = (" Objective did not converge. You might want to increase the number of "
+                   "iterations. The max_iter was reached which means the coef_ did not "
+                   "converge." if result.status == "max_iter" else "")
         warnings.warn(f"{self.name}: {what} did not converge ({result.status}: "
-                      f"{result.message}).  Increase max_iter, loosen tol or scale the "
-                      f"data.", ConvergenceWarning, stacklevel=3)
+                      f"{result.message}).{reached}  Increase max_iter, loosen tol or scale "
+                      f"the data.", ConvergenceWarning, stacklevel=3)
 
 
 class LinearPredictorMixin:
@@ -233,7 +353,12 @@ class LinearPredictorMixin:
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=SPARSE_FORMATS, reset=False,
                           dtype=[np.float64, np.float32])
-        return safe_sparse_dot(X, np.asarray(self.coef_).T, dense_output=True) + self.intercept_
+        coef = self.coef_
+        if sp.issparse(coef):
+            out = np.asarray(safe_sparse_dot(X, coef.T, dense_output=True))
+            # a sparsified 1-D coef_ is a row: one output
+            return (out.ravel() if np.ndim(self.intercept_) == 0 else out) + self.intercept_
+        return safe_sparse_dot(X, np.asarray(coef).T, dense_output=True) + self.intercept_
 
 
 class BCDEstimator(BaseEstimator):
@@ -243,3 +368,77 @@ class BCDEstimator(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+class SparseCoefMixin:
+    """``sparsify()`` and ``densify()`` of a fitted ``coef_``, as in
+    scikit-learn: a CSR matrix saves memory and prediction time when most
+    coefficients are zero (an L1 penalty); predictions are unchanged."""
+
+    def densify(self):
+        """Store ``coef_`` as a dense array (the default after ``fit``).
+
+        Returns
+        -------
+        self : object
+            The estimator.
+        """
+        check_is_fitted(self, "coef_")
+        if sp.issparse(self.coef_):
+            self.coef_ = self.coef_.toarray()
+        return self
+
+    def sparsify(self):
+        """Store ``coef_`` as a ``scipy.sparse`` CSR matrix.
+
+        Returns
+        -------
+        self : object
+            The estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bcd.linear_model import LogisticRegression
+        >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [3.0, 0.0]])
+        >>> model = LogisticRegression(l1_ratio=1.0, C=1.0).fit(X, [0, 0, 1, 1])
+        >>> model.sparsify().coef_.format
+        'csr'
+        """
+        check_is_fitted(self, "coef_")
+        self.coef_ = sp.csr_matrix(self.coef_)
+        return self
+
+
+def dense_coef(coef):
+    """A fitted ``coef_`` as an ndarray (after ``sparsify``: densified)."""
+    return coef.toarray() if sp.issparse(coef) else np.asarray(coef)
+
+
+def check_fit_params(estimator, params):
+    """``groups`` from the extra arguments of a CV estimator's ``fit``, as
+    scikit-learn allows them: only with metadata routing enabled
+    (``sklearn.set_config(enable_metadata_routing=True)``)."""
+    if not params:
+        return None
+    from sklearn import get_config
+    if not get_config().get("enable_metadata_routing", False):
+        raise ValueError(f"Passing extra keyword arguments to {type(estimator).__name__}.fit "
+                         f"is only supported if enable_metadata_routing=True, which you can "
+                         f"set using `sklearn.set_config`. Got {sorted(params)}.")
+    params = dict(params)
+    groups = params.pop("groups", None)
+    if params:
+        raise TypeError(f"{type(estimator).__name__}.fit got unexpected arguments "
+                        f"{sorted(params)}; it takes sample_weight and groups.")
+    return groups
+
+
+def verbose_options(solver_options, verbose):
+    """``solver_options`` with ``verbose`` of :func:`bcd.solve` set from the
+    estimator's ``verbose`` (unless given there)."""
+    if not verbose:
+        return solver_options
+    options = dict(solver_options or {})
+    options.setdefault("verbose", int(verbose))
+    return options

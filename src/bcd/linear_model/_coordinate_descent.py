@@ -12,17 +12,19 @@ All three minimize, with scikit-learn's scaling,
 weight ``n alpha rho`` and the ridge weight ``n alpha (1 - rho)``.
 """
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import RegressorMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..penalties import L1, Box
 from ..problems import LeastSquares
 from ._dask import fit_distributed, is_dask_array, map_rows
 from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
-                    check_sample_weight, design_matrix, validate_data)
+                    SparseCoefMixin, check_sample_weight, dense_coef, design_matrix,
+                    validate_data)
 
 #: at most this many warm-started re-solves, each with a KKT tolerance ten
 #: times smaller, when a solve meets its KKT tolerance before the duality gap
@@ -231,15 +233,20 @@ class LeastSquaresDesign:
         return coef, intercept, gap, problem
 
 
-class _PenalizedLeastSquares(RegressorMixin, LinearPredictorMixin, BCDEstimator):
+class _PenalizedLeastSquares(SparseCoefMixin, RegressorMixin, LinearPredictorMixin,
+                             BCDEstimator):
     """Common fit of the least-squares estimators."""
 
     _parameter_constraints = {
         "alpha": [Interval(numbers.Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "precompute": ["boolean", "array-like"],
+        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "copy_X": ["boolean"],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "warm_start": ["boolean"],
+        "random_state": ["random_state"],
+        "selection": [StrOptions({"cyclic", "random"})],
         "solver_options": [dict, None],
         "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
@@ -248,18 +255,21 @@ class _PenalizedLeastSquares(RegressorMixin, LinearPredictorMixin, BCDEstimator)
         """``(alpha, l1_ratio, positive)``."""
         raise NotImplementedError
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, check_input=True):
         """Fit the model by block coordinate descent.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data; sparse input is never densified.
-        y : array-like of shape (n_samples,)
-            Targets.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Targets; each column of a 2-D ``y`` is fitted on its own.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights, rescaled internally to sum to
             ``n_samples`` as scikit-learn does.
+        check_input : bool, default=True
+            Accepted for compatibility with scikit-learn; the input is
+            always checked (the checks cost little next to the solve).
 
         Returns
         -------
@@ -282,26 +292,62 @@ class _PenalizedLeastSquares(RegressorMixin, LinearPredictorMixin, BCDEstimator)
             return self
         X, y = validate_data(self, X, y, accept_sparse=SPARSE_FORMATS,
                              dtype=[np.float64, np.float32], y_numeric=True,
-                             multi_output=False)
+                             multi_output=True)
         sw = check_sample_weight(sample_weight, X)
         n = X.shape[0]
         if sw is not None:
             sw = sw * (n / np.sum(sw))
         alpha, l1_ratio, positive = self._strengths()
+        if alpha == 0 and type(self).__name__ != "NonNegativeLinearRegression":
+            warnings.warn("With alpha=0, this algorithm does not converge well. You are "
+                          "advised to use the LinearRegression estimator", UserWarning,
+                          stacklevel=2)
         l1, l2 = least_squares_strengths(alpha, l1_ratio, n)
-        design = LeastSquaresDesign(X, y, sw, self.fit_intercept, positive)
-        x0 = None
-        if self.warm_start and getattr(self, "coef_", None) is not None \
-                and np.shape(self.coef_) == (X.shape[1],):
-            x0 = design.start(self.coef_, self.intercept_, l1)
-        record = SolveRecord(self, self.solver_options)
-        coef, intercept, gap, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
+        y = np.asarray(y)
+        single = y.ndim == 1
+        Y = y.reshape(n, -1)
+        n_targets = Y.shape[1]
+        previous = getattr(self, "coef_", None) if self.warm_start else None
+        if previous is not None:
+            previous = dense_coef(previous).reshape(-1, X.shape[1]) \
+                if np.size(dense_coef(previous)) == n_targets * X.shape[1] else None
+            intercepts = np.broadcast_to(
+                np.asarray(getattr(self, "intercept_", 0.0), dtype=np.float64).ravel()
+                if self.fit_intercept else 0.0, (n_targets,)) \
+                if previous is not None and np.size(getattr(self, "intercept_", 0.0)) in (
+                    1, n_targets) else None
+            if intercepts is None:
+                previous = None
+        record = SolveRecord(self, self.solver_options,
+                             method=getattr(self, "selection", "cyclic"),
+                             random_state=getattr(self, "random_state", None))
+        coefs = np.empty((n_targets, X.shape[1]))
+        intercepts_out = np.empty(n_targets)
+        gaps, n_iters = [], []
+        for t in range(n_targets):
+            design = LeastSquaresDesign(X, Y[:, t], sw, self.fit_intercept, positive)
+            x0 = None
+            if previous is not None:
+                x0 = design.start(previous[t], intercepts[t], l1)
+            before = record.n_passes
+            coef, intercept, gap, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
+            coefs[t], intercepts_out[t] = coef, intercept
+            gaps.append(None if gap is None else gap / n)
+            n_iters.append(record.n_passes - before)
         record.warn()
         dtype = X.dtype
-        self.coef_ = coef.astype(dtype)
-        self.intercept_ = dtype.type(intercept) if self.fit_intercept else dtype.type(0.0)
-        self.dual_gap_ = None if gap is None else gap / n
-        self.n_iter_ = max(1, record.n_iter)
+        if not self.fit_intercept:
+            intercepts_out[:] = 0.0
+        if single:
+            self.coef_ = coefs[0].astype(dtype)
+            self.intercept_ = dtype.type(intercepts_out[0])
+            self.dual_gap_ = gaps[0]
+            self.n_iter_ = n_iters[0]
+        else:
+            self.coef_ = coefs.astype(dtype)
+            self.intercept_ = intercepts_out.astype(dtype)
+            self.dual_gap_ = np.array([np.nan if g is None else g for g in gaps])
+            self.n_iter_ = n_iters
         return self
 
     def predict(self, X):
@@ -314,12 +360,17 @@ class _PenalizedLeastSquares(RegressorMixin, LinearPredictorMixin, BCDEstimator)
 
         Returns
         -------
-        ndarray of shape (n_samples,)
-            ``X @ coef_ + intercept_``.
+        ndarray of shape (n_samples,) or (n_samples, n_targets)
+            ``X @ coef_.T + intercept_``.
         """
         if is_dask_array(X):
             return map_rows(self.predict, X)
         return self._decision(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
 
 
 class ElasticNet(_PenalizedLeastSquares):
@@ -352,9 +403,10 @@ class ElasticNet(_PenalizedLeastSquares):
         Constrain the coefficients (not the intercept) to be non-negative.
     max_iter : int, default=1000
         Maximum number of passes over the coordinates: :func:`bcd.solve` runs
-        at most ``max_iter * n_coordinates`` block updates.
+        at most ``max_iter * n_coordinates`` block updates (0: the starting
+        point, with a ConvergenceWarning).
     tol : float, default=1e-4
-        Tolerance.  The solver stops when the KKT residual of the summed
+        Tolerance (>= 0; 0 runs to ``max_iter`` or the rounding floor).  The solver stops when the KKT residual of the summed
         objective is at most ``tol * ||X_c^T S y_c||_inf`` (``X_c``, ``y_c``:
         centered when fitting an intercept; ``S``: the sample weights), the
         residual of ``w = 0`` scaled by ``tol``; where ``l1_ratio > 0`` it
@@ -362,7 +414,23 @@ class ElasticNet(_PenalizedLeastSquares):
         ybar)^2``, scikit-learn's test (``dual_gap_`` is the gap divided
         by ``n``).
     warm_start : bool, default=False
-        Start from the previous solution when refitting.
+        Start from the current ``coef_`` and ``intercept_`` (fitted or set
+        by hand) when their shapes fit.
+    precompute : bool or array-like, default=False
+        Accepted for compatibility; bcd decides itself when to form Gram
+        blocks (its automatic configuration), so a Gram matrix given here is
+        not used.
+    copy_X : bool, default=True
+        Accepted for compatibility: ``X`` is never modified (dense data are
+        centered in a copy).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the random order with ``selection="random"`` (None: a fixed
+        seed, so that fits are reproducible).
+    selection : {"cyclic", "random"}, default="cyclic"
+        ``"cyclic"``: bcd's automatic configuration (coordinate descent in
+        order or greedy, on working sets, with gap safe screening).
+        ``"random"``: coordinate descent on all the coordinates in random
+        order (``rule="random"``), as scikit-learn's.
     solver_options : dict, default=None
         Further keyword arguments of :func:`bcd.solve` (for example ``rule``
         or ``verbose``); ``tol`` and ``max_iter`` given here replace the values
@@ -376,15 +444,18 @@ class ElasticNet(_PenalizedLeastSquares):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        Coefficients.
-    intercept_ : float
+    coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
+        Coefficients (a CSR matrix after :meth:`sparsify`).
+    intercept_ : float or ndarray of shape (n_targets,)
         Intercept (0 without ``fit_intercept``).
-    dual_gap_ : float or None
+    dual_gap_ : float, None or ndarray of shape (n_targets,)
         Duality gap of the per-sample objective at the solution (None when
         ``l1_ratio = 0``).
-    n_iter_ : int
-        Block updates performed by the solver (at least 1).
+    n_iter_ : int or list of int
+        Passes over the coordinates made by the solver (its block updates
+        times their size over the number of coordinates, rounded up; 0 when
+        the start already meets the tolerance; one per target for a 2-D
+        ``y``).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -415,16 +486,20 @@ class ElasticNet(_PenalizedLeastSquares):
         "positive": ["boolean"],
     }
 
-    def __init__(self, alpha=1.0, *, l1_ratio=0.5, fit_intercept=True, positive=False,
-                 max_iter=1000, tol=1e-4, warm_start=False, solver_options=None,
-                 max_time=None):
+    def __init__(self, alpha=1.0, *, l1_ratio=0.5, fit_intercept=True, precompute=False,
+                 max_iter=1000, copy_X=True, tol=1e-4, warm_start=False, positive=False,
+                 random_state=None, selection="cyclic", solver_options=None, max_time=None):
         self.alpha = alpha
         self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
-        self.positive = positive
+        self.precompute = precompute
         self.max_iter = max_iter
+        self.copy_X = copy_X
         self.tol = tol
         self.warm_start = warm_start
+        self.positive = positive
+        self.random_state = random_state
+        self.selection = selection
         self.solver_options = solver_options
         self.max_time = max_time
 
@@ -458,9 +533,10 @@ class Lasso(_PenalizedLeastSquares):
         Constrain the coefficients (not the intercept) to be non-negative.
     max_iter : int, default=1000
         Maximum number of passes over the coordinates: :func:`bcd.solve` runs
-        at most ``max_iter * n_coordinates`` block updates.
+        at most ``max_iter * n_coordinates`` block updates (0: the starting
+        point, with a ConvergenceWarning).
     tol : float, default=1e-4
-        Tolerance, with scikit-learn's test: the fit ends when the duality
+        Tolerance (>= 0), with scikit-learn's test: the fit ends when the duality
         gap of the summed objective is at most ``tol * sum_i s_i (y_i -
         ybar)^2`` (``ybar`` = 0 without an intercept).  The solver itself
         stops at that gap or when the KKT residual is at most ``tol *
@@ -469,7 +545,23 @@ class Lasso(_PenalizedLeastSquares):
         case the gap is checked and the solve resumed, with a KKT tolerance
         ten times smaller each time (at most four times), until it passes.
     warm_start : bool, default=False
-        Start from the previous solution when refitting.
+        Start from the current ``coef_`` and ``intercept_`` (fitted or set
+        by hand) when their shapes fit.
+    precompute : bool or array-like, default=False
+        Accepted for compatibility; bcd decides itself when to form Gram
+        blocks (its automatic configuration), so a Gram matrix given here is
+        not used.
+    copy_X : bool, default=True
+        Accepted for compatibility: ``X`` is never modified (dense data are
+        centered in a copy).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the random order with ``selection="random"`` (None: a fixed
+        seed, so that fits are reproducible).
+    selection : {"cyclic", "random"}, default="cyclic"
+        ``"cyclic"``: bcd's automatic configuration (coordinate descent in
+        order or greedy, on working sets, with gap safe screening).
+        ``"random"``: coordinate descent on all the coordinates in random
+        order (``rule="random"``), as scikit-learn's.
     solver_options : dict, default=None
         Further keyword arguments of :func:`bcd.solve`; ``tol`` and
         ``max_iter`` given here replace the values derived from the
@@ -483,15 +575,18 @@ class Lasso(_PenalizedLeastSquares):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        Coefficients.
-    intercept_ : float
+    coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
+        Coefficients (a CSR matrix after :meth:`sparsify`).
+    intercept_ : float or ndarray of shape (n_targets,)
         Intercept (0 without ``fit_intercept``).
-    dual_gap_ : float or None
+    dual_gap_ : float, None or ndarray of shape (n_targets,)
         Duality gap of the per-sample objective at the solution (None when
         ``alpha = 0``).
-    n_iter_ : int
-        Block updates performed by the solver (at least 1).
+    n_iter_ : int or list of int
+        Passes over the coordinates made by the solver (its block updates
+        times their size over the number of coordinates, rounded up; 0 when
+        the start already meets the tolerance; one per target for a 2-D
+        ``y``).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -521,14 +616,19 @@ class Lasso(_PenalizedLeastSquares):
         "positive": ["boolean"],
     }
 
-    def __init__(self, alpha=1.0, *, fit_intercept=True, positive=False, max_iter=1000,
-                 tol=1e-4, warm_start=False, solver_options=None, max_time=None):
+    def __init__(self, alpha=1.0, *, fit_intercept=True, precompute=False, copy_X=True,
+                 max_iter=1000, tol=1e-4, warm_start=False, positive=False, random_state=None,
+                 selection="cyclic", solver_options=None, max_time=None):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
-        self.positive = positive
+        self.precompute = precompute
+        self.copy_X = copy_X
         self.max_iter = max_iter
         self.tol = tol
         self.warm_start = warm_start
+        self.positive = positive
+        self.random_state = random_state
+        self.selection = selection
         self.solver_options = solver_options
         self.max_time = max_time
 
@@ -587,8 +687,11 @@ class NonNegativeLinearRegression(_PenalizedLeastSquares):
         Intercept (0 without ``fit_intercept``).
     dual_gap_ : float or None
         Duality gap of the per-sample objective (None when ``alpha = 0``).
-    n_iter_ : int
-        Block updates performed by the solver (at least 1).
+    n_iter_ : int or list of int
+        Passes over the coordinates made by the solver (its block updates
+        times their size over the number of coordinates, rounded up; 0 when
+        the start already meets the tolerance; one per target for a 2-D
+        ``y``).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)

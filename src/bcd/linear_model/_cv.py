@@ -1,4 +1,5 @@
-"""Cross-validated estimators: :class:`LassoCV` and :class:`LogisticRegressionCV`.
+"""Cross-validated estimators: :class:`LassoCV`, :class:`ElasticNetCV` and
+:class:`LogisticRegressionCV`.
 
 Each fold is fitted along the whole grid of penalties with warm starts, from
 the strongest penalty to the weakest: by :func:`bcd.path` where it applies
@@ -6,199 +7,177 @@ the strongest penalty to the weakest: by :func:`bcd.path` where it applies
 one warm-started :func:`bcd.solve` per grid value.
 """
 import numbers
+import time
+import warnings
 
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.base import RegressorMixin
-from sklearn.metrics import check_scoring
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import get_scorer
 from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import (BCDEstimator, LinearPredictorMixin, SolveRecord,
-                    check_sample_weight, validate_data)
-from ._coordinate_descent import LeastSquaresDesign
-from ._logistic import (PENALTIES, LogisticClassifierMixin, LogisticDesign, LogisticRegression,
-                        logistic_strengths, validate_classification)
+from .._validation import check_scalar
+from ._base import (BCDEstimator, LinearPredictorMixin, SolveRecord, SparseCoefMixin,
+                    check_fit_params, check_random_state_seed, check_sample_weight,
+                    class_sample_weight, solve_passes,
+                    validate_data, verbose_options)
+from ._coordinate_descent import LeastSquaresDesign, least_squares_strengths
+from ._logistic import (PENALTIES, SOLVERS, LogisticClassifierMixin, LogisticDesign,
+                        LogisticRegression, logistic_method, logistic_strengths,
+                        validate_classification)
 
 #: sparse formats of the cross-validated estimators (COO input becomes CSR,
 #: whose rows the folds select)
 CV_SPARSE_FORMATS = ["csr", "csc"]
 
 
+def run_folds(estimator, jobs):
+    """The outcomes of the fold ``jobs`` (joblib's delayed calls), in this
+    process or through joblib as ``n_jobs`` asks.
+
+    ``max_time`` is one deadline for the fit: the folds share it (each of
+    their solves gets what remains) and, in this process, no fold starts
+    after it; at least one fold always runs.  Ctrl-C during a fold's solve
+    raises ``KeyboardInterrupt`` at once, instead of going on with the
+    next fold.  Each outcome's last item is the fold's list of solves that
+    did not converge."""
+    max_time = getattr(estimator, "max_time", None)
+    if isinstance(max_time, (int, float, np.floating)) and max_time == np.inf:
+        max_time = None
+    if max_time is not None:
+        max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
+    estimator._fit_deadline = None if max_time is None else time.perf_counter() + max_time
+    if estimator.n_jobs is not None and estimator.n_jobs != 1:
+        return Parallel(n_jobs=estimator.n_jobs)(jobs)
+    out = []
+    jobs = list(jobs)
+    for job in jobs:
+        if out and estimator._fit_deadline is not None \
+                and time.perf_counter() >= estimator._fit_deadline:
+            # max_time: choose among the folds evaluated
+            warnings.warn(f"{type(estimator).__name__}: the fit reached max_time = "
+                          f"{max_time:g} s after {len(out)} of {len(jobs)} folds; the penalty "
+                          f"is chosen on those.", ConvergenceWarning, stacklevel=3)
+            break
+        out.append(job[0](*job[1], **job[2]))
+        if any(r.status == "interrupted" for r in out[-1][-1]):
+            raise KeyboardInterrupt(f"{type(estimator).__name__}.fit was interrupted during a "
+                                    f"solve; the estimator is left as it was before the fit.")
+    return out
+
+
 def _rows(X, index):
     return _safe_indexing(X, index, axis=0)
 
 
-def lasso_path_fit(design, alphas, tol, max_iter, record):
-    """``(coefs, intercepts, n_done)`` of the Lasso along the decreasing
-    ``alphas`` (shapes (n_alphas, n_features) and (n_alphas,)): ``n_done``
-    values solved, fewer than all when the fit's ``max_time`` ran out (the
-    others are left at zero)."""
+def enet_path_fit(design, alphas, l1_ratio, tol, max_iter, record):
+    """``(coefs, intercepts)`` of the elastic net along the decreasing
+    ``alphas`` (shapes (n_alphas, n_features) and (n_alphas,)),
+    warm-started: by :func:`bcd.path` for the Lasso (``l1_ratio = 1``) where
+    the solver has the duality gap, else by one warm-started solve per alpha."""
     n = design.n_samples
-    lambdas = n * np.asarray(alphas, dtype=np.float64)
+    alphas = np.asarray(alphas, dtype=np.float64)
     d = design.n_features
-    coefs = np.zeros((lambdas.size, d))
-    intercepts = np.full(lambdas.size, design.y_mean)
+    coefs = np.zeros((alphas.size, d))
+    intercepts = np.full(alphas.size, design.y_mean)
     if design.scale == 0.0:
-        return coefs, intercepts, lambdas.size   # w = 0 is optimal at every alpha
-    if np.all(lambdas > 0) and design.has_solver_gap(1.0, 0.0):
+        return coefs, intercepts            # w = 0 is optimal at every alpha
+    l1s, l2s = least_squares_strengths(alphas, l1_ratio, n)
+    if l1_ratio == 1.0 and np.all(l1s > 0) and design.has_solver_gap(1.0, 0.0):
         problem = design.problem(1.0, 0.0)  # the L1 weights are scaled by each lambda
         extra = {"gap_tol": tol * design.y_energy} if record.working_sets else {}
-        result = record.path(problem, lambdas, max_iter, tol * design.scale, **extra)
+        result = record.path(problem, l1s, max_iter, tol * design.scale, **extra)
         for k, x in enumerate(result.coefs):
             coefs[k], intercepts[k] = design.model(x, 1.0)
-        return coefs, intercepts, len(result.coefs)
+        return coefs, intercepts
     x0 = None
-    for k, lam in enumerate(lambdas):
-        if k and record.expired:
-            return coefs, intercepts, k
-        coef, intercept, _, _ = design.fit(record, lam, 0.0, tol, max_iter, x0)
+    for k, (l1, l2) in enumerate(zip(l1s, l2s)):
+        coef, intercept, _, _ = design.fit(record, float(l1), float(l2), tol, max_iter, x0)
         coefs[k], intercepts[k] = coef, intercept
-        x0 = design.start(coef, intercept, lam)
-    return coefs, intercepts, lambdas.size
+        x0 = design.start(coef, intercept, l1)
+    return coefs, intercepts
 
 
-def best_of_partial(values, larger_is_better):
-    """The index of the best mean over folds of ``values`` (grid values x
-    folds, NaN where not computed: a fit stopped by ``max_time``), among the
-    grid values computed on the most folds; the first best one on ties."""
-    counts = np.sum(~np.isnan(values), axis=1)
-    keep = counts == counts.max()
-    means = np.where(keep, np.nansum(values, axis=1) / np.maximum(counts, 1),
-                     -np.inf if larger_is_better else np.inf)
-    return int(np.argmax(means) if larger_is_better else np.argmin(means))
+def lasso_path_fit(design, alphas, tol, max_iter, record):
+    """:func:`enet_path_fit` of the Lasso."""
+    return enet_path_fit(design, alphas, 1.0, tol, max_iter, record)
 
 
-class LassoCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
-    r"""Lasso with the penalty strength chosen by cross-validation.
+def _enet_fold(estimator, X, y, sw, train, test, grids, l1_ratios):
+    """One fold of the elastic-net CV: the held-out mean squared errors of
+    shape (n_l1_ratios, n_alphas), and the solves that did not converge."""
+    sw_train = None
+    if sw is not None:
+        sw_train = sw[train] * (len(train) / np.sum(sw[train]))
+    design = LeastSquaresDesign(_rows(X, train), y[train], sw_train, estimator.fit_intercept,
+                                estimator.positive)
+    X_test = _rows(X, test)
+    weights = None if sw is None else sw[test]
+    mse = np.empty((len(l1_ratios), grids.shape[1]))
+    failures = []
+    for k, l1_ratio in enumerate(l1_ratios):
+        record = estimator._record()
+        coefs, intercepts = enet_path_fit(design, grids[k], l1_ratio, estimator.tol,
+                                          estimator.max_iter, record)
+        failures += record.failures
+        pred = np.asarray(X_test @ coefs.T) + intercepts
+        errors = (pred - y[test][:, None]) ** 2
+        mse[k] = np.average(errors, axis=0, weights=weights)
+    return mse, failures
 
-    Each training fold is fitted along the grid of ``alphas`` (from the
-    largest, with warm starts; :func:`bcd.path` when the problem has no
-    unpenalized coordinate), the alpha with the smallest mean squared error
-    on the held-out folds (weighted by the sample weights) is kept and the
-    :class:`Lasso` is refitted with it on all the data.  The objective and
-    scaling are those of scikit-learn's ``LassoCV``.
 
-    Parameters
-    ----------
-    eps : float, default=1e-3
-        Length of the automatic grid: ``alpha_min = eps * alpha_max``
-        (between 0 and 1).
-    alphas : int or array-like, default=100
-        Number of alphas of the automatic grid (geometric, from
-        ``alpha_max``, the smallest alpha whose solution is 0), or the grid
-        itself.
-    fit_intercept : bool, default=True
-        Fit an unpenalized intercept (see :class:`Lasso`).
-    positive : bool, default=False
-        Constrain the coefficients to be non-negative.
-    max_iter : int, default=1000
-        Maximum number of passes over the coordinates per solve.
-    tol : float, default=1e-4
-        Tolerance of every solve, as in :class:`Lasso`.
-    cv : int, cross-validation generator or iterable, default=None
-        Folds, as in scikit-learn (None: 5-fold ``KFold``).
-    warm_start : bool, default=False
-        Start the final fit from the previous solution.
-    solver_options : dict, default=None
-        Further keyword arguments of :func:`bcd.solve`.
-    max_time : float, default=None
-        Wall-clock limit in seconds for the whole ``fit`` (every solve it
-        runs: every fold along the grid, then the final fit), or None
-        for no limit.  When it runs out, the folds not yet evaluated are
-        left out of the choice (NaN in the scores) and the fit keeps the
-        best state reached, with a ``ConvergenceWarning`` saying so.
-        Ctrl-C raises ``KeyboardInterrupt`` within a second (unless it
-        comes in the final fit, which then keeps its iterate with a
-        warning saying it was interrupted), and the estimator is left as
-        it was.
-
-    Attributes
-    ----------
-    alpha_ : float
-        The chosen alpha.
-    alphas_ : ndarray of shape (n_alphas,)
-        The grid, decreasing.
-    mse_path_ : ndarray of shape (n_alphas, n_folds)
-        Mean squared error on each held-out fold.
-    coef_ : ndarray of shape (n_features,)
-        Coefficients of the final fit.
-    intercept_ : float
-        Intercept of the final fit.
-    dual_gap_ : float or None
-        Duality gap of the final fit (per-sample objective).
-    n_iter_ : int
-        Block updates of the final fit.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the features, when ``X`` has string column names.
-
-    See Also
-    --------
-    Lasso : The Lasso at a given alpha.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from bcd.linear_model import LassoCV
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((60, 8))
-    >>> y = X[:, 0] - 2 * X[:, 1] + 0.1 * rng.standard_normal(60)
-    >>> model = LassoCV(alphas=20, cv=3).fit(X, y)
-    >>> model.alphas_.shape, model.mse_path_.shape
-    ((20,), (20, 3))
-    >>> np.flatnonzero(np.abs(model.coef_) > 0.1)
-    array([0, 1])
-    """
+class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
+    """Common fit of :class:`LassoCV` and :class:`ElasticNetCV`."""
 
     _parameter_constraints = {
         "eps": [Interval(numbers.Real, 0, None, closed="neither")],
         "alphas": [Interval(numbers.Integral, 1, None, closed="left"), "array-like"],
         "fit_intercept": ["boolean"],
-        "positive": ["boolean"],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "precompute": [StrOptions({"auto"}), "array-like", "boolean"],
+        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "copy_X": ["boolean"],
         "cv": ["cv_object"],
+        "verbose": ["verbose"],
+        "n_jobs": [None, numbers.Integral],
+        "positive": ["boolean"],
+        "random_state": ["random_state"],
+        "selection": [StrOptions({"cyclic", "random"})],
         "warm_start": ["boolean"],
         "solver_options": [dict, None],
-        "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, *, eps=1e-3, alphas=100, fit_intercept=True, positive=False,
-                 max_iter=1000, tol=1e-4, cv=None, warm_start=False, solver_options=None,
-                 max_time=None):
-        self.eps = eps
-        self.alphas = alphas
-        self.fit_intercept = fit_intercept
-        self.positive = positive
-        self.max_iter = max_iter
-        self.tol = tol
-        self.cv = cv
-        self.warm_start = warm_start
-        self.solver_options = solver_options
-        self.max_time = max_time
+    def _l1_ratios(self):
+        raise NotImplementedError
 
-    def _grid(self, design):
+    def _record(self):
+        return SolveRecord(self, verbose_options(self.solver_options, self.verbose),
+                           method=self.selection, random_state=self._seed)
+
+    def _grid(self, design, l1_ratio):
         if not isinstance(self.alphas, numbers.Integral):
             alphas = np.asarray(self.alphas, dtype=np.float64).ravel()
             if alphas.size == 0 or not np.all(np.isfinite(alphas)) or np.any(alphas < 0):
                 raise ValueError("alphas must be a non-empty array of finite non-negative "
                                  "numbers.")
             return np.sort(alphas)[::-1]
-        if not self.eps < 1:
-            raise ValueError(f"eps must be below 1: the automatic grid runs from alpha_max "
-                             f"down to eps * alpha_max; got eps={self.eps!r}.")
+        if l1_ratio == 0:
+            raise ValueError("Automatic alpha grid generation is not supported for "
+                             "l1_ratio=0. Please supply a grid by providing your estimator "
+                             "with the appropriate `alphas=` argument.")
         corr = design.correlations
         drive = np.max(corr) if self.positive else np.max(np.abs(corr))
-        alpha_max = max(float(drive), 0.0) / design.n_samples
+        alpha_max = max(float(drive), 0.0) / (design.n_samples * l1_ratio)
         resolution = np.finfo(np.float64).resolution
         if alpha_max <= resolution:
             return np.full(int(self.alphas), resolution)
         return np.geomspace(alpha_max, alpha_max * self.eps, int(self.alphas))
 
-    def fit(self, X, y, sample_weight=None):
-        """Choose alpha by cross-validation and refit on all the data.
+    def fit(self, X, y, sample_weight=None, **params):
+        """Choose the penalty by cross-validation and refit on all the data.
 
         Parameters
         ----------
@@ -209,6 +188,10 @@ class LassoCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights (rescaled to sum to the number of samples
             of each training set; they also weight the held-out errors).
+        **params : dict
+            ``groups`` for a group-aware ``cv`` splitter; as in scikit-learn,
+            only with metadata routing enabled
+            (``sklearn.set_config(enable_metadata_routing=True)``).
 
         Returns
         -------
@@ -216,49 +199,47 @@ class LassoCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
             The fitted estimator.
         """
         self._validate_params()
-        record = SolveRecord(self, self.solver_options)     # max_time starts here
+        groups = check_fit_params(self, params)
         X, y = validate_data(self, X, y, accept_sparse=CV_SPARSE_FORMATS,
                              dtype=[np.float64, np.float32], y_numeric=True,
                              multi_output=False)
         y = np.asarray(y, dtype=np.float64)
         sw = check_sample_weight(sample_weight, X)
+        self._seed = check_random_state_seed(self.random_state)
         n = X.shape[0]
         sw_full = None if sw is None else sw * (n / np.sum(sw))
         full = LeastSquaresDesign(X, y, sw_full, self.fit_intercept, self.positive)
-        alphas = self._grid(full)
-        folds = list(check_cv(self.cv).split(X, y))
-        mse = np.full((alphas.size, len(folds)), np.nan)
-        for f, (train, test) in enumerate(folds):
-            if f and record.expired:
-                break                       # max_time: choose among what was evaluated
-            sw_train = None
-            if sw is not None:
-                sw_train = sw[train] * (len(train) / np.sum(sw[train]))
-            design = LeastSquaresDesign(_rows(X, train), y[train], sw_train,
-                                        self.fit_intercept, self.positive)
-            coefs, intercepts, done = lasso_path_fit(design, alphas, self.tol, self.max_iter,
-                                                     record)
-            pred = np.asarray(_rows(X, test) @ coefs[:done].T) + intercepts[:done]
-            errors = (pred - y[test][:, None]) ** 2
-            weights = None if sw is None else sw[test]
-            mse[:done, f] = np.average(errors, axis=0, weights=weights)
-        best = best_of_partial(mse, larger_is_better=False)
-        alpha = float(alphas[best])
-        l1 = n * alpha
+        l1_ratios = self._l1_ratios()
+        grids = np.array([self._grid(full, r) for r in l1_ratios])
+        folds = list(check_cv(self.cv).split(X, y, groups))
+        jobs = (delayed(_enet_fold)(self, X, y, sw, train, test, grids, l1_ratios)
+                for train, test in folds)
+        out = run_folds(self, jobs)
+        mse = np.stack([o[0] for o in out], axis=-1)    # (n_l1_ratios, n_alphas, n_folds)
+        record = self._record()
+        for o in out:
+            record.failures += o[1]
+        k, j = np.unravel_index(np.argmin(mse.mean(axis=2)), mse.shape[:2])
+        l1_ratio, alpha = float(l1_ratios[k]), float(grids[k, j])
+        l1, l2 = least_squares_strengths(alpha, l1_ratio, n)
         x0 = None
         if self.warm_start and getattr(self, "coef_", None) is not None \
                 and np.shape(self.coef_) == (X.shape[1],):
             x0 = full.start(self.coef_, self.intercept_, l1)
-        before = record.n_iter
-        coef, intercept, gap, _ = full.fit(record, l1, 0.0, self.tol, self.max_iter, x0)
+        before = record.n_passes
+        coef, intercept, gap, _ = full.fit(record, l1, l2, self.tol, self.max_iter, x0)
         record.warn()
         self.alpha_ = alpha
-        self.alphas_ = alphas
-        self.mse_path_ = mse
+        self.l1_ratio_ = l1_ratio
+        # scikit-learn's layouts: the grids of every l1_ratio (one grid when
+        # there is one l1_ratio or the grid is given), the errors squeezed
+        given = not isinstance(self.alphas, numbers.Integral)
+        self.alphas_ = grids[0] if (len(l1_ratios) == 1 or given) else grids
+        self.mse_path_ = np.squeeze(mse)
         self.coef_ = coef.astype(X.dtype)
         self.intercept_ = X.dtype.type(intercept) if self.fit_intercept else X.dtype.type(0.0)
         self.dual_gap_ = None if gap is None else gap / n
-        self.n_iter_ = max(1, record.n_iter - before)
+        self.n_iter_ = record.n_passes - before
         return self
 
     def predict(self, X):
@@ -277,72 +258,405 @@ class LassoCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         return self._decision(X)
 
 
+_CV_DOC = """    eps : float, default=1e-3
+        Length of the automatic grid: ``alpha_min = eps * alpha_max``.
+    alphas : int or array-like, default=100
+        Number of alphas of the automatic grid (geometric, from
+        ``alpha_max``, the smallest alpha whose solution is 0), or the grid
+        itself.
+    fit_intercept : bool, default=True
+        Fit an unpenalized intercept (see :class:`Lasso`).
+    precompute : "auto", bool or array-like, default="auto"
+        Accepted for compatibility; bcd forms Gram blocks where its automatic
+        configuration does (a Gram matrix given here is not used).
+    max_iter : int, default=1000
+        Maximum number of passes over the coordinates per solve.
+    tol : float, default=1e-4
+        Tolerance of every solve, as in :class:`Lasso`.
+    copy_X : bool, default=True
+        Accepted for compatibility: ``X`` is never modified.
+    cv : int, cross-validation generator or iterable, default=None
+        Folds, as in scikit-learn (None: 5-fold ``KFold``).
+    verbose : bool or int, default=False
+        Print the solver's progress when positive.
+    n_jobs : int, default=None
+        Number of folds fitted in parallel by joblib (None: one, in this
+        process).
+    positive : bool, default=False
+        Constrain the coefficients to be non-negative.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the random order with ``selection="random"``.
+    selection : {"cyclic", "random"}, default="cyclic"
+        As in :class:`Lasso`: bcd's automatic configuration, or coordinate
+        descent in random order.
+    warm_start : bool, default=False
+        Start the final fit from the previous solution.
+    solver_options : dict, default=None
+        Further keyword arguments of :func:`bcd.solve`.
+    max_time : float, default=None
+        Wall-clock limit in seconds for the whole ``fit``: the folds share
+        it (each solve gets what remains), no fold starts after it (the
+        penalty is then chosen on the folds evaluated, with a
+        ``ConvergenceWarning``), and the final fit gets what is left.
+        Ctrl-C raises ``KeyboardInterrupt`` within a second, and the
+        estimator is left as it was.
+"""
+
+
+class LassoCV(_LinearModelCV):
+    __doc__ = r"""Lasso with the penalty strength chosen by cross-validation.
+
+    Each training fold is fitted along the grid of ``alphas`` (from the
+    largest, with warm starts: :func:`bcd.path` on dense data, warm-started
+    solves on sparse data), the folds in parallel through joblib when
+    ``n_jobs`` asks for it; the alpha with the smallest mean squared error on
+    the held-out folds (weighted by the sample weights) is kept and the
+    :class:`Lasso` is refitted with it on all the data.  The objective and
+    scaling are those of scikit-learn's ``LassoCV``.
+
+    Parameters
+    ----------
+%s
+    Attributes
+    ----------
+    alpha_ : float
+        The chosen alpha.
+    alphas_ : ndarray of shape (n_alphas,)
+        The grid, decreasing.
+    mse_path_ : ndarray of shape (n_alphas, n_folds)
+        Mean squared error on each held-out fold.
+    coef_ : ndarray of shape (n_features,)
+        Coefficients of the final fit.
+    intercept_ : float
+        Intercept of the final fit.
+    dual_gap_ : float or None
+        Duality gap of the final fit (per-sample objective).
+    n_iter_ : int
+        Passes over the coordinates of the final fit.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` has string column names.
+
+    See Also
+    --------
+    Lasso : The Lasso at a given alpha.
+    ElasticNetCV : The elastic net with alpha and l1_ratio chosen by
+        cross-validation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bcd.linear_model import LassoCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 8))
+    >>> y = X[:, 0] - 2 * X[:, 1] + 0.1 * rng.standard_normal(60)
+    >>> model = LassoCV(alphas=20, cv=3).fit(X, y)
+    >>> model.alphas_.shape, model.mse_path_.shape
+    ((20,), (20, 3))
+    >>> np.flatnonzero(np.abs(model.coef_) > 0.1)
+    array([0, 1])
+    """ % _CV_DOC
+
+    def __init__(self, *, eps=1e-3, alphas=100, fit_intercept=True, precompute="auto",
+                 max_iter=1000, tol=1e-4, copy_X=True, cv=None, verbose=False, n_jobs=None,
+                 positive=False, random_state=None, selection="cyclic", warm_start=False,
+                 solver_options=None, max_time=None):
+        self.eps = eps
+        self.alphas = alphas
+        self.fit_intercept = fit_intercept
+        self.precompute = precompute
+        self.max_iter = max_iter
+        self.tol = tol
+        self.copy_X = copy_X
+        self.cv = cv
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+        self.positive = positive
+        self.random_state = random_state
+        self.selection = selection
+        self.warm_start = warm_start
+        self.solver_options = solver_options
+        self.max_time = max_time
+
+    def _l1_ratios(self):
+        return [1.0]
+
+
+class ElasticNetCV(_LinearModelCV):
+    __doc__ = r"""Elastic net with ``alpha`` and ``l1_ratio`` chosen by cross-validation.
+
+    The objective and scaling are those of :class:`ElasticNet`.  For every
+    ``l1_ratio`` each training fold is fitted along its grid of ``alphas``
+    (from the largest, warm-started; :func:`bcd.path` for ``l1_ratio = 1``
+    on dense data), the folds in parallel through joblib when ``n_jobs`` asks
+    for it; the pair with the smallest mean squared error on the held-out
+    folds is kept and the :class:`ElasticNet` refitted with it on all the
+    data.
+
+    Parameters
+    ----------
+    l1_ratio : float or list of float, default=0.5
+        The L1 share(s) in [0, 1] (0 needs a given ``alphas`` grid).
+%s
+    Attributes
+    ----------
+    alpha_ : float
+        The chosen alpha.
+    l1_ratio_ : float
+        The chosen l1_ratio.
+    alphas_ : ndarray of shape (n_alphas,) or (n_l1_ratio, n_alphas)
+        The grid(s), decreasing (2-D for several l1_ratios and an automatic
+        grid, as in scikit-learn).
+    mse_path_ : ndarray of shape (n_l1_ratio, n_alphas, n_folds)
+        Mean squared error on each held-out fold (squeezed, as in
+        scikit-learn: (n_alphas, n_folds) for one l1_ratio).
+    coef_ : ndarray of shape (n_features,)
+        Coefficients of the final fit.
+    intercept_ : float
+        Intercept of the final fit.
+    dual_gap_ : float or None
+        Duality gap of the final fit (per-sample objective).
+    n_iter_ : int
+        Passes over the coordinates of the final fit.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` has string column names.
+
+    See Also
+    --------
+    ElasticNet : The elastic net at a given alpha and l1_ratio.
+    LassoCV : ``l1_ratio = 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bcd.linear_model import ElasticNetCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 8))
+    >>> y = X[:, 0] - 2 * X[:, 1] + 0.1 * rng.standard_normal(60)
+    >>> model = ElasticNetCV(l1_ratio=[0.5, 1.0], alphas=20, cv=3).fit(X, y)
+    >>> model.alphas_.shape, model.mse_path_.shape
+    ((2, 20), (2, 20, 3))
+    >>> np.flatnonzero(np.abs(model.coef_) > 0.1)
+    array([0, 1])
+    """ % _CV_DOC
+
+    _parameter_constraints = {
+        **_LinearModelCV._parameter_constraints,
+        "l1_ratio": [Interval(numbers.Real, 0, 1, closed="both"), "array-like"],
+    }
+
+    def __init__(self, *, l1_ratio=0.5, eps=1e-3, alphas=100, fit_intercept=True,
+                 precompute="auto", max_iter=1000, tol=1e-4, cv=None, copy_X=True, verbose=0,
+                 n_jobs=None, positive=False, random_state=None, selection="cyclic",
+                 warm_start=False, solver_options=None, max_time=None):
+        self.l1_ratio = l1_ratio
+        self.eps = eps
+        self.alphas = alphas
+        self.fit_intercept = fit_intercept
+        self.precompute = precompute
+        self.max_iter = max_iter
+        self.tol = tol
+        self.cv = cv
+        self.copy_X = copy_X
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+        self.positive = positive
+        self.random_state = random_state
+        self.selection = selection
+        self.warm_start = warm_start
+        self.solver_options = solver_options
+        self.max_time = max_time
+
+    def _l1_ratios(self):
+        ratios = np.atleast_1d(np.asarray(self.l1_ratio, dtype=np.float64)).ravel()
+        if ratios.size == 0 or np.any(~(ratios >= 0)) or np.any(ratios > 1):
+            raise ValueError(f"l1_ratio must be a number or a list of numbers in [0, 1]; got "
+                             f"{self.l1_ratio!r}.")
+        return [float(r) for r in ratios]
+
+
 def logistic_path_fit(design, Cs, penalty, l1_ratio, tol, max_iter, record):
-    """``[(coef, intercept), ...]`` along the increasing ``Cs`` (decreasing
-    penalties), warm-started; shorter than ``Cs`` when the fit's
-    ``max_time`` ran out."""
+    """``[(coef, intercept, n_iter), ...]`` along the increasing ``Cs``
+    (decreasing penalties), warm-started: by :func:`bcd.path` for the L1
+    penalty alone (the intercept, when fitted, has L1 weight 0), else by one
+    warm-started solve per C."""
     strengths = [logistic_strengths(penalty, C, l1_ratio) for C in Cs]
     l1s = np.array([s[0] for s in strengths])
     l2s = np.array([s[1] for s in strengths])
-    if not design.fit_intercept and np.all(l2s == 0) and np.all(l1s > 0):
+    if np.all(l2s == 0) and np.all(l1s > 0) and np.all(np.diff(l1s) < 0):
         problem = design.problem(1.0, 0.0)   # the L1 weights are scaled by each 1/C
         result = record.path(problem, l1s, max_iter, design.kkt_tol(tol))
-        return [design.model(x) for x in result.coefs]
+        return [(*design.model(x), solve_passes(problem, r)) for x, r in zip(result.coefs,
+                                                                              result.results)]
     models, x0 = [], None
     for l1, l2 in strengths:
-        if models and record.expired:
-            break
+        before = record.n_passes
         coef, intercept, result = design.fit(record, l1, l2, tol, max_iter, x0)
-        models.append((coef, intercept))
+        models.append((coef, intercept, record.n_passes - before))
         x0 = result.x
     return models
 
 
-class LogisticRegressionCV(LogisticClassifierMixin, BCDEstimator):
-    r"""Logistic regression with ``C`` chosen by cross-validation.
+def _logistic_fold(estimator, X, y, y_idx, classes, sw, train, test, Cs, penalty, l1_ratios,
+                   scorer, fold):
+    """One fold of :class:`LogisticRegressionCV`: for every l1_ratio the path
+    over ``Cs`` on the training rows, scored on the held-out rows.  Returns
+    ``(paths, scores, n_iter, failures)`` with shapes (n_Cs, n_l1_ratios,
+    width, n_dof), (n_Cs, n_l1_ratios) and (n_Cs, n_l1_ratios)."""
+    if np.unique(y_idx[train]).size != classes.size:
+        raise ValueError(f"The training set of fold {fold} does not contain every class; "
+                         f"use a stratified cv with fewer splits.")
+    design = LogisticDesign(_rows(X, train), y_idx[train], classes.size,
+                            None if sw is None else sw[train], estimator.fit_intercept)
+    X_test, y_test = _rows(X, test), y[test]
+    kwargs = {} if sw is None else {"sample_weight": sw[test]}
+    n_dof = X.shape[1] + int(estimator.fit_intercept)
+    paths = np.zeros((Cs.size, len(l1_ratios), design.width, n_dof))
+    scores = np.empty((Cs.size, len(l1_ratios)))
+    n_iter = np.zeros((Cs.size, len(l1_ratios)), dtype=np.int64)
+    failures = []
+    for k, l1_ratio in enumerate(l1_ratios):
+        record = estimator._record(penalty)
+        models = logistic_path_fit(design, Cs, penalty, l1_ratio, estimator.tol,
+                                   estimator.max_iter, record)
+        failures += record.failures
+        for j, (coef, intercept, iters) in enumerate(models):
+            paths[j, k, :, :X.shape[1]] = coef
+            if estimator.fit_intercept:
+                paths[j, k, :, -1] = intercept
+            n_iter[j, k] = iters
+            model = _fold_model(classes, X.shape[1], coef, intercept, X.dtype)
+            scores[j, k] = scorer(model, X_test, y_test, **kwargs)
+    return paths, scores, n_iter, failures
+
+
+def _fold_model(classes, n_features, coef, intercept, dtype):
+    """A fitted :class:`LogisticRegression` with the given model, for the scorer."""
+    model = LogisticRegression()
+    model.classes_ = classes
+    model.coef_ = coef.astype(dtype)
+    model.intercept_ = intercept.astype(dtype)
+    model.n_features_in_ = n_features
+    model.n_iter_ = np.array([1])
+    return model
+
+
+def resolve_cv_penalty(penalty, l1_ratios):
+    """scikit-learn's (>= 1.8) choice of the penalty of
+    :class:`LogisticRegressionCV`: ``(name, l1_ratios or None)``."""
+    if isinstance(l1_ratios, str) and l1_ratios == "warn":
+        warnings.warn("The default value for l1_ratios will change from None to (0.0,) in "
+                      "scikit-learn 1.10. To avoid this warning, explicitly set a value, "
+                      "e.g. l1_ratios=(0,).", FutureWarning, stacklevel=3)
+        l1_ratios = None
+    elif l1_ratios is None:
+        warnings.warn("'l1_ratios=None' was deprecated in scikit-learn 1.8 and will trigger an "
+                      "error in 1.10. Use an array-like with values in [0, 1] instead.",
+                      FutureWarning, stacklevel=3)
+    else:
+        l1_ratios = list(np.asarray(l1_ratios, dtype=object).ravel())
+    if isinstance(penalty, str) and penalty == "deprecated":
+        if l1_ratios is None or np.all(np.asarray(l1_ratios, dtype=float) == 0):
+            name = "l2"
+        elif np.all(np.asarray(l1_ratios, dtype=float) == 1):
+            name = "l1"
+        else:
+            name = "elasticnet"
+    else:
+        warnings.warn("'penalty' was deprecated in scikit-learn 1.8 and will be removed in "
+                      "1.10. To avoid this warning, leave 'penalty' set to its default value "
+                      "and use 'l1_ratios' and 'Cs' instead.", FutureWarning, stacklevel=3)
+        name = penalty
+    if name == "elasticnet":
+        if (l1_ratios is None or len(l1_ratios) == 0
+                or any(not isinstance(r, numbers.Number) or r < 0 or r > 1
+                       for r in l1_ratios)):
+            raise ValueError(f"l1_ratios must be an array-like of numbers between 0 and 1; "
+                             f"got (l1_ratios={l1_ratios!r})")
+    elif l1_ratios is not None and not (isinstance(penalty, str) and penalty == "deprecated"):
+        warnings.warn(f"l1_ratios parameter is only used when penalty is 'elasticnet'. Got "
+                      f"(penalty={name})", UserWarning, stacklevel=3)
+    return name, l1_ratios
+
+
+class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator):
+    r"""Logistic regression with ``C`` (and ``l1_ratio``) chosen by
+    cross-validation.
 
     Each training fold is fitted along the grid ``Cs`` (from the smallest C,
-    the strongest penalty, with warm starts; :func:`bcd.path` for an L1
-    penalty without intercept), the C with the best mean score on the
-    held-out folds is kept and :class:`LogisticRegression` is refitted with
-    it on all the data.  The objective and its scaling are those of
-    :class:`LogisticRegression`.
+    the strongest penalty, with warm starts; :func:`bcd.path` for the L1
+    penalty) for every ``l1_ratio``, the pair with the best mean score on the
+    held-out folds is kept and, with ``refit``, the model is refitted with it
+    on all the data, warm-started from the mean of the folds' models.  The
+    folds run in parallel through joblib when ``n_jobs`` asks for it.  The
+    objective, its scaling and the mapping of ``solver`` and ``dual`` to bcd
+    methods are those of :class:`LogisticRegression`.
 
     Parameters
     ----------
     Cs : int or array-like, default=10
         The grid of C, or its size: ``Cs`` values geometrically spaced from
         1e-4 to 1e4.
-    penalty : {"l2", "l1", "elasticnet"} or None, default="l2"
-        The penalty (see :class:`LogisticRegression`).
-    l1_ratio : float, default=None
-        The L1 share of ``"elasticnet"``.
+    l1_ratios : array-like of float in [0, 1], default="warn"
+        The grid of L1 shares (scikit-learn >= 1.8): all 0 is the L2
+        penalty, all 1 the L1 penalty, otherwise the elastic net.  The
+        default warns (FutureWarning) and means ``None``, the L2 penalty
+        without the l1_ratio dimension in the fitted attributes.
     fit_intercept : bool, default=True
         Fit an unpenalized intercept.
     cv : int, cross-validation generator or iterable, default=None
         Folds, as in scikit-learn (None: 5-fold ``StratifiedKFold``).  Every
         training set must contain every class.
-    scoring : str or callable, default=None
-        Score of the held-out folds, as in scikit-learn (None: accuracy);
-        the held-out samples' weights are passed to it.
-    max_iter : int, default=1000
-        Maximum number of passes over the coordinates per solve.
+    dual : bool, default=False
+        Solve the L2-penalized problems through their duals.
+    penalty : {"l1", "l2", "elasticnet"} or None, default="deprecated"
+        Deprecated in scikit-learn 1.8 (FutureWarning when given): use
+        ``l1_ratios``.
+    scoring : str or callable, default="warn"
+        Score of the held-out folds, as in scikit-learn; the default warns
+        (FutureWarning) and means None, the accuracy.  The held-out samples'
+        weights are passed to it.
+    solver : str, default="auto"
+        The method of every solve: "auto", "lbfgs", "liblinear", "newton-cg",
+        "newton-cholesky", "sag" or "saga", mapped as in
+        :class:`LogisticRegression`.
     tol : float, default=1e-4
-        Tolerance of every solve, as in :class:`LogisticRegression`.
-    warm_start : bool, default=False
-        Start the final fit from the previous solution.
+        Tolerance of every solve (>= 0), as in :class:`LogisticRegression`.
+    max_iter : int, default=1000
+        Maximum number of passes per solve, as in :class:`LogisticRegression`.
+    class_weight : dict or "balanced", default=None
+        Weights of the classes, multiplied into the sample weights
+        (``"balanced"``: computed on the whole ``y``).
+    n_jobs : int, default=None
+        Number of folds fitted in parallel by joblib (None: one, in this
+        process).
+    verbose : int, default=0
+        Print the solver's progress when positive.
+    refit : bool, default=True
+        Refit on all the data at the best (C, l1_ratio); without, the model
+        is the mean of the folds' models at each fold's best pair.
+    intercept_scaling : float, default=1.0
+        Accepted for compatibility; has no effect (the intercept is never
+        penalized).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the random coordinate orders.
+    use_legacy_attributes : bool, default="warn"
+        scikit-learn's layout of the fitted attributes: True (the default,
+        with a FutureWarning) gives ``scores_`` and ``coefs_paths_`` as dicts
+        per class and ``C_`` as an array; False gives arrays and floats
+        (scikit-learn >= 1.10).
     solver_options : dict, default=None
         Further keyword arguments of :func:`bcd.solve`.
     max_time : float, default=None
-        Wall-clock limit in seconds for the whole ``fit`` (every solve it
-        runs: every fold along the grid, then the final fit), or None
-        for no limit.  When it runs out, the folds not yet evaluated are
-        left out of the choice (NaN in the scores) and the fit keeps the
-        best state reached, with a ``ConvergenceWarning`` saying so.
-        Ctrl-C raises ``KeyboardInterrupt`` within a second (unless it
-        comes in the final fit, which then keeps its iterate with a
-        warning saying it was interrupted), and the estimator is left as
-        it was.
+        Wall-clock limit in seconds for the whole ``fit``: the folds share
+        it (each solve gets what remains), no fold starts after it (the
+        penalty is then chosen on the folds evaluated, with a
+        ``ConvergenceWarning``), and the final fit gets what is left.
+        Ctrl-C raises ``KeyboardInterrupt`` within a second, and the
+        estimator is left as it was.
 
     Attributes
     ----------
@@ -350,16 +664,29 @@ class LogisticRegressionCV(LogisticClassifierMixin, BCDEstimator):
         The class labels.
     Cs_ : ndarray of shape (n_Cs,)
         The grid, increasing.
-    scores_ : ndarray of shape (n_folds, n_Cs)
-        Score of every held-out fold at every C.
-    C_ : float
-        The chosen C (the first best mean score).
+    l1_ratios_ : ndarray of shape (n_l1_ratios,)
+        The grid of l1_ratios (``[None]`` when not given).
+    scores_ : dict or ndarray
+        Legacy: a dict from each class (``classes_[1]`` alone for two
+        classes) to the scores, of shape (n_folds, n_Cs) or (n_folds, n_Cs,
+        n_l1_ratios) when ``l1_ratios`` is given.  Otherwise an array of
+        shape (n_folds, n_l1_ratios, n_Cs).
+    coefs_paths_ : dict or ndarray
+        Legacy: a dict from each class to the folds' models, of shape
+        (n_folds, n_Cs, n_dof) or (n_folds, n_Cs, n_l1_ratios, n_dof)
+        (``n_dof``: n_features plus 1 with an intercept, last).  Otherwise
+        an array of shape (n_folds, n_l1_ratios, n_Cs, n_classes, n_dof).
+    C_ : ndarray of shape (n_classes,) or (1,), or float
+        The chosen C (legacy: one per class, all equal; else a float).
+    l1_ratio_ : ndarray of shape (n_classes,) or (1,), or float
+        The chosen l1_ratio, likewise.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Coefficients of the final fit.
+        Coefficients of the final model.
     intercept_ : ndarray of shape (1,) or (n_classes,)
-        Intercepts of the final fit.
-    n_iter_ : ndarray of shape (1,)
-        Block updates of the final fit.
+        Intercepts of the final model.
+    n_iter_ : ndarray
+        Iterations (passes, as in :class:`LogisticRegression`) of every solve: legacy shape (1, n_folds, n_Cs) or (1,
+        n_folds, n_Cs, n_l1_ratios), else (n_folds, n_l1_ratios, n_Cs).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -376,39 +703,57 @@ class LogisticRegressionCV(LogisticClassifierMixin, BCDEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((80, 3))
     >>> y = (X[:, 0] + 0.5 * rng.standard_normal(80) > 0).astype(int)
-    >>> model = LogisticRegressionCV(Cs=5, cv=4).fit(X, y)
+    >>> model = LogisticRegressionCV(Cs=5, cv=4, l1_ratios=(0.0,), scoring="accuracy",
+    ...                              use_legacy_attributes=False).fit(X, y)
     >>> model.Cs_
     array([1.e-04, 1.e-02, 1.e+00, 1.e+02, 1.e+04])
     >>> model.scores_.shape, bool(model.score(X, y) > 0.8)
-    ((4, 5), True)
+    ((4, 1, 5), True)
     """
 
     _parameter_constraints = {
         "Cs": [Interval(numbers.Integral, 1, None, closed="left"), "array-like"],
-        "penalty": [StrOptions(set(PENALTIES)), None],
-        "l1_ratio": [Interval(numbers.Real, 0, 1, closed="both"), None],
+        "l1_ratios": ["array-like", None, StrOptions({"warn"})],
         "fit_intercept": ["boolean"],
         "cv": ["cv_object"],
-        "scoring": [str, callable, None],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "warm_start": ["boolean"],
+        "dual": ["boolean"],
+        "penalty": [StrOptions(set(PENALTIES) | {"deprecated"}), None],
+        "scoring": [str, callable, None, StrOptions({"warn"})],
+        "solver": [StrOptions(set(SOLVERS))],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "n_jobs": [None, numbers.Integral],
+        "verbose": ["verbose"],
+        "refit": ["boolean"],
+        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+        "use_legacy_attributes": ["boolean", StrOptions({"warn"})],
         "solver_options": [dict, None],
-        "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, Cs=10, *, penalty="l2", l1_ratio=None, fit_intercept=True, cv=None,
-                 scoring=None, max_iter=1000, tol=1e-4, warm_start=False,
-                 solver_options=None, max_time=None):
+    def __init__(self, *, Cs=10, l1_ratios="warn", fit_intercept=True, cv=None, dual=False,
+                 penalty="deprecated", scoring="warn", solver="auto", tol=1e-4, max_iter=1000,
+                 class_weight=None, n_jobs=None, verbose=0, refit=True, intercept_scaling=1.0,
+                 random_state=None, use_legacy_attributes="warn", solver_options=None,
+                 max_time=None):
         self.Cs = Cs
-        self.penalty = penalty
-        self.l1_ratio = l1_ratio
+        self.l1_ratios = l1_ratios
         self.fit_intercept = fit_intercept
         self.cv = cv
+        self.dual = dual
+        self.penalty = penalty
         self.scoring = scoring
-        self.max_iter = max_iter
+        self.solver = solver
         self.tol = tol
-        self.warm_start = warm_start
+        self.max_iter = max_iter
+        self.class_weight = class_weight
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.refit = refit
+        self.intercept_scaling = intercept_scaling
+        self.random_state = random_state
+        self.use_legacy_attributes = use_legacy_attributes
         self.solver_options = solver_options
         self.max_time = max_time
 
@@ -416,23 +761,27 @@ class LogisticRegressionCV(LogisticClassifierMixin, BCDEstimator):
         if isinstance(self.Cs, numbers.Integral):
             return np.logspace(-4, 4, int(self.Cs))
         Cs = np.asarray(self.Cs, dtype=np.float64).ravel()
-        if Cs.size == 0 or not np.all(np.isfinite(Cs)) or np.any(Cs <= 0):
+        if Cs.size == 0 or np.any(np.isnan(Cs)) or np.any(Cs <= 0):
             raise ValueError("Cs must be a positive integer or a non-empty array of positive "
-                             "finite numbers.")
+                             "numbers.")
         return np.sort(Cs)
 
-    def _fold_model(self, classes, n_features, coef, intercept, dtype):
-        model = LogisticRegression(penalty=self.penalty, C=1.0, l1_ratio=self.l1_ratio,
-                                   fit_intercept=self.fit_intercept)
-        model.classes_ = classes
-        model.coef_ = coef.astype(dtype)
-        model.intercept_ = intercept.astype(dtype)
-        model.n_features_in_ = n_features
-        model.n_iter_ = np.array([1])
-        return model
+    def _record(self, penalty):
+        return SolveRecord(self, verbose_options(self.solver_options, self.verbose),
+                           method=logistic_method(self.solver, self.dual, penalty),
+                           random_state=self._seed)
 
-    def fit(self, X, y, sample_weight=None):
-        """Choose C by cross-validation and refit on all the data.
+    def _scoring(self):
+        if isinstance(self.scoring, str) and self.scoring == "warn":
+            return None
+        return self.scoring
+
+    def _scorer(self):
+        scoring = self._scoring()
+        return get_scorer("accuracy" if scoring is None else scoring)
+
+    def fit(self, X, y, sample_weight=None, **params):
+        """Choose C (and l1_ratio) by cross-validation and refit on all the data.
 
         Parameters
         ----------
@@ -443,6 +792,10 @@ class LogisticRegressionCV(LogisticClassifierMixin, BCDEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the samples' losses, also passed to the
             scoring of the held-out folds.
+        **params : dict
+            ``groups`` for a group-aware ``cv`` splitter; as in scikit-learn,
+            only with metadata routing enabled
+            (``sklearn.set_config(enable_metadata_routing=True)``).
 
         Returns
         -------
@@ -450,47 +803,139 @@ class LogisticRegressionCV(LogisticClassifierMixin, BCDEstimator):
             The fitted estimator.
         """
         self._validate_params()
-        record = SolveRecord(self, self.solver_options)     # max_time starts here
-        logistic_strengths(self.penalty, 1.0, self.l1_ratio)   # checks l1_ratio
-        X, y, classes, y_idx, sw = validate_classification(self, X, y, sample_weight,
-                                                           CV_SPARSE_FORMATS)
-        Cs = self._grid()
-        folds = list(check_cv(self.cv, y, classifier=True).split(X, y))
-        scorer = check_scoring(self, scoring=self.scoring)
-        scores = np.full((len(folds), Cs.size), np.nan)
-        for f, (train, test) in enumerate(folds):
-            if f and record.expired:
-                break                       # max_time: choose among what was evaluated
-            if np.unique(y_idx[train]).size != classes.size:
-                raise ValueError(f"The training set of fold {f} does not contain every class; "
-                                 f"use a stratified cv with fewer splits.")
-            design = LogisticDesign(_rows(X, train), y_idx[train], classes.size,
-                                    None if sw is None else sw[train], self.fit_intercept)
-            models = logistic_path_fit(design, Cs, self.penalty, self.l1_ratio, self.tol,
-                                       self.max_iter, record)
-            X_test, y_test = _rows(X, test), y[test]
-            kwargs = {} if sw is None else {"sample_weight": sw[test]}
-            for j, (coef, intercept) in enumerate(models):
-                model = self._fold_model(classes, X.shape[1], coef, intercept, X.dtype)
-                scores[f, j] = scorer(model, X_test, y_test, **kwargs)
-        best = best_of_partial(scores.T, larger_is_better=True)
-        C = float(Cs[best])
-        design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept)
-        x0 = None
-        previous = getattr(self, "coef_", None)
-        if self.warm_start and previous is not None \
-                and np.shape(previous) == (design.width, X.shape[1]) \
-                and np.array_equal(getattr(self, "classes_", None), classes):
-            x0 = design.start(previous, self.intercept_)
-        l1, l2 = logistic_strengths(self.penalty, C, self.l1_ratio)
-        before = record.n_iter
-        coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
+        groups = check_fit_params(self, params)
+        penalty, l1_ratios = resolve_cv_penalty(self.penalty, self.l1_ratios)
+        if isinstance(self.scoring, str) and self.scoring == "warn":
+            warnings.warn("The default value of the parameter 'scoring' will change from None, "
+                          "i.e. accuracy, to 'neg_log_loss' in scikit-learn 1.11. To silence "
+                          "this warning, explicitly set the scoring parameter.", FutureWarning,
+                          stacklevel=2)
+        legacy = self.use_legacy_attributes
+        if isinstance(legacy, str):
+            warnings.warn(f"The fitted attributes of {type(self).__name__} will be simplified "
+                          f"in scikit-learn 1.10. Set use_legacy_attributes=False to enable the "
+                          f"new behavior now, or True to keep the legacy one. The default value "
+                          f"of use_legacy_attributes will change from True to False in "
+                          f"scikit-learn 1.10.", FutureWarning, stacklevel=2)
+            legacy = True
+        if penalty is None:
+            penalty, Cs = "l2", np.array([np.inf])
+        else:
+            Cs = self._grid()
+        self._seed = check_random_state_seed(self.random_state)
+        X, y, classes, y_idx, sw_given = validate_classification(self, X, y, sample_weight,
+                                                                 CV_SPARSE_FORMATS)
+        sw = class_sample_weight(self.class_weight, classes, y_idx, sw_given)
+        ratios = [None] if l1_ratios is None else [float(r) for r in l1_ratios]
+        folds = list(check_cv(self.cv, y, classifier=True).split(X, y, groups))
+        scorer = self._scorer()
+        # the held-out scores weigh the samples by sample_weight, as scikit-learn's
+        jobs = (delayed(_logistic_fold)(self, X, y, y_idx, classes, sw, train, test, Cs,
+                                        penalty, ratios, _WeightedScorer(scorer, sw_given, test),
+                                        f)
+                for f, (train, test) in enumerate(folds))
+        out = run_folds(self, jobs)
+        paths = np.array([o[0] for o in out])        # (folds, Cs, ratios, width, dof)
+        scores = np.array([o[1] for o in out])       # (folds, Cs, ratios)
+        n_iter = np.array([o[2] for o in out])       # (folds, Cs, ratios)
+        record = self._record(penalty)
+        for o in out:
+            record.failures += o[3]
+        n_features = X.shape[1]
+        width = paths.shape[3]
+        if self.refit:
+            total = scores.sum(axis=0)
+            j, k = np.unravel_index(np.argmax(total), total.shape)
+            C, l1_ratio = float(Cs[j]), ratios[k]
+            start = paths[:, j, k].mean(axis=0)      # (width, dof)
+            design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept)
+            x0 = design.start(start[:, :n_features],
+                              start[:, -1] if self.fit_intercept else np.zeros(width))
+            l1, l2 = logistic_strengths(penalty, C, l1_ratio)
+            coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
+            C_, l1_ratio_ = C, l1_ratio
+        else:
+            flat = scores.reshape(len(folds), -1)
+            best = np.unravel_index(np.argmax(flat, axis=1), scores.shape[1:])
+            W = np.mean([paths[f, best[0][f], best[1][f]] for f in range(len(folds))], axis=0)
+            coef = W[:, :n_features]
+            intercept = W[:, -1] if self.fit_intercept else np.zeros(width)
+            C_ = float(np.mean(Cs[best[0]]))
+            l1_ratio_ = (float(np.mean(np.asarray(ratios)[best[1]])) if penalty == "elasticnet"
+                         else 0.0)
         record.warn()
         self.classes_ = classes
         self.Cs_ = Cs
-        self.scores_ = scores
-        self.C_ = C
-        self.coef_ = coef.astype(X.dtype)
-        self.intercept_ = intercept.astype(X.dtype)
-        self.n_iter_ = np.array([max(1, record.n_iter - before)])
+        self.l1_ratios_ = np.asarray(ratios)
+        self.coef_ = np.asarray(coef).astype(X.dtype)
+        self.intercept_ = np.asarray(intercept).astype(X.dtype)
+        self._set_path_attributes(paths, scores, n_iter, C_, l1_ratio_, l1_ratios, legacy,
+                                  penalty)
         return self
+
+    def _set_path_attributes(self, paths, scores, n_iter, C, l1_ratio, l1_ratios, legacy,
+                             penalty):
+        """``scores_``, ``coefs_paths_``, ``n_iter_``, ``C_`` and ``l1_ratio_``
+        in scikit-learn's layouts."""
+        classes = self.classes_
+        binary = classes.size == 2
+        keys = classes[1:] if binary else classes
+        n_keys = len(keys)
+        if legacy:
+            squeeze = l1_ratios is None
+            path_of = [paths[:, :, :, c, :] for c in range(paths.shape[3])]
+            if squeeze:
+                path_of = [p[:, :, 0, :] for p in path_of]
+                sc, it = scores[:, :, 0], n_iter[:, :, 0]
+            else:
+                sc, it = scores, n_iter
+            self.coefs_paths_ = dict(zip(keys, path_of))
+            self.scores_ = {k: sc.copy() for k in keys}
+            self.n_iter_ = it[None]
+            self.C_ = np.full(n_keys, C)
+            self.l1_ratio_ = np.full(n_keys, np.nan if l1_ratio is None else l1_ratio,
+                                     dtype=object if l1_ratio is None else np.float64)
+            if l1_ratio is None:
+                self.l1_ratio_ = np.array([None] * n_keys)
+        else:
+            # (folds, Cs, ratios, width, dof) -> (folds, ratios, Cs, width, dof)
+            self.coefs_paths_ = np.swapaxes(paths, 1, 2)
+            self.scores_ = np.swapaxes(scores, 1, 2)
+            self.n_iter_ = np.swapaxes(n_iter, 1, 2)
+            self.C_ = float(C)
+            if l1_ratio is None:
+                l1_ratio = 1.0 if penalty == "l1" else 0.0
+            self.l1_ratio_ = float(l1_ratio)
+
+    def score(self, X, y, sample_weight=None):
+        """The ``scoring`` of the model on ``(X, y)`` (accuracy by default).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+
+        Returns
+        -------
+        float
+            The score.
+        """
+        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return self._scorer()(self, X, y, **kwargs)
+
+
+class _WeightedScorer:
+    """A scorer called with the held-out samples' weights, when there are any."""
+
+    def __init__(self, scorer, sample_weight, test):
+        self.scorer = scorer
+        self.weights = None if sample_weight is None else sample_weight[test]
+
+    def __call__(self, model, X, y, **kwargs):
+        if self.weights is not None:
+            kwargs["sample_weight"] = self.weights
+        return self.scorer(model, X, y, **kwargs)

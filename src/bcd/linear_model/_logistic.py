@@ -11,11 +11,13 @@ or 0), which divided by ``C`` is the summed objective of
 the L1 weight ``rho / C`` and the ridge weight ``(1 - rho) / C``.
 """
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
@@ -23,16 +25,17 @@ from ..penalties import L1
 from ..problems import Logistic, Multinomial
 from ._dask import fit_distributed, is_dask_array, map_rows
 from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
-                    check_sample_weight, design_matrix, validate_data, weighted_sum)
+                    SparseCoefMixin, check_sample_weight, class_sample_weight, dense_coef,
+                    design_matrix, validate_data, verbose_options, weighted_sum)
 
 PENALTIES = ("l2", "l1", "elasticnet")
 
 
 def logistic_strengths(penalty, C, l1_ratio):
     """``(l1, l2)`` weights of the objective divided by ``C``."""
-    if penalty is None:
-        return 0.0, 0.0
     C = float(C)
+    if penalty is None or C == np.inf:
+        return 0.0, 0.0
     if penalty == "l2":
         return 0.0, 1.0 / C
     if penalty == "l1":
@@ -258,7 +261,64 @@ def validate_classification(estimator, X, y, sample_weight, sparse_formats=SPARS
     return X, y, classes, y_idx, sw
 
 
-class LogisticRegression(LogisticClassifierMixin, BCDEstimator):
+def resolve_penalty(penalty, C, l1_ratio, ratio_name="l1_ratio"):
+    """scikit-learn's (>= 1.8) choice of the penalty: ``(name, C)``.
+
+    With ``penalty="deprecated"`` (the default) ``l1_ratio`` alone selects
+    it: 0 is "l2", 1 is "l1", in between "elasticnet", and ``C = inf`` means
+    no penalty (None; ``l1_ratio=None`` is "l2" with a FutureWarning).  A
+    ``penalty`` given explicitly is used with scikit-learn's FutureWarning
+    of its deprecation, and its warnings for an ``l1_ratio`` that disagrees;
+    ``penalty=None`` sets ``C = inf``."""
+    C = float(C)
+    if isinstance(penalty, str) and penalty == "deprecated":
+        if l1_ratio is None:
+            warnings.warn(f"'{ratio_name}=None' was deprecated in scikit-learn 1.8 and will "
+                          f"trigger an error in 1.10. Use 0 <= {ratio_name} <= 1 instead.",
+                          FutureWarning, stacklevel=3)
+            name = "l2"
+        elif l1_ratio == 0:
+            name = "l2"
+        elif l1_ratio == 1:
+            name = "l1"
+        else:
+            name = "elasticnet"
+        return (None if C == np.inf else name), C
+    warnings.warn("'penalty' was deprecated in scikit-learn 1.8 and will be removed in 1.10. "
+                  "To avoid this warning, leave 'penalty' set to its default value and use "
+                  "'l1_ratio' or 'C' instead. Use l1_ratio=0 instead of penalty='l2', "
+                  "l1_ratio=1 instead of penalty='l1', l1_ratio set to a float between 0 and "
+                  "1 instead of penalty='elasticnet', and C=np.inf instead of penalty=None.",
+                  FutureWarning, stacklevel=3)
+    if penalty != "elasticnet" and l1_ratio is not None and 0 < l1_ratio < 1:
+        warnings.warn(f"l1_ratio parameter is only used when penalty is 'elasticnet'. Got "
+                      f"(penalty={penalty})", UserWarning, stacklevel=3)
+    if (penalty == "l2" and l1_ratio != 0) or (penalty == "l1" and l1_ratio != 1):
+        warnings.warn(f"Inconsistent values: penalty={penalty} with l1_ratio={l1_ratio}. "
+                      f"penalty is deprecated. Please use l1_ratio only.", UserWarning,
+                      stacklevel=3)
+    if penalty == "elasticnet" and l1_ratio is None:
+        raise ValueError("l1_ratio must be specified when penalty is elasticnet.")
+    if penalty is None:
+        if C != 1.0:
+            warnings.warn("Setting penalty=None will ignore the C and l1_ratio parameters",
+                          UserWarning, stacklevel=3)
+        return None, np.inf
+    return penalty, C
+
+
+def logistic_method(solver, dual, penalty):
+    """The key of :data:`METHODS` for scikit-learn's ``solver`` and ``dual``."""
+    if dual and penalty in ("l2", None) and solver in ("auto", "liblinear"):
+        return "liblinear"
+    return solver
+
+
+#: scikit-learn's solver names, plus "auto"
+SOLVERS = ("auto", "lbfgs", "liblinear", "newton-cg", "newton-cholesky", "sag", "saga")
+
+
+class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator):
     r"""Logistic regression (binary or multinomial), fitted by block
     coordinate descent.
 
@@ -269,53 +329,89 @@ class LogisticRegression(LogisticClassifierMixin, BCDEstimator):
 
     where :math:`\ell_i` is the log-loss of sample ``i`` (binary for two
     classes, multinomial for more: then ``w`` holds one weight vector per
-    class), the intercept is unpenalized and ``r`` is :math:`\|w\|_2^2/2`
-    (``"l2"``), :math:`\|w\|_1` (``"l1"``), :math:`\rho \|w\|_1 + (1 -
-    \rho) \|w\|_2^2 / 2` (``"elasticnet"``, ``rho = l1_ratio``) or 0
-    (``None``).  Divided by ``C``, this is :class:`bcd.Logistic` or
-    :class:`bcd.Multinomial` with the L1 weight ``rho / C`` and the ridge
-    weight ``(1 - rho) / C``, solved by :func:`bcd.solve` with its
-    automatic configuration.
+    class), the intercept is unpenalized and :math:`r(w) = \rho \|w\|_1 +
+    (1 - \rho) \|w\|_2^2 / 2` with ``rho = l1_ratio`` (0: the L2 penalty, 1:
+    the L1 penalty; ``C = np.inf``: no penalty).  Divided by ``C``, this is
+    :class:`bcd.Logistic` or :class:`bcd.Multinomial` with the L1 weight
+    ``rho / C`` and the ridge weight ``(1 - rho) / C``, solved by
+    :func:`bcd.solve`.
+
+    The parameters are scikit-learn's (1.8 and later), with its meaning;
+    those naming scikit-learn's algorithms choose the closest bcd method:
+
+    * ``solver="auto"`` (default): :func:`bcd.solve`'s automatic configuration;
+    * ``"lbfgs"``, ``"newton-cg"``, ``"newton-cholesky"``: ``formulation="newton"``,
+      Newton steps with inner coordinate descent (binary problems; multinomial
+      ones get the automatic configuration);
+    * ``"liblinear"``: ``formulation="dual"``, dual coordinate ascent (the L2
+      penalty; other penalties get the automatic configuration);
+    * ``"sag"``, ``"saga"``: primal coordinate descent in random order, one
+      coordinate at a time.
+
+    ``dual=True`` selects the dual (as ``"liblinear"``) for the L2 penalty.
+    Every solver handles every penalty and the multinomial loss (scikit-learn
+    refuses some pairs; bcd fits them).
 
     Parameters
     ----------
-    penalty : {"l2", "l1", "elasticnet"} or None, default="l2"
-        The penalty ``r``.
+    penalty : {"l1", "l2", "elasticnet"} or None, default="deprecated"
+        Deprecated in scikit-learn 1.8 (a FutureWarning when given): use
+        ``l1_ratio`` and ``C``.  ``"l2"``, ``"l1"`` and ``"elasticnet"``
+        force the penalty; None means no penalty (``C`` ignored).
     C : float, default=1.0
-        Inverse of the regularization strength (> 0; not used without a
-        penalty).
-    l1_ratio : float, default=None
-        The L1 share ``rho`` in [0, 1], needed by ``"elasticnet"``.
-    fit_intercept : bool, default=True
-        Fit an unpenalized intercept (an extra column of ones; sparse data
-        are never densified).  Multinomial intercepts are reported centered,
-        which leaves the probabilities unchanged.
-    max_iter : int, default=1000
-        Maximum number of passes over the coordinates: :func:`bcd.solve` runs
-        at most ``max_iter * n_coordinates`` block updates.
+        Inverse of the regularization strength (> 0); ``np.inf``: no penalty.
+    l1_ratio : float, default=0.0
+        The L1 share ``rho`` in [0, 1]; alone, it selects the penalty (0:
+        L2, 1: L1).  None is deprecated (L2, with a FutureWarning).
+    dual : bool, default=False
+        Solve the L2-penalized problem through its dual (dual coordinate
+        ascent); ignored for other penalties.
     tol : float, default=1e-4
-        Relative tolerance: the solver stops when the KKT residual of the
-        objective divided by ``C`` (the largest partial derivative; with an
-        L1 penalty, the largest distance of a partial derivative to the
+        Relative tolerance (>= 0; 0 runs to ``max_iter`` or the rounding
+        floor): the solver stops when the KKT residual of the objective
+        divided by ``C`` (the largest distance of a partial derivative to the
         subdifferential) is at most ``tol`` times the largest partial
         derivative of the weighted loss with respect to a coefficient at the
         zero model with the best intercept, :math:`\|X^T S (\bar p -
         Y)\|_\infty` (``Y``: the one-hot labels, :math:`\bar p`: the weighted
-        class frequencies, or 1/2 and ``1 / n_classes`` without intercept),
-        which is also the smallest ``1 / C`` of the L1 penalty with the
-        solution ``w = 0``.  Like liblinear's, the test is relative to the
-        gradient at the start, so it does not depend on the scale of ``X``.
-        When the L2-regularized problem is solved through its dual (the
-        automatic choice on wide data), the same number bounds the duality
-        gap of the summed objective instead, which bounds its distance to
-        the optimum (with 20 Newsgroups tf-idf data, 2000 x 29363, the
-        default gives a relative error of 4e-9).
+        class frequencies, or 1/2 and ``1 / n_classes`` without intercept).
+        Like liblinear's, the test is relative to the gradient at the start.
+        Through the dual, the same number bounds the duality gap of the
+        summed objective instead.
+    fit_intercept : bool, default=True
+        Fit an unpenalized intercept (an extra column of ones; sparse data
+        are never densified).  Multinomial intercepts are reported centered,
+        which leaves the probabilities unchanged.
+    intercept_scaling : float, default=1
+        Accepted for compatibility; has no effect: the intercept is never
+        penalized (liblinear penalizes a synthetic feature of this value).
+    class_weight : dict or "balanced", default=None
+        Weights of the classes, multiplied into the sample weights
+        (``"balanced"``: ``n_samples / (n_classes * bincount(y))``).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the random coordinate orders (None: a fixed seed, so that
+        fits are reproducible).
+    solver : str, default="auto"
+        The method: "auto", "lbfgs", "liblinear", "newton-cg",
+        "newton-cholesky", "sag" or "saga", mapped as listed above.
+    max_iter : int, default=1000
+        Maximum number of passes over the coordinates (primal coordinate
+        descent: ``max_iter * n_coordinates`` block updates), over the
+        samples (dual) or of Newton steps; 0 returns the starting point
+        (zeros, or the previous model with ``warm_start``) with a
+        ConvergenceWarning.
+    verbose : int, default=0
+        Print the solver's progress when positive.
     warm_start : bool, default=False
-        Start from the previous solution when refitting.
+        Start from the current ``coef_`` and ``intercept_`` (fitted or set
+        by hand) when their shapes fit.
+    n_jobs : int, default=None
+        Has no effect (one problem is solved); deprecated in scikit-learn
+        1.8, so a value other than None gives its FutureWarning.
     solver_options : dict, default=None
-        Further keyword arguments of :func:`bcd.solve`; ``tol`` and
-        ``max_iter`` given here replace the values derived from the
-        estimator's.
+        Further keyword arguments of :func:`bcd.solve`; they override the
+        method above, and ``tol`` and ``max_iter`` given here replace the
+        values derived from the estimator's.
     max_time : float, default=None
         Wall-clock limit in seconds for the whole ``fit`` (every solve it
         runs), or None for no limit.  When it runs out the fit stops
@@ -332,7 +428,9 @@ class LogisticRegression(LogisticClassifierMixin, BCDEstimator):
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Intercepts (zeros without ``fit_intercept``).
     n_iter_ : ndarray of shape (1,)
-        Block updates performed by the solver (at least 1).
+        Iterations of the solver, as ``max_iter`` counts them: passes over
+        the coordinates (primal coordinate descent, rounded up), over the
+        samples (dual) or Newton steps; 0 when ``max_iter=0``.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -355,30 +453,51 @@ class LogisticRegression(LogisticClassifierMixin, BCDEstimator):
     >>> model.predict_proba(X[:2]).round(3)
     array([[0.991, 0.009],
            [0.853, 0.147]])
+
+    ``l1_ratio=1`` alone is the L1 penalty:
+
+    >>> sparse = LogisticRegression(l1_ratio=1.0, C=0.5).fit(X, y)
+    >>> int(np.count_nonzero(sparse.coef_))
+    1
     """
 
     _parameter_constraints = {
-        "penalty": [StrOptions(set(PENALTIES)), None],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "penalty": [StrOptions(set(PENALTIES) | {"deprecated"}), None],
+        "C": [Interval(numbers.Real, 0, None, closed="right")],
         "l1_ratio": [Interval(numbers.Real, 0, 1, closed="both"), None],
+        "dual": ["boolean"],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "random_state": ["random_state"],
+        "solver": [StrOptions(set(SOLVERS))],
+        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "verbose": ["verbose"],
         "warm_start": ["boolean"],
+        "n_jobs": [None, numbers.Integral],
         "solver_options": [dict, None],
         "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, penalty="l2", *, C=1.0, l1_ratio=None, fit_intercept=True,
-                 max_iter=1000, tol=1e-4, warm_start=False, solver_options=None,
-                 max_time=None):
+    def __init__(self, penalty="deprecated", *, C=1.0, l1_ratio=0.0, dual=False, tol=1e-4,
+                 fit_intercept=True, intercept_scaling=1, class_weight=None, random_state=None,
+                 solver="auto", max_iter=1000, verbose=0, warm_start=False, n_jobs=None,
+                 solver_options=None, max_time=None):
         self.penalty = penalty
         self.C = C
         self.l1_ratio = l1_ratio
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
+        self.dual = dual
         self.tol = tol
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.solver = solver
+        self.max_iter = max_iter
+        self.verbose = verbose
         self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.solver_options = solver_options
         self.max_time = max_time
 
@@ -392,7 +511,8 @@ class LogisticRegression(LogisticClassifierMixin, BCDEstimator):
         y : array-like of shape (n_samples,)
             Class labels (two classes or more).
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights of the samples' losses.
+            Non-negative weights of the samples' losses (multiplied by the
+            ``class_weight`` of their class).
 
         Returns
         -------
@@ -400,24 +520,44 @@ class LogisticRegression(LogisticClassifierMixin, BCDEstimator):
             The fitted estimator.
         """
         self._validate_params()
-        l1, l2 = logistic_strengths(self.penalty, self.C, self.l1_ratio)
+        penalty, C = resolve_penalty(self.penalty, self.C, self.l1_ratio)
+        l1, l2 = logistic_strengths(penalty, C, self.l1_ratio)
+        if self.n_jobs is not None:
+            warnings.warn(f"'n_jobs' has no effect since scikit-learn 1.8 and will be removed in "
+                          f"1.10. You provided 'n_jobs={self.n_jobs}', please leave it "
+                          f"unspecified.", FutureWarning, stacklevel=2)
         if is_dask_array(X):
             return self._fit_dask(X, y, sample_weight, l1, l2)
         X, y, classes, y_idx, sw = validate_classification(self, X, y, sample_weight)
+        sw = class_sample_weight(self.class_weight, classes, y_idx, sw)
         design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept)
         x0 = None
         previous = getattr(self, "coef_", None)
-        if self.warm_start and previous is not None \
-                and np.shape(previous) == (design.width, X.shape[1]) \
-                and np.array_equal(getattr(self, "classes_", None), classes):
-            x0 = design.start(previous, self.intercept_)
-        record = SolveRecord(self, self.solver_options)
-        coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
+        if self.warm_start and previous is not None:
+            previous = dense_coef(previous)
+            intercept = getattr(self, "intercept_", None)
+            if intercept is None or not self.fit_intercept:
+                intercept = np.zeros(design.width)
+            if np.shape(previous) == (design.width, X.shape[1]) \
+                    and np.size(intercept) == design.width:
+                x0 = design.start(previous, intercept)
+        record = SolveRecord(self, verbose_options(self.solver_options, self.verbose),
+                             method=logistic_method(self.solver, self.dual, penalty),
+                             random_state=self.random_state)
+        if self.max_iter == 0 and "max_iter" not in (self.solver_options or {}):
+            # no iteration: the starting model (whatever the method's own start)
+            x = np.zeros(design.A.shape[1] * design.width) if x0 is None else x0
+            coef, intercept = design.model(x)
+            warnings.warn(f"{type(self).__name__}: max_iter=0: the model is the starting "
+                          f"point. The max_iter was reached which means the coef_ did not "
+                          f"converge.", ConvergenceWarning, stacklevel=2)
+        else:
+            coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
         record.warn()
         self.classes_ = classes
         self.coef_ = coef.astype(X.dtype)
         self.intercept_ = intercept.astype(X.dtype)
-        self.n_iter_ = np.array([max(1, record.n_iter)])
+        self.n_iter_ = np.array([record.n_passes])
         return self
 
     def _fit_dask(self, X, y, sample_weight, l1, l2):

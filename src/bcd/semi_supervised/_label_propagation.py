@@ -44,8 +44,12 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    kernel : {"rbf", "knn"}, default="rbf"
-        The graph.  ``"knn"``: the k-nearest-neighbour connectivity graph G
+    kernel : {"rbf", "knn"} or callable, default="rbf"
+        The graph.  A callable ``kernel(X, Y)`` returns the affinities of
+        the rows of ``X`` and ``Y`` (dense or sparse), as in scikit-learn:
+        ``kernel(X, X)`` symmetrized (its mean with its transpose), without
+        its diagonal, is the graph, and :meth:`predict_proba` weighs the
+        training distributions by ``kernel(X_train, X_new).T``.  ``"knn"``: the k-nearest-neighbour connectivity graph G
         (``G_ij = 1`` when j is one of the ``n_neighbors`` nearest
         neighbours of i, the point itself excluded), symmetrized as
         :math:`W = (G + G^T) / 2`: weight 1 between mutual neighbours and
@@ -59,10 +63,11 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
     n_neighbors : int, default=7
         Neighbours of each point in the ``"knn"`` graph (>= 1, and less than
         the number of samples).
-    max_iter : int, optional
-        Largest number of block updates of each class's solve (the
-        ``max_iter`` of :func:`bcd.solve`); default that of
-        :func:`bcd.solve`, the updates of 1000 passes over the nodes.
+    max_iter : int, default=1000
+        Largest number of passes over the unlabelled nodes of each class's
+        solve (:func:`bcd.solve` runs at most ``max_iter`` times their number
+        of block updates); None: the default of :func:`bcd.solve`, also 1000
+        passes.
     tol : float, default=1e-3
         Each class's solve stops when the residual
         :math:`\|L_{UU} f_U - W_{UL} y_L\|_\infty` is at most ``tol``, the
@@ -100,8 +105,9 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         The label of every training point: the class of largest
         probability (the given label at labelled points).
     n_iter_ : int
-        Block updates of all the solves together (0 when no point needed
-        one: all were labelled or in unlabelled components).
+        Passes over the unlabelled nodes of the longest solve (its block
+        updates divided by the number of those nodes, rounded up; 0 when no
+        point needed one: all were labelled or in unlabelled components).
     results_ : list of bcd.Result
         The solve of each class but the last, in the order of ``classes_``
         (empty when there was nothing to solve).  The harmonic functions of
@@ -160,7 +166,7 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
     array([0, 1])
     """
 
-    def __init__(self, kernel="rbf", *, gamma=20, n_neighbors=7, max_iter=None, tol=1e-3,
+    def __init__(self, kernel="rbf", *, gamma=20, n_neighbors=7, max_iter=1000, tol=1e-3,
                  solver_options=None, n_jobs=None, max_time=None):
         self.kernel = kernel
         self.gamma = gamma
@@ -179,8 +185,10 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ parameters
 
     def _check_params(self):
-        if not isinstance(self.kernel, str) or self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be 'knn' or 'rbf', got {self.kernel!r}.")
+        if not callable(self.kernel) and (not isinstance(self.kernel, str)
+                                          or self.kernel not in KERNELS):
+            raise ValueError(f"kernel must be 'knn', 'rbf' or a callable, got "
+                             f"{self.kernel!r}.")
         gamma = check_scalar(self.gamma, "gamma", low=0.0, low_inclusive=False)
         n_neighbors = check_scalar(self.n_neighbors, "n_neighbors", low=1, integer=True)
         max_iter = check_scalar(self.max_iter, "max_iter", low=1, integer=True, allow_none=True)
@@ -195,8 +203,7 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
                                 allow_none=True)
         if max_time is not None:
             options["_deadline"] = time.perf_counter() + max_time
-        if max_iter is not None:
-            options["max_iter"] = max_iter
+        self._max_passes = max_iter
         return gamma, n_neighbors, options
 
     # ------------------------------------------------------------------ fit
@@ -260,12 +267,39 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         self.label_distributions_ = distributions
         self.transduction_ = classes[np.argmax(distributions, axis=1)]
         self.results_ = results
-        self.n_iter_ = int(sum(r.n_iter for r in results))
+        self.n_iter_ = int(max((-(-r.n_iter // self._n_unknown) for r in results), default=0))
         return self
+
+    def _build_graph(self):
+        """The transition matrix of the fitted graph, ``D^{-1} W`` (rows
+        summing to 1; isolated nodes keep a zero row), with the graph's
+        format (CSR).  The harmonic solution satisfies ``f_U = T_UU f_U +
+        T_UL y_L`` with this ``T``, the closed form of Zhu et al. that
+        scikit-learn's tests use.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        """
+        check_is_fitted(self)
+        W = self._graph(self.X_)
+        degree = np.asarray(W.sum(axis=1)).ravel()
+        scale = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
+        return sp.csr_matrix(sp.diags(scale) @ W)
 
     def _graph(self, X):
         """The symmetric weights W (CSR, float64, zero diagonal, largest weight 1)."""
-        if self._fit_kernel == "knn":
+        if callable(self._fit_kernel):
+            self._neighbors = None
+            K = self._fit_kernel(X, X)
+            K = sp.csr_matrix(K, dtype=np.float64)
+            if K.shape != (X.shape[0], X.shape[0]):
+                raise ValueError(f"The kernel callable must return a matrix of shape "
+                                 f"(n_samples, n_samples) = {(X.shape[0],) * 2}; got {K.shape}.")
+            W = sp.csr_matrix((K + K.T) * 0.5)
+            W.setdiag(0.0)
+            W.eliminate_zeros()
+        elif self._fit_kernel == "knn":
             self._neighbors = NearestNeighbors(n_neighbors=self._fit_n_neighbors,
                                                n_jobs=self.n_jobs).fit(X)
             # the search excludes each point itself: G has no diagonal
@@ -319,8 +353,16 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
                 options["max_time"] = min(options.get("max_time") or np.inf, remaining)
             # the solver's own warning is replaced by the one below; silenced
             # by warn=False, not warnings.catch_warnings (not thread-safe)
-            result = solve(problem, warn=False, **options)
-            if not result.converged:
+            kwargs = dict(options)
+            if self._max_passes is not None:
+                kwargs["max_iter"] = int(self._max_passes) * max(1, problem.n_coordinates)
+            result = solve(problem, warn=False, **kwargs)
+            self._n_unknown = max(1, problem.n_coordinates)
+            if result.status == "max_iter" and self._max_passes is not None:
+                warnings.warn(f"max_iter={self._max_passes} was reached without convergence "
+                              f"(the harmonic solve of class {self.classes_[k]!r}).",
+                              ConvergenceWarning, stacklevel=3)
+            elif not result.converged:
                 warnings.warn(f"The harmonic solve of class {self.classes_[k]!r} stopped "
                               f"before reaching tol={options['tol']:g}: {result.message} "
                               f"Increase max_iter or tol.", ConvergenceWarning, stacklevel=3)
@@ -359,7 +401,10 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         if sp.issparse(X):
             X = sp.csr_matrix(X)
         F = self.label_distributions_
-        if self._fit_kernel == "knn":
+        if callable(self._fit_kernel):
+            K = self._fit_kernel(self.X_, X).T      # scikit-learn's argument order
+            P = np.asarray(K @ F) if sp.issparse(K) else np.asarray(K, dtype=np.float64) @ F
+        elif self._fit_kernel == "knn":
             k = min(self._fit_n_neighbors, F.shape[0])
             neighbors = self._neighbors.kneighbors(X, n_neighbors=k, return_distance=False)
             P = F[neighbors].mean(axis=1)
