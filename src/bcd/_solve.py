@@ -59,7 +59,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     recorded in ``result.options`` (``options["auto"]`` names the table's
     row; for kernel systems, ``options["auto_prediction"]`` gives the
     predicted times of a dense solve and of GBCD that decided between them,
-    see :mod:`bcd.core.calibration`) and printed with ``verbose=True``.  As soon as one of them is
+    see ``bcd.core.calibration``) and printed with ``verbose=True``.  As soon as one of them is
     given, those not given take the defaults ``rule="gs"``,
     ``blocks="variable"``, ``update="gradient"`` and no working set or
     extrapolation.
@@ -230,8 +230,8 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     ----------------
     **options
         The options of particular rules, block strategies and updates,
-        declared with them (:class:`bcd.core.specs.Option`) and checked by
-        :func:`bcd.core.specs.check_combination`; giving one that the chosen
+        declared with them (``bcd.core.specs.Option``) and checked by
+        ``bcd.core.specs.check_combination``; giving one that the chosen
         configuration does not use is an error naming the specs that take it.
         They are (generated from the spec tables):
 

@@ -2,7 +2,7 @@
 
 :func:`assemble` is the one path from option names to compiled objects:
 it validates the combination against the spec tables
-(:func:`bcd.core.specs.check_combination`), compiles the problem, builds
+(``bcd.core.specs.check_combination``), compiles the problem, builds
 the block strategy's units, the update and the rule's selector, and
 returns an :class:`Assembly` that can run the engine.  :func:`bcd.solve`
 is built on it; it is also the way to inspect a selector or an update (for
@@ -159,7 +159,7 @@ def assemble(problem, rule, blocks, update, block_size=None, random_state=None, 
     """Validate a configuration and build its compiled parts.
 
     Parameters are those of :func:`bcd.solve`; ``options`` are the spec
-    options (those of the :class:`~bcd.core.specs.Option` entries of the
+    options (those of the ``bcd.core.specs.Option`` entries of the
     three specs; None: not given).  ``x0`` must already be validated.
 
     Returns

@@ -4,7 +4,7 @@ When ``rule``, ``blocks``, ``block_size`` and ``update`` are all left at
 ``"auto"`` (and no option of a particular rule, block strategy or update
 is given), :func:`choose` takes the first row of ``AUTO_TABLE`` that
 matches the problem's ``structure`` (see :class:`bcd.problems.Problem`),
-its penalty and its size, and that :func:`bcd.core.specs.check_combination`
+its penalty and its size, and that ``bcd.core.specs.check_combination``
 accepts for it.  A problem no row covers gets the first valid row of
 ``FALLBACKS``.  The choice is recorded in ``Result.options["auto"]``.
 
@@ -100,7 +100,7 @@ def _dense_kernel(problem):
 
 def prediction(problem):
     """The figures of the calibrated choice for a kernel system, or None
-    for other problems (see :mod:`bcd.core.calibration`)."""
+    for other problems (see ``bcd.core.calibration``)."""
     if getattr(problem, "structure", None) != "kernel" \
             or not hasattr(problem, "kernel_entry_rate"):
         return None

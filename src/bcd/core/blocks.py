@@ -220,7 +220,7 @@ _VERTEX_ORDER = Option(
     ``L_i``).""")
 
 #: the blocks are drawn from a working set grown by an outer loop
-#: (:mod:`bcd.core.workingset`); the units are rebuilt on each working set
+#: (``bcd.core.workingset``); the units are rebuilt on each working set
 _WORKING_SET = Option("working_set", False,
                       "solve a sequence of problems restricted to working sets",
                       check=boolean("working_set"), kind="bool", auto=True,
@@ -228,7 +228,7 @@ _WORKING_SET = Option("working_set", False,
     problems restricted to working sets (the generalized support and the
     coordinates that violate optimality most, doubling as the support fills
     them), each by the configured rule and update, until the optimality
-    measure of all coordinates reaches ``tol`` (:mod:`bcd.core.workingset`).
+    measure of all coordinates reaches ``tol`` (``bcd.core.workingset``).
     ``"auto"``: as the automatic configuration chooses, else off.""")
 
 #: name -> Spec.  Forest-structured strategies need the Hessian's graph and

@@ -164,7 +164,7 @@ def kernel_isa():
 
 def max_threads():
     """Threads used by default: the usable cores (``OMP_NUM_THREADS``, the
-    cgroup's CPU quota and the affinity mask, :func:`bcd._resources.usable_cores`)
+    cgroup's CPU quota and the affinity mask, ``bcd._resources.usable_cores``)
     capped by OpenMP's limit (which threadpoolctl sets); 1 without OpenMP,
     and in a child forked after parallel loops ran (see :mod:`bcd._resources`)."""
     return resolve_threads(None, min(bcd_max_threads(), usable_cores()))

@@ -66,7 +66,7 @@ class GaussianProcessRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
 
     Other kernels (``Matern`` with other nu, ``DotProduct``, ``PairwiseKernel``, subclasses, kernels on structured
     inputs) are evaluated by scikit-learn itself, with a
-    :class:`KernelFallbackWarning` once per fit.
+    ``KernelFallbackWarning`` once per fit.
 
     The log marginal likelihood and its gradient are with respect to
     scikit-learn's ``kernel.theta`` (the chain rule from bcd's

@@ -64,7 +64,7 @@ class GaussianProcess(Problem):
         recomputed.
     n_threads : int, optional
         Threads evaluating the kernel.  Default: the usable cores
-        (:func:`bcd._resources.usable_cores`: the smallest of
+        (``bcd._resources.usable_cores``: the smallest of
         ``OMP_NUM_THREADS``, the cgroup's CPU quota and the CPU affinity
         mask), capped by OpenMP's limit, which threadpoolctl's
         ``threadpool_limits(limits=k, user_api="openmp")`` sets.
@@ -75,7 +75,7 @@ class GaussianProcess(Problem):
     of every coordinate (a dense Cholesky solve that forms K and its
     factor, 16 n^2 bytes) and GBCD without forming K, from the times
     predicted by rates measured once per process on this machine (see
-    :mod:`bcd.core.calibration`); the dense solve never takes more than
+    ``bcd.core.calibration``); the dense solve never takes more than
     half of the available memory.  ``result.options["auto_prediction"]``
     records the predicted times.
 
