@@ -69,6 +69,18 @@ def run_folds(estimator, jobs):
     return out
 
 
+def pad_folds(values, n_folds, axis=0, fill=np.nan):
+    """``values`` of the folds evaluated, followed along ``axis`` by
+    ``fill`` for the folds that ``max_time`` left out."""
+    missing = n_folds - values.shape[axis]
+    if missing <= 0:
+        return values
+    shape = list(values.shape)
+    shape[axis] = missing
+    return np.concatenate([values, np.full(shape, fill, dtype=np.result_type(values, fill))],
+                          axis=axis)
+
+
 def _rows(X, index):
     return _safe_indexing(X, index, axis=0)
 
@@ -164,6 +176,9 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
                 raise ValueError("alphas must be a non-empty array of finite non-negative "
                                  "numbers.")
             return np.sort(alphas)[::-1]
+        if not self.eps < 1:
+            raise ValueError(f"eps must be below 1: the automatic grid runs from alpha_max "
+                             f"down to eps * alpha_max; got eps={self.eps!r}.")
         if l1_ratio == 0:
             raise ValueError("Automatic alpha grid generation is not supported for "
                              "l1_ratio=0. Please supply a grid by providing your estimator "
@@ -220,6 +235,7 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         for o in out:
             record.failures += o[1]
         k, j = np.unravel_index(np.argmin(mse.mean(axis=2)), mse.shape[:2])
+        mse = pad_folds(mse, len(folds), axis=2)          # NaN: folds max_time skipped
         l1_ratio, alpha = float(l1_ratios[k]), float(grids[k, j])
         l1, l2 = least_squares_strengths(alpha, l1_ratio, n)
         x0 = None
@@ -855,15 +871,18 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
             coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
             C_, l1_ratio_ = C, l1_ratio
         else:
-            flat = scores.reshape(len(folds), -1)
+            flat = scores.reshape(len(out), -1)
             best = np.unravel_index(np.argmax(flat, axis=1), scores.shape[1:])
-            W = np.mean([paths[f, best[0][f], best[1][f]] for f in range(len(folds))], axis=0)
+            W = np.mean([paths[f, best[0][f], best[1][f]] for f in range(len(out))], axis=0)
             coef = W[:, :n_features]
             intercept = W[:, -1] if self.fit_intercept else np.zeros(width)
             C_ = float(np.mean(Cs[best[0]]))
             l1_ratio_ = (float(np.mean(np.asarray(ratios)[best[1]])) if penalty == "elasticnet"
                          else 0.0)
         record.warn()
+        # NaN (0 iterations) for the folds max_time skipped
+        paths, scores = pad_folds(paths, len(folds)), pad_folds(scores, len(folds))
+        n_iter = pad_folds(n_iter, len(folds), fill=0)
         self.classes_ = classes
         self.Cs_ = Cs
         self.l1_ratios_ = np.asarray(ratios)
