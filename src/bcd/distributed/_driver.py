@@ -301,7 +301,7 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
 
     (``c`` only with ``fit_intercept``), the objective of
     :class:`bcd.LeastSquares`, :class:`bcd.Logistic` and
-    :class:`bcd.problems.LinearSVM`.  Without ``l1`` it runs CoCoA+ (Ma et
+    :class:`bcd.LinearSVM`.  Without ``l1`` it runs CoCoA+ (Ma et
     al., 2015): the rows are partitioned over the workers, each round every
     worker runs ``local_epochs`` passes of bcd's compiled dual coordinate
     ascent on its rows against the local subproblem with sigma' = K
@@ -320,7 +320,7 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         futures, delayed objects or arrays gives the partitions directly.
         An in-memory array is split into ``n_partitions`` parts.  A problem
         (:class:`bcd.LeastSquares`, :class:`bcd.Logistic`,
-        :class:`bcd.problems.LinearSVM`) gives the data, loss, ``l2``,
+        :class:`bcd.LinearSVM`) gives the data, loss, ``l2``,
         ``l1`` (its ``bcd.L1`` penalty) and sample weights.
     y : array-like, dask array or list, optional
         Targets (least squares) or labels in {-1, +1} or {0, 1}, aligned
