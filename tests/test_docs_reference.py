@@ -40,12 +40,15 @@ def _resolve(name):
 
 
 def _documented_parameters(doc):
-    section = re.search(r"^\s*Parameters\n\s*-{10,}\n(.*?)(?=^\s*\w[\w ]*\n\s*-{3,}\n|\Z)",
-                        doc, re.S | re.M)
-    if not section:
+    """The names in the Parameters and Other Parameters sections (numpydoc),
+    or None without a Parameters section."""
+    sections = [re.search(r"^\s*" + title + r"\n\s*-{10,}\n(.*?)(?=^\s*\w[\w ]*\n\s*-{3,}\n|\Z)",
+                          doc, re.S | re.M) for title in ("Parameters", "Other Parameters")]
+    if not sections[0]:
         return None
     names = set()
-    for line in section.group(1).splitlines():
+    text = "\n".join(section.group(1) for section in sections if section)
+    for line in text.splitlines():
         entry = re.match(r"^ {0,4}(\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*)\s*(?::|$)", line)
         if entry and line.strip():
             names.update(n.strip() for n in entry.group(1).split(","))

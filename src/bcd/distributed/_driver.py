@@ -343,6 +343,8 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     tol : float, default=1e-6
         Stop when the duality gap is at most ``tol`` (``tol * |P|`` with
         ``relative=True``).
+    relative : bool, default=False
+        Compare the gap with ``tol`` times the primal objective.
     max_rounds : int, default=500
     local_epochs : int, default=1
         Passes of the local solver over its partition per round.

@@ -189,9 +189,15 @@ class NonNegative(Box):
 def register(name, cls):
     """Register a penalty class under ``name``.
 
-    ``cls`` must be a subclass of :class:`bcd.penalties.Penalty`.
     Registering a name twice replaces the earlier class.  The documentation's
     table of capabilities lists the registered penalties, in order.
+
+    Parameters
+    ----------
+    name : str
+        The penalty's name in the registry.
+    cls : type
+        A subclass of :class:`bcd.penalties.Penalty`.
 
     Examples
     --------
@@ -215,7 +221,19 @@ def available():
 
 
 def get(name):
-    """The penalty class registered under ``name``."""
+    """The penalty class registered under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name of ``available()``.
+
+    Returns
+    -------
+    type
+        The class; a ValueError lists the registered names for an unknown
+        one.
+    """
     if name not in _REGISTRY:
         valid = ", ".join(repr(k) for k in _REGISTRY)
         raise ValueError(f"Unknown penalty {name!r}; registered penalties are {valid}.")
