@@ -138,42 +138,43 @@ from bcd.linear_model import LassoCV, LogisticRegressionCV
 case = sys.argv[1]
 rs = np.random.RandomState(0)
 report = {}
+model = None
+# the data first: the signal comes while the call runs
+if case == "path":
+    A = rs.randn(1000, 4000)
+    b = A[:, :50] @ rs.randn(50) + rs.randn(1000)
+    problem = bcd.LeastSquares(A, b, penalty=bcd.L1(1.0))
+    lmax = bcd.lambda_max(problem)
+    grid = np.geomspace(lmax, 1e-5 * lmax, 200)
+elif case == "lassocv":
+    # small alphas: every solve of the folds' paths takes seconds, so the
+    # signal lands in a compiled loop
+    X = rs.randn(800, 2000)
+    y = X[:, :50] @ rs.randn(50) + rs.randn(800)
+    alpha_max = np.abs(X.T @ (y - y.mean())).max() / 800
+    model = LassoCV(alphas=alpha_max * np.geomspace(1e-3, 1e-4, 5), tol=1e-12,
+                    max_iter=10**6, cv=5)
+elif case == "logisticcv":
+    # no intercept: each fold runs one bcd.path along the Cs
+    X = rs.randn(800, 2000)
+    y = (X[:, :50] @ rs.randn(50) + rs.randn(800) > 0).astype(int)
+    model = LogisticRegressionCV(Cs=[10.0, 100.0, 1000.0], penalty="l1",
+                                 fit_intercept=False, tol=1e-12, max_iter=10**6, cv=5)
 print("started", flush=True)
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     try:
         if case == "path":
-            A = rs.randn(1000, 4000)
-            b = A[:, :50] @ rs.randn(50) + rs.randn(1000)
-            problem = bcd.LeastSquares(A, b, penalty=bcd.L1(1.0))
-            lmax = bcd.lambda_max(problem)
-            result = bcd.path(problem, np.geomspace(lmax, 1e-5 * lmax, 200), tol=1e-12,
-                              max_iter=10**9)
+            result = bcd.path(problem, grid, tol=1e-12, max_iter=10**9)
             report.update(status=result.status, n_points=len(result.lambdas),
                           finite=bool(np.all(np.isfinite(result.coefs))),
                           last=result.results[-1].status)
-        elif case == "lassocv":
-            # small alphas: every solve of the folds' paths takes seconds, so
-            # the signal lands in a compiled loop
-            X = rs.randn(800, 2000)
-            y = X[:, :50] @ rs.randn(50) + rs.randn(800)
-            alpha_max = np.abs(X.T @ (y - y.mean())).max() / 800
-            model = LassoCV(alphas=alpha_max * np.geomspace(1e-3, 1e-4, 5), tol=1e-12,
-                            max_iter=10**6, cv=5)
-            model.fit(X, y)
-            report.update(status="returned")
-        elif case == "logisticcv":
-            # no intercept: each fold runs one bcd.path along the Cs
-            X = rs.randn(800, 2000)
-            y = (X[:, :50] @ rs.randn(50) + rs.randn(800) > 0).astype(int)
-            model = LogisticRegressionCV(Cs=[10.0, 100.0, 1000.0], penalty="l1",
-                                         fit_intercept=False, tol=1e-12, max_iter=10**6,
-                                         cv=5)
+        else:
             model.fit(X, y)
             report.update(status="returned")
     except KeyboardInterrupt:
         report.update(status="KeyboardInterrupt",
-                      fitted=hasattr(model, "coef_") if case != "path" else None)
+                      fitted=None if model is None else hasattr(model, "coef_"))
 report.update(returned=time.time(),
               warnings=[str(w.message) for w in caught
                         if issubclass(w.category, Warning)][-3:])
@@ -289,7 +290,8 @@ def test_max_time_is_the_deadline_of_a_cross_validated_fit(name):
     model = make(max_time)
     elapsed, messages = _timed_fit(model, X, y)
     assert any("max_time" in m for m in messages), messages
-    assert elapsed <= max_time + max(0.1 * max_time, 1.5 * fixed), (elapsed, fixed)
+    # (twice the fixed cost: the machine's load varies between the two fits)
+    assert elapsed <= max_time + max(0.1 * max_time, 2.0 * fixed), (elapsed, fixed)
     # a usable model, chosen among what was evaluated
     scores = model.mse_path_ if name == "LassoCV" else model.scores_.T
     assert np.isnan(scores).any()
@@ -443,4 +445,5 @@ def test_max_time_is_the_deadline_of_a_fit_of_several_solves(name):
     max_time = 1.0
     elapsed, messages = _timed_fit(make(max_time), X, y)
     assert any("max_time" in m for m in messages), messages
-    assert elapsed <= max_time + max(0.1 * max_time, 1.5 * fixed), (elapsed, fixed)
+    # (twice the fixed cost: the machine's load varies between the two fits)
+    assert elapsed <= max_time + max(0.1 * max_time, 2.0 * fixed), (elapsed, fixed)
