@@ -507,7 +507,7 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         float(out.objective), float(out.optimality), gap, status_name, message, converged),
         tol=tol, state=state, gap_tol=gap_tol, warn=warn,
         gap_converged=ws_info is not None and ws_info.gap_converged)
-    return Result(x_out, cert.objective,
+    return Result(x_out if cert.x is None else cert.x, cert.objective,
                   cert.optimality, int(out.n_iter), cert.converged, cert.status, cert.message,
                   history, float(history.time[-1]) if len(history) else 0.0, options,
                   out.loop_time, duality_gap=cert.duality_gap,
@@ -583,9 +583,9 @@ def _driver_result(problem, x, status, n_iter, optimality, tol, elapsed, options
     cert = certify_returned(problem, x, x_out, Certificate(
         float(objective), float(optimality), duality_gap, status, message,
         status == "converged"), tol=tol * abs(float(objective)) if relative else tol, warn=warn)
-    return Result(x_out, cert.objective, cert.optimality, int(n_iter),
-                  cert.converged, cert.status, cert.message, history, elapsed, options,
-                  elapsed, duality_gap=cert.duality_gap, dual=dual)
+    return Result(x_out if cert.x is None else cert.x, cert.objective, cert.optimality,
+                  int(n_iter), cert.converged, cert.status, cert.message, history, elapsed,
+                  options, elapsed, duality_gap=cert.duality_gap, dual=dual)
 
 
 def _solve_newton(problem, given, spec_options, args, auto_row):
