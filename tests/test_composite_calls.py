@@ -447,3 +447,21 @@ def test_max_time_is_the_deadline_of_a_fit_of_several_solves(name):
     assert any("max_time" in m for m in messages), messages
     # (twice the fixed cost: the machine's load varies between the two fits)
     assert elapsed <= max_time + max(0.1 * max_time, 2.0 * fixed), (elapsed, fixed)
+
+
+def test_float32_x_at_a_bound_float32_cannot_represent_stays_in_the_box():
+    # the cast of x = 0.2 (the upper bound) to float32 rounds up, outside the
+    # box, where F is infinite: the returned x is moved one unit inwards
+    rs = np.random.RandomState(0)
+    A = rs.randn(40, 6).astype(np.float32)
+    b = (A.astype(np.float64) @ np.full(6, 5.0)).astype(np.float32)
+    problem = bcd.LeastSquares(A, b, penalty=bcd.Box(-0.1, 0.2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = bcd.solve(problem, tol=1e-6)
+    x = result.x.astype(np.float64)
+    assert result.x.dtype == np.float32
+    assert np.all(x <= 0.2) and np.all(x >= -0.1)
+    assert np.any(x > 0.2 - 1e-7)               # the bound is active
+    assert np.isfinite(result.objective)
+    assert result.objective == pytest.approx(problem.objective(x), rel=1e-12)
