@@ -138,42 +138,43 @@ from bcd.linear_model import LassoCV, LogisticRegressionCV
 case = sys.argv[1]
 rs = np.random.RandomState(0)
 report = {}
+model = None
+# the data first: the signal comes while the call runs
+if case == "path":
+    A = rs.randn(1000, 4000)
+    b = A[:, :50] @ rs.randn(50) + rs.randn(1000)
+    problem = bcd.LeastSquares(A, b, penalty=bcd.L1(1.0))
+    lmax = bcd.lambda_max(problem)
+    grid = np.geomspace(lmax, 1e-5 * lmax, 200)
+elif case == "lassocv":
+    # small alphas: every solve of the folds' paths takes seconds, so the
+    # signal lands in a compiled loop
+    X = rs.randn(800, 2000)
+    y = X[:, :50] @ rs.randn(50) + rs.randn(800)
+    alpha_max = np.abs(X.T @ (y - y.mean())).max() / 800
+    model = LassoCV(alphas=alpha_max * np.geomspace(1e-3, 1e-4, 5), tol=1e-12,
+                    max_iter=10**6, cv=5)
+elif case == "logisticcv":
+    # no intercept: each fold runs one bcd.path along the Cs
+    X = rs.randn(800, 2000)
+    y = (X[:, :50] @ rs.randn(50) + rs.randn(800) > 0).astype(int)
+    model = LogisticRegressionCV(Cs=[10.0, 100.0, 1000.0], penalty="l1",
+                                 fit_intercept=False, tol=1e-12, max_iter=10**6, cv=5)
 print("started", flush=True)
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     try:
         if case == "path":
-            A = rs.randn(1000, 4000)
-            b = A[:, :50] @ rs.randn(50) + rs.randn(1000)
-            problem = bcd.LeastSquares(A, b, penalty=bcd.L1(1.0))
-            lmax = bcd.lambda_max(problem)
-            result = bcd.path(problem, np.geomspace(lmax, 1e-5 * lmax, 200), tol=1e-12,
-                              max_iter=10**9)
+            result = bcd.path(problem, grid, tol=1e-12, max_iter=10**9)
             report.update(status=result.status, n_points=len(result.lambdas),
                           finite=bool(np.all(np.isfinite(result.coefs))),
                           last=result.results[-1].status)
-        elif case == "lassocv":
-            # small alphas: every solve of the folds' paths takes seconds, so
-            # the signal lands in a compiled loop
-            X = rs.randn(800, 2000)
-            y = X[:, :50] @ rs.randn(50) + rs.randn(800)
-            alpha_max = np.abs(X.T @ (y - y.mean())).max() / 800
-            model = LassoCV(alphas=alpha_max * np.geomspace(1e-3, 1e-4, 5), tol=1e-12,
-                            max_iter=10**6, cv=5)
-            model.fit(X, y)
-            report.update(status="returned")
-        elif case == "logisticcv":
-            # no intercept: each fold runs one bcd.path along the Cs
-            X = rs.randn(800, 2000)
-            y = (X[:, :50] @ rs.randn(50) + rs.randn(800) > 0).astype(int)
-            model = LogisticRegressionCV(Cs=[10.0, 100.0, 1000.0], penalty="l1",
-                                         fit_intercept=False, tol=1e-12, max_iter=10**6,
-                                         cv=5)
+        else:
             model.fit(X, y)
             report.update(status="returned")
     except KeyboardInterrupt:
         report.update(status="KeyboardInterrupt",
-                      fitted=hasattr(model, "coef_") if case != "path" else None)
+                      fitted=None if model is None else hasattr(model, "coef_"))
 report.update(returned=time.time(),
               warnings=[str(w.message) for w in caught
                         if issubclass(w.category, Warning)][-3:])
@@ -451,3 +452,21 @@ def test_max_time_is_the_deadline_of_a_fit_of_several_solves(name):
     # one iteration of a fit of several solves is its fixed cost (set-up,
     # refit); twice it, or a quarter of max_time, absorbs a loaded machine
     assert elapsed <= max_time + max(0.25 * max_time, 2.0 * fixed), (elapsed, fixed)
+
+
+def test_float32_x_at_a_bound_float32_cannot_represent_stays_in_the_box():
+    # the cast of x = 0.2 (the upper bound) to float32 rounds up, outside the
+    # box, where F is infinite: the returned x is moved one unit inwards
+    rs = np.random.RandomState(0)
+    A = rs.randn(40, 6).astype(np.float32)
+    b = (A.astype(np.float64) @ np.full(6, 5.0)).astype(np.float32)
+    problem = bcd.LeastSquares(A, b, penalty=bcd.Box(-0.1, 0.2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = bcd.solve(problem, tol=1e-6)
+    x = result.x.astype(np.float64)
+    assert result.x.dtype == np.float32
+    assert np.all(x <= 0.2) and np.all(x >= -0.1)
+    assert np.any(x > 0.2 - 1e-7)               # the bound is active
+    assert np.isfinite(result.objective)
+    assert result.objective == pytest.approx(problem.objective(x), rel=1e-12)

@@ -17,23 +17,49 @@ from ._result import ConvergenceWarning
 
 
 class Certificate:
-    """What :class:`bcd.Result` reports about its ``x``."""
+    """What :class:`bcd.Result` reports about its ``x`` (None: the array
+    given to :func:`certify_returned`)."""
 
-    __slots__ = ("objective", "optimality", "duality_gap", "status", "message", "converged")
+    __slots__ = ("objective", "optimality", "duality_gap", "status", "message", "converged",
+                 "x")
 
-    def __init__(self, objective, optimality, duality_gap, status, message, converged):
+    def __init__(self, objective, optimality, duality_gap, status, message, converged,
+                 x=None):
         self.objective = objective
         self.optimality = optimality
         self.duality_gap = duality_gap
         self.status = status
         self.message = message
         self.converged = converged
+        self.x = x
+
+
+def _inside_bounds(penalty, x_out):
+    """``x_out`` with the entries that rounding put outside the bounds of a
+    box penalty moved one unit in the last place inwards (a copy; the array
+    itself when none is outside)."""
+    lower, upper = getattr(penalty, "lower", None), getattr(penalty, "upper", None)
+    if lower is None or upper is None:
+        return x_out
+    n = x_out.shape[0]
+    lo = np.broadcast_to(np.asarray(lower, dtype=np.float64), (n,))
+    hi = np.broadcast_to(np.asarray(upper, dtype=np.float64), (n,))
+    wide = np.asarray(x_out, dtype=np.float64)
+    above, below = wide > hi, wide < lo
+    if not (above.any() or below.any()):
+        return x_out
+    x_out = x_out.copy()
+    x_out[above] = np.nextafter(x_out[above], x_out.dtype.type(-np.inf))
+    x_out[below] = np.nextafter(x_out[below], x_out.dtype.type(np.inf))
+    return x_out
 
 
 def certify_returned(problem, x, x_out, cert, *, tol, state=None, gap_tol=None,
                      gap_converged=False, warn=True):
     """The :class:`Certificate` of the returned ``x_out`` (the float64
     iterate ``x`` cast to the problem's dtype), given ``cert``, that of ``x``.
+    Its ``x`` is the array to return: ``x_out``, or a copy with the entries
+    that the cast put outside a box moved back inside.
 
     Unchanged when the cast is exact (float64 problems).  Otherwise the
     objective, the optimality measure and the duality gap are recomputed at
@@ -47,9 +73,13 @@ def certify_returned(problem, x, x_out, cert, *, tol, state=None, gap_tol=None,
     """
     if cert.status == "diverged" or x_out.dtype == np.float64:
         return cert
+    # a bound that the dtype cannot represent: the cast may round x just
+    # outside the box, where F is infinite; one unit inwards puts it back
+    x_out = _inside_bounds(problem.penalty, x_out)
     x_cast = np.asarray(x_out, dtype=np.float64)
     if np.array_equal(x_cast, x):
-        return cert
+        return Certificate(cert.objective, cert.optimality, cert.duality_gap, cert.status,
+                           cert.message, cert.converged, x_out)
     gap = cert.duality_gap
     with np.errstate(all="ignore"):
         if state is not None:
@@ -90,4 +120,4 @@ def certify_returned(problem, x, x_out, cert, *, tol, state=None, gap_tol=None,
                 warnings.warn(message, ConvergenceWarning, stacklevel=4)
     if cert.optimality == cert.duality_gap and gap is not None and state is None:
         optimality = gap
-    return Certificate(objective, optimality, gap, status, message, converged)
+    return Certificate(objective, optimality, gap, status, message, converged, x_out)

@@ -608,9 +608,9 @@ def _driver_result(problem, x, status, n_iter, optimality, tol, elapsed, options
     cert = certify_returned(problem, x, x_out, Certificate(
         float(objective), float(optimality), duality_gap, status, message,
         status == "converged"), tol=tol * abs(float(objective)) if relative else tol, warn=warn)
-    return Result(x_out if cert.x is None else cert.x, cert.objective, cert.optimality, int(n_iter),
-                  cert.converged, cert.status, cert.message, history, elapsed, options,
-                  elapsed, duality_gap=cert.duality_gap, dual=dual)
+    return Result(x_out if cert.x is None else cert.x, cert.objective, cert.optimality,
+                  int(n_iter), cert.converged, cert.status, cert.message, history, elapsed,
+                  options, elapsed, duality_gap=cert.duality_gap, dual=dual)
 
 
 def _solve_newton(problem, given, given_options, args, auto_row):
