@@ -48,6 +48,10 @@ MARKED = {
     ("docs/extending.md", "capabilities = frozenset({\"block_hessian\", \"quadratic_model\"})"):
         "from",
     ("docs/extending.md", "def smooth_objective(self, x):"): "from",
+    ("docs/extending.md", 'Option("mi_refresh", None,'): "from",
+    ("docs/extending.md", "return CyMaxImprovementSelector(u.ptr, u.coords, u.lipschitz, "
+                          "u.per_iteration, ctx.seed,"): "from",
+    ("docs/extending.md", "class RationalQuadratic(_Base):"): "skip",
 }
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)\n"
