@@ -56,7 +56,11 @@ class GPRegressor(RegressorBase):
     max_iter : int, default=100000
         Largest number of block updates.
     random_state : None, int or Generator
-        Seed of the selection rule.
+        Seed of the selection rule (GBCD draws its candidate coordinates at
+        random).  With None, as in scikit-learn, each fit draws afresh, so
+        ``n_iter_`` and the last digits of ``alpha_`` may differ between two
+        fits of the same data (169 and 170 iterations in one test); pass an
+        int for reproducible fits.
     cache_size : float, default=0
         Bytes of kernel columns to cache during training.
     variance : {"auto", "cholesky", "cg"}, default="auto"
