@@ -306,7 +306,7 @@ def test_sklearn_test_gpr_module_passes(tmp_path):
     passed = counts.get("passed", 0)
     # the items that build an estimator and pass with scikit-learn: its
     # xfail-marked ones (test_lml_gradient, a known scikit-learn issue) are
-    # left out, as in the table of the issue this answers
+    # left out: they fail with scikit-learn too
     total = passed + counts.get("failed", 0) + counts.get("error", 0) + counts.get("errors", 0)
     unexpected = failed - set(EXCLUDED)
     assert not unexpected, output[-5000:]
