@@ -31,12 +31,13 @@ def test_choice_is_deterministic_for_given_figures():
     choices = [d["choice"] for d in a]
     assert choices[0] == "dense" and choices[-1] == "gbcd"
     for d in a:
-        assert (d["choice"] == "dense") == (d["dense_s"] <= d["gbcd_s"]
-                                           and d["dense_bytes"] <= d["memory_limit"])
-    # the crossover of the model:
-    # GBCD_PASSES n^2 / e = DENSE_PASSES n^2 / e + n^3 / (3 DENSE_SCALE f)
+        assert (d["choice"] == "dense") == (
+            d["dense_s"] <= calibration.GBCD_MARGIN * d["gbcd_s"]
+            and d["dense_bytes"] <= d["memory_limit"])
+    # the switch of the model: GBCD when predicted GBCD_MARGIN times faster,
+    # M GBCD_PASSES n^2 / e = DENSE_PASSES n^2 / e + n^3 / (3 DENSE_SCALE f)
     cross = 3 * calibration.DENSE_SCALE * 2e10 \
-        * (calibration.GBCD_PASSES - calibration.DENSE_PASSES) / 1e8
+        * (calibration.GBCD_MARGIN * calibration.GBCD_PASSES - calibration.DENSE_PASSES) / 1e8
     assert calibration.decide(0.99 * cross, 2e10, 1e8, None)["choice"] == "dense"
     assert calibration.decide(1.01 * cross, 2e10, 1e8, None)["choice"] == "gbcd"
 
