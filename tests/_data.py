@@ -1,4 +1,8 @@
 """Small seeded problems and helpers shared by the tests."""
+import signal
+import subprocess
+import sys
+import time
 import warnings
 
 import numpy as np
@@ -179,3 +183,37 @@ def penalized_reference(problem):
     bounds = [(0, None)] * n + [(0, 0 if pen.positive else None)] * n
     return scipy.optimize.minimize(split, np.zeros(2 * n), jac=split_grad, method="L-BFGS-B",
                                    bounds=bounds, options=opts).fun
+
+
+def interrupt_child(script, case, wait, timeout):
+    """Run ``python -c script case``; once it prints "started", wait
+    ``wait`` s and send SIGINT.  Returns ``(stdout, seconds from the signal
+    to the child's exit)``; fails the test when the child does not start,
+    ends before the signal, outlives ``timeout`` s after it or exits with an
+    error."""
+    import pytest
+
+    proc = subprocess.Popen([sys.executable, "-c", script, case],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()            # import and set-up (may rebuild bcd)
+        if line.strip() != "started":
+            proc.wait(timeout=60)
+            pytest.fail(f"the child did not start: {line!r}\n{proc.stderr.read()[-3000:]}")
+        time.sleep(wait)
+        assert proc.poll() is None, "the call ended before SIGINT: make it longer"
+        proc.send_signal(signal.SIGINT)
+        sent = time.time()
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            pytest.fail(f"still running {timeout} s after SIGINT; stderr: {err[-3000:]}")
+        exited = time.time()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, f"exit code {proc.returncode} after SIGINT:\n{err[-3000:]}"
+    return out, sent, exited

@@ -6,7 +6,6 @@ returned ``x``; clear errors at the edges of the inputs.
 import json
 import pickle
 import signal
-import subprocess
 import sys
 import time
 import warnings
@@ -17,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bcd
+from _data import interrupt_child
 
 
 class _Hung(Exception):
@@ -185,28 +185,7 @@ print(json.dumps(report), flush=True)
 def _interrupt(case, wait=1.5):
     """Run the case in a child, send SIGINT ``wait`` s after it starts, and
     return ``(report, seconds from the signal to the report)``."""
-    proc = subprocess.Popen([sys.executable, "-c", _SIGINT_SCRIPT, case],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        if line.strip() != "started":
-            proc.wait(timeout=60)
-            pytest.fail(f"the child did not start: {line!r}\n{proc.stderr.read()[-3000:]}")
-        time.sleep(wait)
-        assert proc.poll() is None, "the call ended before SIGINT: make it longer"
-        proc.send_signal(signal.SIGINT)
-        sent = time.time()
-        try:
-            out, err = proc.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate()
-            pytest.fail(f"still running 120 s after SIGINT; stderr: {err[-3000:]}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 0, f"exit code {proc.returncode} after SIGINT:\n{err[-3000:]}"
+    out, sent, _ = interrupt_child(_SIGINT_SCRIPT, case, wait, timeout=120)
     report = json.loads(out.strip().splitlines()[-1])
     return report, report["returned"] - sent
 

@@ -36,6 +36,7 @@ import pytest
 import scipy.sparse as sp
 
 import bcd
+from _data import interrupt_child
 
 STATUSES = {"converged", "max_iter", "max_time", "callback", "stalled", "interrupted",
             "diverged"}
@@ -360,29 +361,7 @@ print(json.dumps(dict(
                                   "lasso-workingset-outer", "gp-gbcd", "dual-logistic",
                                   "dual-multinomial", "newton-poisson"])
 def test_sigint_returns_the_current_iterate(case):
-    proc = subprocess.Popen([sys.executable, "-c", _SIGINT_SCRIPT, case],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()            # import and set-up (may rebuild bcd)
-        if line.strip() != "started":
-            proc.wait(timeout=60)
-            pytest.fail(f"the child did not start: {line!r}\n{proc.stderr.read()[-3000:]}")
-        time.sleep(0.5)
-        assert proc.poll() is None, "the solve ended before SIGINT: make it longer"
-        proc.send_signal(signal.SIGINT)
-        sent = time.time()
-        try:
-            out, err = proc.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate()
-            pytest.fail(f"still running 60 s after SIGINT; stderr: {err[-3000:]}")
-        exited = time.time()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 0, f"exit code {proc.returncode} after SIGINT:\n{err[-3000:]}"
+    out, sent, exited = interrupt_child(_SIGINT_SCRIPT, case, 0.5, timeout=60)
     report = json.loads(out.strip().splitlines()[-1])
     assert report["status"] == "interrupted", report
     assert report["converged"] is False
