@@ -172,6 +172,17 @@ def solve_passes(problem, result):
     return -(-int(result.n_iter) * size // max(1, int(problem.n_coordinates)))
 
 
+def fit_deadline(max_time):
+    """The ``time.perf_counter`` time at which a fit started now with
+    ``max_time`` seconds must end (None or inf: no limit)."""
+    if isinstance(max_time, (int, float, np.floating)) and max_time == np.inf:
+        return None
+    if max_time is None:
+        return None
+    return time.perf_counter() + check_scalar(max_time, "max_time", low=0.0,
+                                              low_inclusive=False)
+
+
 class SolveRecord:
     """The solves of one ``fit``: runs :func:`bcd.solve` with the estimator's
     options, silencing the solver's own convergence warnings, and issues a
@@ -192,10 +203,13 @@ class SolveRecord:
       stop starting new ones.
 
     ``method`` is a key of :data:`METHODS` (scikit-learn's ``solver`` or
-    ``selection``), ``random_state`` the estimator's.
+    ``selection``), ``random_state`` the estimator's; ``deadline`` (a time
+    of ``time.perf_counter``) replaces the one ``max_time`` would set, so
+    that the records of a fit's folds share one.
     """
 
-    def __init__(self, estimator, solver_options, method="auto", random_state=None):
+    def __init__(self, estimator, solver_options, method="auto", random_state=None,
+                 deadline=None):
         self.name = type(estimator).__name__
         self.options = solver_kwargs(solver_options)
         self.method = method
@@ -205,16 +219,10 @@ class SolveRecord:
         self.n_passes = 0
         self.interrupted = False
         self.timed_out = False
-        max_time = getattr(estimator, "max_time", None)
-        if isinstance(max_time, (int, float, np.floating)) and max_time == np.inf:
-            max_time = None                 # no limit
-        if max_time is not None:
-            max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
-        self.max_time = max_time
-        self.deadline = None if max_time is None else time.perf_counter() + max_time
-        shared = getattr(estimator, "_fit_deadline", None)
-        if shared is not None:
-            self.deadline = shared          # a cross-validation's: one for all its folds
+        self.max_time = getattr(estimator, "max_time", None)
+        self.deadline = fit_deadline(self.max_time)
+        if deadline is not None:
+            self.deadline = deadline        # a cross-validation's: one for all its folds
         self.overhead = 0.0
         # the automatic configuration of the problems with a duality gap works on
         # working sets, which can stop on gap_tol; an explicit one may not

@@ -19,9 +19,9 @@ from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._validation import check_scalar
 from ._base import (BCDEstimator, LinearPredictorMixin, SolveRecord, SparseCoefMixin,
                     check_fit_params, check_random_state_seed, check_sample_weight,
+                    fit_deadline,
                     class_sample_weight, solve_passes,
                     validate_data, verbose_options)
 from ._coordinate_descent import LeastSquaresDesign, least_squares_strengths
@@ -38,18 +38,13 @@ def run_folds(estimator, jobs):
     """The outcomes of the fold ``jobs`` (joblib's delayed calls), in this
     process or through joblib as ``n_jobs`` asks.
 
-    ``max_time`` is one deadline for the fit: the folds share it (each of
-    their solves gets what remains) and, in this process, no fold starts
-    after it; at least one fold always runs.  Ctrl-C during a fold's solve
-    raises ``KeyboardInterrupt`` at once, instead of going on with the
-    next fold.  Each outcome's last item is the fold's list of solves that
-    did not converge."""
-    max_time = getattr(estimator, "max_time", None)
-    if isinstance(max_time, (int, float, np.floating)) and max_time == np.inf:
-        max_time = None
-    if max_time is not None:
-        max_time = check_scalar(max_time, "max_time", low=0.0, low_inclusive=False)
-    estimator._fit_deadline = None if max_time is None else time.perf_counter() + max_time
+    ``max_time`` is one deadline for the fit (``estimator._fit_deadline``,
+    set when the fit starts): the folds share it (each of their solves gets
+    what remains) and, in this process, no fold starts after it; at least
+    one fold always runs.  Ctrl-C during a fold's solve raises
+    ``KeyboardInterrupt`` at once, instead of going on with the next fold.
+    Each outcome's last item is the fold's list of solves that did not
+    converge."""
     if estimator.n_jobs is not None and estimator.n_jobs != 1:
         return Parallel(n_jobs=estimator.n_jobs)(jobs)
     out = []
@@ -59,8 +54,8 @@ def run_folds(estimator, jobs):
                 and time.perf_counter() >= estimator._fit_deadline:
             # max_time: choose among the folds evaluated
             warnings.warn(f"{type(estimator).__name__}: the fit reached max_time = "
-                          f"{max_time:g} s after {len(out)} of {len(jobs)} folds; the penalty "
-                          f"is chosen on those.", ConvergenceWarning, stacklevel=3)
+                          f"{estimator.max_time:g} s after {len(out)} of {len(jobs)} folds; the "
+                          f"penalty is chosen on those.", ConvergenceWarning, stacklevel=3)
             break
         out.append(job[0](*job[1], **job[2]))
         if any(r.status == "interrupted" for r in out[-1][-1]):
@@ -167,7 +162,8 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
 
     def _record(self):
         return SolveRecord(self, verbose_options(self.solver_options, self.verbose),
-                           method=self.selection, random_state=self._seed)
+                           method=self.selection, random_state=self._seed,
+                           deadline=self._fit_deadline)
 
     def _grid(self, design, l1_ratio):
         if not isinstance(self.alphas, numbers.Integral):
@@ -221,6 +217,7 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         y = np.asarray(y, dtype=np.float64)
         sw = check_sample_weight(sample_weight, X)
         self._seed = check_random_state_seed(self.random_state)
+        self._fit_deadline = fit_deadline(self.max_time)
         n = X.shape[0]
         sw_full = None if sw is None else sw * (n / np.sum(sw))
         full = LeastSquaresDesign(X, y, sw_full, self.fit_intercept, self.positive)
@@ -785,7 +782,7 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
     def _record(self, penalty):
         return SolveRecord(self, verbose_options(self.solver_options, self.verbose),
                            method=logistic_method(self.solver, self.dual, penalty),
-                           random_state=self._seed)
+                           random_state=self._seed, deadline=self._fit_deadline)
 
     def _scoring(self):
         if isinstance(self.scoring, str) and self.scoring == "warn":
@@ -839,6 +836,7 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
         else:
             Cs = self._grid()
         self._seed = check_random_state_seed(self.random_state)
+        self._fit_deadline = fit_deadline(self.max_time)
         X, y, classes, y_idx, sw_given = validate_classification(self, X, y, sample_weight,
                                                                  CV_SPARSE_FORMATS)
         sw = class_sample_weight(self.class_weight, classes, y_idx, sw_given)
