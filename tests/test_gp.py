@@ -176,17 +176,21 @@ def test_column_cache_is_used_and_changes_nothing(big_problem):
     assert stats[0] == (0, 0)
 
 
-def test_threads_do_not_change_the_iterates(big_problem):
+@pytest.mark.parametrize("refresh", [None, 7])
+def test_threads_do_not_change_the_iterates(big_problem, refresh):
+    # 1 to 8 threads, oversubscribed where the machine has fewer cores: one
+    # thread grows the block alone (one pass over the factor's inverse),
+    # the others share each step's rows and columns as a team; the entries
+    # are the same, by the same arithmetic, whoever computes them
     X, y, _ = big_problem
     kernel = SquaredExponential(LS_BIG, variance=VAR_BIG)
     xs = []
-    for threads in (1, 2):
+    for threads in (1, 2, 3, 4, 8):
         problem = bcd.GaussianProcess(X, y, kernel, NOISE_BIG, n_threads=threads)
         xs.append(bcd.solve(problem, rule="gbcd", block_size=100, update="exact",
-                            max_iter=5, tol=0.0, random_state=7).x)
-    # one thread grows the block alone; two share the candidate rows as a
-    # team: the same entries, the same arithmetic
-    assert np.array_equal(xs[1], xs[0])
+                            max_iter=5, tol=0.0, random_state=7, mi_refresh=refresh).x)
+    for x in xs[1:]:
+        assert np.array_equal(x, xs[0])
 
 
 def test_concurrent_gbcd_solves_oversubscribing_the_cores(big_problem):

@@ -172,15 +172,16 @@ cdef class CyProblem:
 
     cdef int row_threads(self, Py_ssize_t nc, Py_ssize_t work) noexcept nogil:
         """Threads worth evaluating ``work`` Hessian entries in rows against
-        ``nc`` columns by :meth:`hessian_row`, one row per call from any
-        thread; 1 (this default) when rows are only available together, by
-        :meth:`hessian_entries`.
+        ``nc`` columns by :meth:`hessian_row`, one piece of a row per call
+        from any thread; 0 (this default) when rows are only available
+        together, by :meth:`hessian_entries`.
 
         The greedy maximum-improvement rule evaluates a few rows per added
         coordinate, hundreds of times per block: problems whose entries are
         costly (kernels) let a team of threads share them, so that each
-        step costs no thread wake-up."""
-        return 1
+        step costs no thread wake-up.  The entries must not depend on how a
+        row is cut into pieces."""
+        return 0
 
     cdef Py_ssize_t row_scratch(self, Py_ssize_t nc) noexcept nogil:
         """Doubles of scratch a thread passes to :meth:`hessian_row`."""

@@ -60,16 +60,18 @@ cdef class CyGreedySelector(CySelector):
 
 
 cdef struct MIFactor:
-    # the Cholesky factor of H_BB grown by the maximum-improvement rule, in
-    # the buffers of its selector, with the coordinate waiting to join B
-    double* chol            # lower factor L, row-major with leading dimension k
+    # the factor of H_BB grown by the maximum-improvement rule, in the
+    # buffers of its selector, with the coordinate waiting to join B
+    double* winv            # W = L^{-1} for the lower Cholesky factor L of H_BB,
+                            # in panels of columns (_mi.h)
     double* z               # L^{-1} g_B
-    double* delta           # -H_BB^{-1} g_B, for |B| = solved
+    double* delta           # -H_BB^{-1} g_B = -W^T z
+    double* h               # H_Bj of the pending coordinate j
+    double* lrow            # W H_Bj: the row of L that j would add
     int* order              # B in the order the coordinates were chosen
     Py_ssize_t k
     Py_ssize_t size         # |B|
-    Py_ssize_t solved
-    int pending             # coordinate whose H_Bj waits in row ``size`` of chol, or -1;
+    int pending             # coordinate waiting to join B (its row H_Bj in h), or -1;
                             # still set after joining it was found to make H_BB indefinite
     double g_pending        # its g_j and H_jj
     double h_pending
@@ -78,27 +80,26 @@ cdef struct MIFactor:
 cdef extern from "_team.h" nogil:
     ctypedef struct bcd_team:
         pass
-    void bcd_team_init(bcd_team* t)
-    long bcd_team_post(bcd_team* t, long n_items)
-    void bcd_team_publish(bcd_team* t, long value)
-    void bcd_team_await(bcd_team* t, long value)
-    long bcd_team_take(bcd_team* t)
-    void bcd_team_done(bcd_team* t, long n)
-    void bcd_team_finish(bcd_team* t)
+    long bcd_team_flag_words(long n)
+    void bcd_team_init(bcd_team* t, long n, long* flags)
+    void bcd_team_post(bcd_team* t, long step)
     void bcd_team_stop(bcd_team* t)
-    long bcd_team_join(bcd_team* t, long seen)
-    void bcd_team_leave(bcd_team* t)
+    long bcd_team_wait(bcd_team* t, long seen)
+    void bcd_team_barrier(bcd_team* t, long me, long* epoch)
 
 
 cdef class CyMaxImprovementSelector(CySelector):
     cdef Py_ssize_t kappa          # candidates per step (slots of the pool)
     cdef Py_ssize_t refresh        # candidates drawn afresh per step
     cdef MIFactor fac
-    cdef double[::1] chol          # lower Cholesky factor of H_BB, row-major, k x k
+    cdef double[::1] winv          # W = L^{-1}, in panels of columns (_mi.h)
     cdef double[::1] z             # L^{-1} g_B
     cdef double[::1] delta         # block minimizer of the quadratic over B
+    cdef double[::1] h             # H_Bj of the pending coordinate
+    cdef double[::1] lrow          # W H_Bj
     cdef double[::1] rows          # H[candidate of each slot, B], leading dimension ld
-    cdef double[::1] e             # g + H delta at each slot's candidate
+    cdef double[::1] part          # part[q * kappa + i]: column chunk q of H_cB delta, i-th active slot
+    cdef double[::1] e             # g + H delta at each active slot's candidate
     cdef double[::1] score         # e^2 / H_cc at each slot's candidate
     cdef double[::1] sol           # delta in the order of the returned block
     cdef int[::1] order            # B in the order the coordinates were chosen
@@ -106,24 +107,33 @@ cdef class CyMaxImprovementSelector(CySelector):
     cdef int[::1] cand_unit        # and its unit
     cdef unsigned char[::1] kind   # slot: 0 empty, 1 drawn this step, 2 kept
     cdef int[::1] active           # the occupied slots
+    cdef int[::1] seg_ptr          # first segment item of each active slot (n_active + 1)
     cdef int[::1] drawn_units
     cdef double[::1] tmp           # rows evaluated together, before going to their slots
     cdef int[::1] tmp_rows
     cdef unsigned char[::1] taken  # unit: 1 in B or left out, 2 in the pool
     cdef Py_ssize_t sol_nb
     cdef bint has_sol
-    cdef Py_ssize_t ncols          # columns of the candidate rows of the current step
-    cdef Py_ssize_t ld             # leading dimension of ``rows`` in the current step
+    # the step in progress, set by the leader before it is posted
+    cdef Py_ssize_t ncols          # columns of the candidate rows: B and the pending one
     cdef Py_ssize_t col0           # first column missing from kept rows
+    cdef Py_ssize_t n_active       # occupied slots
+    cdef Py_ssize_t n_wchunks      # chunks of rows of W h (0 with nothing pending)
+    cdef bint together             # rows only by hessian_entries, all at once
+    cdef Py_ssize_t n_scratch      # doubles of a thread's scratch for hessian_row
+    cdef Py_ssize_t ld             # leading dimension of ``rows``: k in whole chunks
+    # its outcome, from thread 0
+    cdef int outcome               # 0 nothing pending, 1 joined, 2 left out, 3 indefinite
+    cdef double z_new              # z of the joined coordinate
     cdef Py_ssize_t grown          # the block size _grow returned
 
-    cdef Py_ssize_t _grow(self, CyProblem prob, int* block, bcd_team* team,
-                          double* scratch, int* mine) noexcept nogil
-    cdef void _rows(self, CyProblem prob, bcd_team* team, long step, double* scratch,
-                    int* mine) noexcept nogil
-    cdef void _rows_serial(self, CyProblem prob, Py_ssize_t n_active) noexcept nogil
+    cdef Py_ssize_t _grow(self, CyProblem prob, int* block, bcd_team* team, long nt,
+                          double* scratch, long* epoch) noexcept nogil
+    cdef void _step(self, CyProblem prob, bcd_team* team, long me, long nt,
+                    double* scratch, long* epoch) noexcept nogil
+    cdef void _evaluate(self, CyProblem prob, long me, long nt, double* scratch) noexcept nogil
+    cdef void _extend(self, long me, long nt, double* scratch) noexcept nogil
     cdef void _rows_of_kind(self, CyProblem prob, Py_ssize_t n_active, unsigned char kind,
                             Py_ssize_t c0) noexcept nogil
-    cdef void _improvement(self, CyProblem prob, Py_ssize_t sl) noexcept nogil
     cdef Py_ssize_t _fill(self, Py_ssize_t n_taken, Py_ssize_t n_pool) noexcept nogil
     cdef Py_ssize_t _draw(self, Py_ssize_t remaining, Py_ssize_t want, int* out) noexcept nogil

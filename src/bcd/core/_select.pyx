@@ -4,8 +4,7 @@ from libc.stdint cimport uint64_t
 
 from libc.math cimport fabs, sqrt
 from cython.parallel cimport parallel, threadid
-from libc.stdlib cimport malloc, free
-from scipy.linalg.cython_blas cimport ddot, dtrsv
+from libc.stdlib cimport calloc, malloc, free
 
 from bcd.core._linalg cimport CyBlockWork, negative_pivot, spd_solve
 from bcd.core._problem cimport CyProblem
@@ -675,46 +674,41 @@ cdef class CySparseQuadraticSelector(CySelector):
         return nb
 
 
-cdef inline void _mi_trsv(MIFactor* f, Py_ssize_t size, bint transpose, double* x) noexcept nogil:
-    """x <- L^{-1} x (``transpose`` false) or L^{-T} x.  The row-major
-    lower factor is, to column-major BLAS, the upper factor L^T."""
-    cdef int n = <int>size, lda = <int>f.k, one = 1
-    cdef char uplo = b'U', diag = b'N'
-    cdef char trans = b'N' if transpose else b'T'
-    dtrsv(&uplo, &trans, &diag, &n, f.chol, &lda, x, &one)
+cdef extern from "_mi.h" nogil:
+    const Py_ssize_t CHUNK "BCD_MI_CHUNK"
+    Py_ssize_t bcd_mi_size(Py_ssize_t k)
+    double* bcd_mi_at(double* W, Py_ssize_t k, Py_ssize_t a, Py_ssize_t q)
+    double bcd_mi_dot(const double* a, const double* b, Py_ssize_t n)
+    double bcd_mi_piece(const double* a, const double* b)
+    void bcd_mi_lower_mv(const double* W, Py_ssize_t k, const double* h, Py_ssize_t a0,
+                         Py_ssize_t a1, double* out)
+    void bcd_mi_lower_tmv2(const double* W, Py_ssize_t k, const double* x, const double* y,
+                           Py_ssize_t s, Py_ssize_t q, double* u, double* v)
 
 
-cdef void _mi_extend(MIFactor* f) noexcept nogil:
-    """The serial part of a step of the maximum-improvement rule: join the
-    pending coordinate j to B (new factor row l = L^{-1} H_Bj, pivot
-    sqrt(H_jj - l.l), z_j), then bring ``delta`` up to date, each an
-    O(|B|^2) triangular solve, overlapping the evaluation of the next
-    candidates' rows."""
-    cdef Py_ssize_t a, size = f.size, k = f.k
-    cdef double d2, s
-    cdef double* row
-    if f.pending >= 0:
-        row = f.chol + size * k
-        _mi_trsv(f, size, 0, row)
-        d2 = f.h_pending
-        for a in range(size):
-            d2 -= row[a] * row[a]
-        if d2 < -negative_pivot() * f.h_pending:
-            return                      # indefinite: j stays pending
-        f.pending = -1
-        if d2 > 1e-12 * f.h_pending:    # else numerically dependent on B: left out
-            f.chol[size * k + size] = sqrt(d2)
-            s = f.g_pending
-            for a in range(size):
-                s -= row[a] * f.z[a]
-            f.z[size] = s / f.chol[size * k + size]
-            f.size = size + 1
-    if f.solved != f.size:
-        # delta = -H_BB^{-1} g_B = -L^{-T} z
-        for a in range(f.size):
-            f.delta[a] = -f.z[a]
-        _mi_trsv(f, f.size, 1, f.delta)
-        f.solved = f.size
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    static long bcd_team_size(void) { return omp_get_num_threads(); }
+    #else
+    static long bcd_team_size(void) { return 1; }
+    #endif
+    /* entries of a candidate row per evaluated segment */
+    #define BCD_MI_SEGMENT 256
+    """
+    const Py_ssize_t SEGMENT "BCD_MI_SEGMENT"
+    long bcd_team_size() nogil
+
+
+cdef inline Py_ssize_t _zigzag(Py_ssize_t it, Py_ssize_t nt, Py_ssize_t n) noexcept nogil:
+    """The item that thread ``it % nt`` takes in its turn ``it // nt`` among
+    ``n`` items of decreasing cost: forwards in even rounds of ``nt``,
+    backwards in odd ones, so that each thread's share is about even."""
+    cdef Py_ssize_t r = it // nt
+    if r % 2 == 1 and (r + 1) * nt <= n:
+        return r * nt + (nt - 1 - (it - r * nt))
+    return it
 
 
 cdef class CyMaxImprovementSelector(CySelector):
@@ -726,18 +720,38 @@ cdef class CyMaxImprovementSelector(CySelector):
     coordinate i outside B would decrease f further by ``e_i^2 / (2 H_ii)``
     with ``e_i = g_i + H_iB delta`` (eq. 10 of Bo and Sminchisescu).  The
     first coordinate is the best of all; each later one the best of
-    ``kappa`` candidates outside B.  The Cholesky factor of H_BB is extended
-    by one row per added coordinate (O(|B|^2)), and the final ``delta`` is
-    handed to the exact update.  The units must be single coordinates
+    ``kappa`` candidates outside B.  The units must be single coordinates
     (variable blocks) and L_i must equal H_ii.
+
+    The factor is kept as W = L^{-1}, the inverse of the Cholesky factor
+    of H_BB.  Joining j with row h = H_Bj costs two triangular products,
+    l = W h (the new row of L, with pivot d = sqrt(H_jj - l.l)) and
+    u = W^T l, which gives W's new row (-u / d, 1 / d); with z = W g_B, the
+    new delta is -W^T z.  Unlike triangular solves, these products split
+    into independent rows and columns.
 
     The candidates are a pool of ``kappa`` slots.  After each step the
     chosen one and the ``refresh - 1`` lowest-scoring others leave it, and
     as many are drawn at random outside B and the pool: ``refresh = kappa``
     (or 0, the default) draws them all afresh every step, Bo and
-    Sminchisescu's rule.  A kept
-    candidate's row H_cB needs only its entry for the coordinate that
-    joined B, so a smaller ``refresh`` evaluates fewer Hessian entries.
+    Sminchisescu's rule.  A kept candidate's row H_cB needs only its entry
+    for the coordinate that joined B, so a smaller ``refresh`` evaluates
+    fewer Hessian entries.
+
+    Parallel design.  One parallel region spans the block (``_team.h``).
+    For each added coordinate, thread 0 scores the candidates, picks the
+    best, draws the next ones and posts the step; then every thread takes
+    its share of two phases separated by a barrier: (1) the candidates'
+    rows of H, in segments of ``SEGMENT`` columns, and the rows of W h, in
+    chunks of ``CHUNK``; (2) W^T [l, z] and delta over chunks of
+    ``CHUNK`` columns, with each chunk's part of every candidate's
+    H_cB delta.  The items go to the threads by a fixed rule (item i to
+    thread i mod n, the costlier first and alternating direction per round
+    of n): no counter is shared, as handing items out one at a time from a
+    cache line that every thread writes cost more than the imbalance it
+    saves, even for two threads.  Whoever computes an entry, it is computed
+    by the same operations in the same order: the iterates are bitwise the
+    same on 1 thread or 16.
     """
 
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed,
@@ -746,23 +760,28 @@ cdef class CyMaxImprovementSelector(CySelector):
         self.kappa = max(1, min(kappa, self.n_units))
         self.refresh = self.kappa if refresh <= 0 else max(1, min(refresh, self.kappa))
         k = self.k
-        self.chol = np.zeros(k * k)
+        # vectors and rows padded to whole chunks
+        self.ld = (k + CHUNK - 1) // CHUNK * CHUNK
+        self.winv = np.zeros(bcd_mi_size(k))
         self.z = np.zeros(k)
-        self.delta = np.zeros(k)
+        self.delta = np.zeros(self.ld)
+        self.h = np.zeros(self.ld)
+        self.lrow = np.zeros(k)
         self.sol = np.zeros(k)
         self.order = np.zeros(k, dtype=np.int32)
         self.cand = np.zeros(self.kappa, dtype=np.int32)
         self.cand_unit = np.zeros(self.kappa, dtype=np.int32)
         self.kind = np.zeros(self.kappa, dtype=np.uint8)
         self.active = np.zeros(self.kappa, dtype=np.int32)
+        self.seg_ptr = np.zeros(self.kappa + 1, dtype=np.int32)
         self.drawn_units = np.zeros(self.kappa, dtype=np.int32)
         self.score = np.zeros(self.kappa)
-        self.rows = np.zeros(self.kappa * k)
+        self.rows = np.zeros(self.kappa * self.ld)
+        self.part = np.zeros(self.kappa * (self.ld // CHUNK))
         self.e = np.zeros(self.kappa)
         self.taken = np.zeros(self.n_units, dtype=np.uint8)
-        if self.refresh < self.kappa:
-            self.tmp = np.zeros(self.kappa * k)
-            self.tmp_rows = np.zeros(self.kappa, dtype=np.int32)
+        self.tmp = np.zeros(self.kappa * k)
+        self.tmp_rows = np.zeros(self.kappa, dtype=np.int32)
 
     def capacity(self):
         return self.k
@@ -807,70 +826,186 @@ cdef class CyMaxImprovementSelector(CySelector):
                 nc += 1
         return min(nc, want)
 
+    cdef Py_ssize_t _fill(self, Py_ssize_t n_taken, Py_ssize_t n_pool) noexcept nogil:
+        """Draw candidates into the empty slots, mark the pool's slots fresh
+        (1) or kept (2) and list the occupied ones in ``active``; returns
+        how many there are."""
+        cdef Py_ssize_t sl, a = 0, nd, n_active = 0
+        cdef Py_ssize_t free = self.kappa - n_pool
+        nd = self._draw(self.n_units - n_taken - n_pool, free, &self.drawn_units[0]) \
+            if free else 0
+        for sl in range(self.kappa):
+            if self.kind[sl] != 0:
+                self.kind[sl] = 2
+            elif a < nd:
+                self.cand_unit[sl] = self.drawn_units[a]
+                self.cand[sl] = self.unit_coords[self.drawn_units[a]]
+                self.taken[self.drawn_units[a]] = 2
+                self.kind[sl] = 1
+                a += 1
+            if self.kind[sl] != 0:
+                self.active[n_active] = <int>sl
+                n_active += 1
+        return n_active
+
     cdef Py_ssize_t select(self, CyProblem prob, int* block) noexcept nogil:
-        cdef int nt = prob.row_threads(self.k, self.kappa * self.k)
-        cdef bcd_team team
+        cdef int rt = prob.row_threads(self.k, self.kappa * self.k)
+        cdef long nt = max(1, rt), me, step, epoch = 0
+        cdef Py_ssize_t stride
         cdef double* scratch
-        cdef int* mine
-        cdef long step
-        cdef bint ready
+        cdef long* flags = NULL
+        cdef bcd_team team
+        # rows one at a time from any thread, or only all together
+        self.together = rt == 0
+        # per-thread scratch on cache lines of its own: for hessian_row, then
+        # a chunk of u and v
+        self.n_scratch = prob.row_scratch(self.k)
+        stride = (self.n_scratch + 2 * CHUNK + 15) // 16 * 16
+        scratch = <double*>malloc(nt * stride * sizeof(double))
+        if nt > 1:
+            flags = <long*>calloc(bcd_team_flag_words(nt), sizeof(long))
+        if scratch == NULL or flags == NULL:
+            nt = 1
+            if scratch == NULL:
+                scratch = <double*>malloc(stride * sizeof(double))
+        if scratch == NULL:
+            free(flags)
+            return 0
         if nt < 2:
-            return self._grow(prob, block, NULL, NULL, NULL)
-        # one parallel region for the whole block: thread 0 grows it and
-        # posts the candidate rows of each step to the team (_team.h)
-        bcd_team_init(&team)
-        with parallel(num_threads=nt):
-            scratch = <double*>malloc(prob.row_scratch(self.k) * sizeof(double))
-            mine = <int*>malloc(self.kappa * sizeof(int))
-            ready = scratch != NULL and mine != NULL
-            if threadid() == 0:
-                self.grown = self._grow(prob, block, &team if ready else NULL, scratch, mine)
-                bcd_team_stop(&team)
-            elif ready:
-                step = 0
-                while True:
-                    step = bcd_team_join(&team, step)
-                    if step < 0:
-                        break
-                    self._rows(prob, &team, step, scratch, mine)
-                    bcd_team_leave(&team)
-            free(scratch)
-            free(mine)
+            self.grown = self._grow(prob, block, NULL, 1, scratch, &epoch)
+        else:
+            # one parallel region for the whole block, thread 0 leading
+            bcd_team_init(&team, nt, flags)
+            with parallel(num_threads=nt):
+                me = threadid()
+                epoch = 0
+                if bcd_team_size() != nt:
+                    # fewer threads than asked for (an OpenMP limit): alone
+                    if me == 0:
+                        self.grown = self._grow(prob, block, NULL, 1, scratch, &epoch)
+                elif me == 0:
+                    self.grown = self._grow(prob, block, &team, nt, scratch, &epoch)
+                    bcd_team_stop(&team)
+                else:
+                    step = 0
+                    while True:
+                        step = bcd_team_wait(&team, step)
+                        if step < 0:
+                            break
+                        self._step(prob, &team, me, nt, scratch + me * stride, &epoch)
+        free(flags)
+        free(scratch)
         return self.grown
 
-    cdef void _rows(self, CyProblem prob, bcd_team* team, long step, double* scratch,
-                    int* mine) noexcept nogil:
-        """Take active slots of the posted step until none is left and
-        evaluate the missing entries of their rows H_cB (all of a fresh
-        candidate's, the new columns of a kept one's); then, once the leader
-        has brought ``delta`` up to date for the step, their e_c.  ``mine``:
-        room for ``kappa`` indices."""
-        cdef long i
-        cdef int sl
-        cdef Py_ssize_t c0, n_mine = 0, ncols = self.ncols, ld = self.ld
-        while True:
-            i = bcd_team_take(team)
-            if i < 0:
-                break
-            sl = self.active[i]
-            c0 = 0 if self.kind[sl] == 1 else self.col0
-            if c0 < ncols:
-                prob.hessian_row(self.cand[sl], &self.order[0], c0, ncols, scratch,
-                                 &self.rows[sl * ld + c0])
-            mine[n_mine] = sl
-            n_mine += 1
-        if n_mine:
-            bcd_team_await(team, step)
-            for i in range(n_mine):
-                self._improvement(prob, mine[i])
-            bcd_team_done(team, n_mine)
+    cdef void _step(self, CyProblem prob, bcd_team* team, long me, long nt,
+                    double* scratch, long* epoch) noexcept nogil:
+        """Thread ``me``'s share of the posted step: its candidate rows and
+        rows of W h, then (after all of them) its columns of W^T [l, z]
+        with the chunks of the candidates' H_cB delta."""
+        self._evaluate(prob, me, nt, scratch)
+        if team != NULL:
+            bcd_team_barrier(team, me, epoch)
+        self._extend(me, nt, scratch)
+        if team != NULL:
+            bcd_team_barrier(team, me, epoch)
 
-    cdef void _rows_serial(self, CyProblem prob, Py_ssize_t n_active) noexcept nogil:
-        """The candidate rows of a step by :meth:`CyProblem.hessian_entries`
-        on the calling thread: the fresh candidates' together, then the
-        kept ones' new columns together."""
-        self._rows_of_kind(prob, n_active, 1, 0)
-        self._rows_of_kind(prob, n_active, 2, self.col0)
+    cdef void _evaluate(self, CyProblem prob, long me, long nt, double* scratch) noexcept nogil:
+        """Phase 1: items me, me + nt, ... of the step: first the chunks of
+        rows of l = W h, then the segments of the candidates' rows H_cB
+        (all of a fresh candidate's columns, those from ``col0`` of a kept
+        one's)."""
+        cdef MIFactor* f = &self.fac
+        cdef Py_ssize_t it, n_items, seg, pos = 0, c0, lo, hi, q, k = f.k, ld = self.ld
+        cdef Py_ssize_t nw = self.n_wchunks, ncols = self.ncols
+        cdef int sl
+        if self.together:
+            # rows only all at once, on one thread
+            if nw:
+                bcd_mi_lower_mv(f.winv, k, f.h, 0, f.size, f.lrow)
+            self._rows_of_kind(prob, self.n_active, 1, 0)
+            self._rows_of_kind(prob, self.n_active, 2, self.col0)
+            return
+        n_items = nw + self.seg_ptr[self.n_active]
+        it = me
+        while it < n_items:
+            if it < nw:
+                # the last chunks of rows are the longest: first
+                q = nw - 1 - _zigzag(it, nt, nw)
+                bcd_mi_lower_mv(f.winv, k, f.h, q * CHUNK, min((q + 1) * CHUNK, f.size),
+                                f.lrow)
+            else:
+                seg = it - nw
+                while self.seg_ptr[pos + 1] <= seg:
+                    pos += 1
+                sl = self.active[pos]
+                c0 = 0 if self.kind[sl] == 1 else self.col0
+                lo = (c0 // SEGMENT + seg - self.seg_ptr[pos]) * SEGMENT
+                hi = min(lo + SEGMENT, ncols)
+                lo = max(lo, c0)
+                prob.hessian_row(self.cand[sl], &self.order[0], lo, hi, scratch,
+                                 &self.rows[sl * ld + lo])
+            it += nt
+
+    cdef void _extend(self, long me, long nt, double* scratch) noexcept nogil:
+        """Phase 2: join the pending coordinate j to B when H_BB stays
+        positive definite and j is not dependent on B, and, over chunks
+        me, me + nt, ... of ``CHUNK`` columns of the new B: W's new row,
+        delta and the chunk's part of each candidate's H_cB delta.  Every
+        thread decides alike; thread 0 records the outcome."""
+        cdef MIFactor* f = &self.fac
+        cdef Py_ssize_t s = f.size, k = f.k, ld = self.ld, nb = s, q, nq, b, b0, b1, bs, i, it
+        cdef double d2, d = 0.0, zs = 0.0
+        cdef double* u = scratch + self.n_scratch
+        cdef double* v = u + CHUNK
+        cdef double* wrow
+        cdef int outcome = 0, sl
+        if f.pending >= 0:
+            d2 = f.h_pending - bcd_mi_dot(f.lrow, f.lrow, s)
+            if d2 < -negative_pivot() * f.h_pending:
+                outcome = 3             # indefinite
+            elif d2 > 1e-12 * f.h_pending:
+                outcome = 1
+                d = sqrt(d2)
+                zs = (f.g_pending - bcd_mi_dot(f.lrow, f.z, s)) / d
+                nb = s + 1
+            else:
+                outcome = 2             # numerically dependent on B: left out
+        if me == 0:
+            self.outcome = outcome
+            self.z_new = zs
+        if outcome == 3:
+            return
+        nq = (nb + CHUNK - 1) // CHUNK
+        it = me
+        while it < nq:
+            # the first chunks of columns are the longest: first
+            q = _zigzag(it, nt, nq)
+            b0 = q * CHUNK
+            b1 = min(b0 + CHUNK, nb)
+            if outcome == 1:
+                # u = W^T l and v = W^T z over the old rows; W's new row is
+                # -u / d, and delta = -(W^T z + w_new z_s)
+                wrow = bcd_mi_at(f.winv, k, s, q)
+                bs = min(b1, s)
+                if bs > b0:
+                    bcd_mi_lower_tmv2(f.winv, k, f.lrow, f.z, s, q, u, v)
+                for b in range(b0, bs):
+                    wrow[b - b0] = -u[b - b0] / d
+                    f.delta[b] = -(v[b - b0] + wrow[b - b0] * zs)
+                if b1 == nb:
+                    # the diagonal, and zeros above it
+                    wrow[s - b0] = 1.0 / d
+                    f.delta[s] = -(zs / d)
+                    for b in range(s + 1, b0 + CHUNK):
+                        wrow[b - b0] = 0.0
+            # delta is zero past B, so that rows are dotted by whole chunks
+            for b in range(b1, b0 + CHUNK):
+                f.delta[b] = 0.0
+            for i in range(self.n_active):
+                sl = self.active[i]
+                self.part[q * self.kappa + i] = bcd_mi_piece(&self.rows[sl * ld + b0],
+                                                             &f.delta[b0])
+            it += nt
 
     cdef void _rows_of_kind(self, CyProblem prob, Py_ssize_t n_active, unsigned char kind,
                             Py_ssize_t c0) noexcept nogil:
@@ -897,54 +1032,26 @@ cdef class CyMaxImprovementSelector(CySelector):
                     self.rows[sl * ld + c0 + a] = buf[nr * w + a]
                 nr += 1
 
-    cdef void _improvement(self, CyProblem prob, Py_ssize_t sl) noexcept nogil:
-        """e_c = g_c + H_cB delta for the candidate in slot ``sl``, from its
-        row (a left-out pending coordinate is its last, unused entry)."""
-        cdef int nb = <int>self.fac.size, one = 1
-        self.e[sl] = prob.g[self.cand[sl]] + ddot(&nb, &self.rows[sl * self.ld], &one,
-                                                  &self.delta[0], &one)
-
-    cdef Py_ssize_t _fill(self, Py_ssize_t n_taken, Py_ssize_t n_pool) noexcept nogil:
-        """Draw candidates into the empty slots, mark the pool's slots fresh
-        (1) or kept (2) and list the occupied ones in ``active``; returns
-        how many there are."""
-        cdef Py_ssize_t sl, a = 0, nd, n_active = 0
-        cdef Py_ssize_t free = self.kappa - n_pool
-        nd = self._draw(self.n_units - n_taken - n_pool, free, &self.drawn_units[0]) \
-            if free else 0
-        for sl in range(self.kappa):
-            if self.kind[sl] != 0:
-                self.kind[sl] = 2
-            elif a < nd:
-                self.cand_unit[sl] = self.drawn_units[a]
-                self.cand[sl] = self.unit_coords[self.drawn_units[a]]
-                self.taken[self.drawn_units[a]] = 2
-                self.kind[sl] = 1
-                a += 1
-            if self.kind[sl] != 0:
-                self.active[n_active] = <int>sl
-                n_active += 1
-        return n_active
-
-    cdef Py_ssize_t _grow(self, CyProblem prob, int* block, bcd_team* team,
-                          double* scratch, int* mine) noexcept nogil:
-        """Grow the block; with a ``team``, the candidate rows of each step
-        are shared with it (``scratch`` and ``mine``: as for :meth:`_rows`)."""
-        cdef Py_ssize_t u, a, b, i, ncols, size, best, n_taken, n_pool = 0, n_active
-        cdef Py_ssize_t k = self.k, n_out
-        cdef double v, best_v
+    cdef Py_ssize_t _grow(self, CyProblem prob, int* block, bcd_team* team, long nt,
+                          double* scratch, long* epoch) noexcept nogil:
+        """Grow the block on thread 0; with a ``team`` of ``nt`` threads,
+        each step is shared with it."""
+        cdef Py_ssize_t u, a, b, i, q, nq, ncols, size, best, n_taken, n_pool = 0, n_active
+        cdef Py_ssize_t k = self.k, n_out, c0, n_seg
+        cdef double v, best_v, d
         cdef const double* g = &prob.g[0]
         cdef int j, t, sl
-        cdef long step
+        cdef long step = 0
         cdef bint drawn
-        cdef bint pooled = self.refresh < self.kappa
         cdef MIFactor* f = &self.fac
         self.has_sol = False
         self.last_unit = -1
         self.last_L = 0.0
-        f.chol = &self.chol[0]
+        f.winv = &self.winv[0]
         f.z = &self.z[0]
         f.delta = &self.delta[0]
+        f.h = &self.h[0]
+        f.lrow = &self.lrow[0]
         f.order = &self.order[0]
         f.k = k
         for sl in range(self.kappa):
@@ -961,18 +1068,20 @@ cdef class CyMaxImprovementSelector(CySelector):
         j = self.unit_coords[best]
         self.order[0] = j
         self.taken[best] = 1
-        self.chol[0] = sqrt(self.unit_L[best])
-        self.z[0] = g[j] / self.chol[0]
+        d = sqrt(self.unit_L[best])
+        self.winv[0] = 1.0 / d
+        for a in range(1, CHUNK):
+            self.winv[a] = 0.0
+        self.z[0] = g[j] / d
+        self.delta[0] = -(self.z[0] / d)
         f.size = 1
-        f.solved = 0
         f.pending = -1
         n_taken = 1         # the block and the units found dependent on it
         while True:
-            # The chosen coordinate j joins B (f.pending, with its row of
-            # H_Bj in the factor) by two triangular solves while the team
-            # evaluates H between the candidates and B + j: the candidates
-            # are drawn before j is known to be independent of B, as the
-            # draw does not depend on it.
+            # The chosen coordinate j joins B (f.pending, with its row H_Bj
+            # in f.h) while the candidates' rows are evaluated against B + j:
+            # they are drawn before j is known to be independent of B, as
+            # the draw does not depend on it.
             ncols = f.size + (f.pending >= 0)
             drawn = ncols < k and n_taken < self.n_units
             n_active = 0
@@ -980,31 +1089,25 @@ cdef class CyMaxImprovementSelector(CySelector):
                 n_active = self._fill(n_taken, n_pool)
                 n_pool = n_active
                 self.ncols = ncols
-                # rows with a fixed leading dimension when they are kept
-                self.ld = k if pooled else ncols
                 # kept rows hold B as it was before j: the entries from the
                 # pending coordinate's position on are missing
                 self.col0 = f.size
-                if team != NULL:
+                if not self.together:
                     prob.rows_prepare(&self.order[0], ncols)
-                    step = bcd_team_post(team, n_active)
-                    _mi_extend(f)
-                    bcd_team_publish(team, step)
-                    self._rows(prob, team, step, scratch, mine)
-                    bcd_team_finish(team)
-                else:
-                    _mi_extend(f)
-                    if pooled:
-                        self._rows_serial(prob, n_active)
-                    else:
-                        # every slot fresh, in order: the rows straight in
-                        prob.hessian_entries(&self.cand[0], n_active, &self.order[0], ncols,
-                                             &self.rows[0])
-                    for i in range(n_active):
-                        self._improvement(prob, self.active[i])
-            else:
-                _mi_extend(f)
-            if f.pending >= 0:
+            self.n_active = n_active
+            n_seg = 0
+            for i in range(n_active):
+                self.seg_ptr[i] = <int>n_seg
+                c0 = 0 if self.kind[self.active[i]] == 1 else self.col0
+                if c0 < ncols:
+                    n_seg += (ncols + SEGMENT - 1) // SEGMENT - c0 // SEGMENT
+            self.seg_ptr[n_active] = <int>n_seg
+            self.n_wchunks = (f.size + CHUNK - 1) // CHUNK if f.pending >= 0 else 0
+            if team != NULL:
+                step += 1
+                bcd_team_post(team, step)
+            self._step(prob, team, 0, nt, scratch, epoch)
+            if self.outcome == 3:
                 # H_BB + j is indefinite: f is not convex on these coordinates
                 for a in range(f.size):
                     block[a] = self.order[a]
@@ -1012,15 +1115,26 @@ cdef class CyMaxImprovementSelector(CySelector):
                 for u in range(self.n_units):
                     self.taken[u] = 0
                 return -(f.size + 1)
+            if self.outcome == 1:
+                self.z[f.size] = self.z_new
+                f.size += 1
+            f.pending = -1
             if not drawn:
                 if f.size < k and n_taken < self.n_units:
                     continue            # j was left out: B can still grow
                 break
+            # e_c = g_c + H_cB delta from the chunks, in order
+            nq = (f.size + CHUNK - 1) // CHUNK
+            for i in range(n_active):
+                self.e[i] = g[self.cand[self.active[i]]]
+            for q in range(nq):
+                for i in range(n_active):
+                    self.e[i] += self.part[q * self.kappa + i]
             best = -1
             best_v = 0.0
             for i in range(n_active):
                 sl = self.active[i]
-                v = self.e[sl] * self.e[sl] / prob.lipschitz[self.cand[sl]]
+                v = self.e[i] * self.e[i] / prob.lipschitz[self.cand[sl]]
                 self.score[sl] = v
                 if v > best_v:
                     best_v = v
@@ -1029,7 +1143,9 @@ cdef class CyMaxImprovementSelector(CySelector):
                 break                   # no candidate improves f
             j = self.cand[best]
             for a in range(f.size):
-                self.chol[f.size * k + a] = self.rows[best * self.ld + a]
+                self.h[a] = self.rows[best * self.ld + a]
+            for a in range(f.size, (f.size + CHUNK - 1) // CHUNK * CHUNK):
+                self.h[a] = 0.0
             self.order[f.size] = j
             f.pending = j
             f.g_pending = g[j]

@@ -2,25 +2,30 @@
  *
  * An OpenMP parallel region costs a wake-up of its threads, which sleep in
  * the kernel between regions unless told to spin (OMP_WAIT_POLICY).  The
- * greedy block rule makes hundreds of steps of a few tens of microseconds
- * per block, each a small parallel evaluation between serial solves; with
- * one region per step, the wake-ups take as long as the work.  Here one
- * parallel region encloses all the steps: thread 0 (the leader) posts each
- * step, the other threads (the workers) wait for it by spinning, and all
- * of them take the step's items from a shared counter.  Waiting threads
- * spin briefly, then yield the processor, so an oversubscribed machine
- * still makes progress.
+ * greedy block rule makes hundreds of steps of a few microseconds per
+ * block, each a small parallel evaluation; with one region per step, the
+ * wake-ups would take as long as the work.  Here one parallel region
+ * encloses all the steps of a block: thread 0 (the leader) posts each step
+ * and the other threads (the workers) wait for it; within a step, all the
+ * threads take their share of each phase and meet at barriers.
  *
- * Protocol, for the leader:
- *     s = bcd_team_post(t, n_items);
- *     ... take items with bcd_team_take, mark them with bcd_team_done ...
- *     bcd_team_finish(t);         (all items done, no worker inside)
- *     ... and bcd_team_stop(t) once, at the end ...
- * and for a worker:
- *     while ((step = bcd_team_join(t, step)) >= 0) {
- *         ... take items with bcd_team_take, mark them with bcd_team_done ...
- *         bcd_team_leave(t);
- *     }
+ * Nothing is shared that every thread writes: each thread knows its
+ * share of a phase's items from its number.  The post is one word that
+ * only the leader writes.  The barrier is a dissemination barrier: in
+ * round r, thread t announces its arrival in a flag of its own and waits
+ * for that of thread t - 2^r, so ceil(log2 n) rounds see every arrival,
+ * and each flag lives on a cache line of its own thread.  The flags hold
+ * the number of the barrier episode (they only grow), so they are never
+ * reset.  Waiting threads spin briefly, then yield the processor, so an
+ * oversubscribed machine still makes progress.
+ *
+ * Protocol, for every thread t of n (t = 0 is the leader):
+ *     bcd_team_init(team, n, flags) once, before the region (flags: room
+ *     for bcd_team_flag_words(n) longs, zeroed);
+ *     leader: set up a step, bcd_team_post(team, step), do the step;
+ *     worker: while ((step = bcd_team_wait(team, step)) >= 0) do the step;
+ *     a step's phases are separated by bcd_team_barrier(team, t, &epoch);
+ *     leader, once all steps are done: bcd_team_stop(team).
  */
 #ifndef BCD_TEAM_H
 #define BCD_TEAM_H
@@ -48,28 +53,20 @@
 
 /* spins before a waiting thread starts yielding the processor */
 #define BCD_TEAM_SPINS 4096
+/* longs per thread in the flags: a 128-byte line (two 64-byte lines, as
+   adjacent-line prefetchers pair them), one word per barrier round */
+#define BCD_TEAM_LINE 16
 
 typedef struct {
-    long state;         /* 2s - 1 while step s is open, 2s once it is closed,
-                           -1 when the team stops */
-    long n_items;       /* items of the open step */
-    long next;          /* items handed out */
-    long done;          /* items finished */
-    long active;        /* workers inside a step */
-    long flag;          /* a value the leader publishes within a step */
+    long post;          /* the open step (1, 2, ...), -1 once the team stops */
+    char pad[128 - sizeof(long)];
+    long n;             /* threads */
+    long rounds;        /* ceil(log2 n) */
+    long *flags;        /* thread t's flag of round r: flags[t * BCD_TEAM_LINE + r] */
 } bcd_team;
 
-#define BCD_LOAD(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
-#define BCD_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
-#define BCD_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
-
-static inline void bcd_team_init(bcd_team *t) {
-    t->state = 0;
-    t->n_items = 0;
-    t->next = 0;
-    t->done = 0;
-    t->active = 0;
-    t->flag = 0;
+static inline long bcd_team_flag_words(long n) {
+    return (n + 1) * BCD_TEAM_LINE;     /* + 1: room to align to a line */
 }
 
 static inline void bcd_team_relax(unsigned *spins) {
@@ -81,86 +78,57 @@ static inline void bcd_team_relax(unsigned *spins) {
     }
 }
 
-/* Leader: open a new step with items 0 .. n_items - 1; returns its number
- * (1, 2, ...).  The step's inputs must be in place before. */
-static inline long bcd_team_post(bcd_team *t, long n_items) {
-    long s = BCD_LOAD(&t->state) / 2 + 1;
-    BCD_STORE(&t->n_items, n_items);
-    BCD_STORE(&t->next, 0);
-    BCD_STORE(&t->done, 0);
-    BCD_STORE(&t->state, 2 * s - 1);
-    return s;
+/* Before the region: ``flags`` as bcd_team_flag_words(n) zeroed longs. */
+static inline void bcd_team_init(bcd_team *t, long n, long *flags) {
+    long r = 0;
+    while ((1L << r) < n)
+        r++;
+    t->post = 0;
+    t->n = n;
+    t->rounds = r;
+    /* the flags of thread 0 start on a 128-byte boundary */
+    t->flags = (long *)(((size_t)flags + 127) & ~(size_t)127);
 }
 
-/* Leader: publish a value within the step (e.g. the step's number once an
- * input the items need at their end is ready). */
-static inline void bcd_team_publish(bcd_team *t, long value) {
-    BCD_STORE(&t->flag, value);
-}
-
-/* Wait until the leader has published at least ``value``. */
-static inline void bcd_team_await(bcd_team *t, long value) {
-    unsigned spins = 0;
-    while (BCD_LOAD(&t->flag) < value)
-        bcd_team_relax(&spins);
-}
-
-/* The next item of the open step, or -1 when none is left. */
-static inline long bcd_team_take(bcd_team *t) {
-    long i, n = BCD_LOAD(&t->n_items);
-    if (BCD_LOAD(&t->next) >= n)
-        return -1;
-    i = BCD_ADD(&t->next, 1);
-    return i < n ? i : -1;
-}
-
-/* ``n`` items taken by this thread are finished. */
-static inline void bcd_team_done(bcd_team *t, long n) {
-    BCD_ADD(&t->done, n);
-}
-
-/* Leader: wait until every item of the step is done, close the step and
- * wait until no worker is inside it; the step's outputs are then complete
- * and its inputs free to change. */
-static inline void bcd_team_finish(bcd_team *t) {
-    unsigned spins = 0;
-    long n = BCD_LOAD(&t->n_items);
-    while (BCD_LOAD(&t->done) < n)
-        bcd_team_relax(&spins);
-    BCD_STORE(&t->state, BCD_LOAD(&t->state) + 1);
-    while (BCD_LOAD(&t->active) > 0)
-        bcd_team_relax(&spins);
+/* Leader: open step ``step`` (greater than any before); its inputs must be
+   in place before. */
+static inline void bcd_team_post(bcd_team *t, long step) {
+    __atomic_store_n(&t->post, step, __ATOMIC_RELEASE);
 }
 
 /* Leader, with no step open: release the workers for good. */
 static inline void bcd_team_stop(bcd_team *t) {
-    BCD_STORE(&t->state, -1);
+    __atomic_store_n(&t->post, -1, __ATOMIC_RELEASE);
 }
 
-/* Worker: wait for a step other than ``seen`` to open and enter it; returns
- * the step, or -1 when the team stops. */
-static inline long bcd_team_join(bcd_team *t, long seen) {
+/* Worker: wait for a step other than ``seen``; returns it, or -1 when the
+   team stops. */
+static inline long bcd_team_wait(bcd_team *t, long seen) {
     unsigned spins = 0;
-    long st;
+    long s;
     for (;;) {
-        st = BCD_LOAD(&t->state);
-        if (st < 0)
-            return -1;
-        if (st % 2 == 1 && (st + 1) / 2 != seen) {
-            BCD_ADD(&t->active, 1);
-            /* announced, then checked: a step the leader closed meanwhile
-             * is not entered (the leader waits for announced workers) */
-            if (BCD_LOAD(&t->state) == st)
-                return (st + 1) / 2;
-            BCD_ADD(&t->active, -1);
-            continue;
-        }
+        s = __atomic_load_n(&t->post, __ATOMIC_ACQUIRE);
+        if (s != seen)
+            return s;
         bcd_team_relax(&spins);
     }
 }
 
-static inline void bcd_team_leave(bcd_team *t) {
-    BCD_ADD(&t->active, -1);
+/* Every thread: return once all ``n`` threads have called it for the same
+   episode; what each wrote before is then visible to all.  ``epoch``: the
+   thread's own count of its barriers, starting at 0. */
+static inline void bcd_team_barrier(bcd_team *t, long me, long *epoch) {
+    long r, from, e = ++*epoch;
+    unsigned spins;
+    for (r = 0; r < t->rounds; r++) {
+        __atomic_store_n(&t->flags[me * BCD_TEAM_LINE + r], e, __ATOMIC_RELEASE);
+        from = me - (1L << r);
+        if (from < 0)
+            from += t->n;
+        spins = 0;
+        while (__atomic_load_n(&t->flags[from * BCD_TEAM_LINE + r], __ATOMIC_ACQUIRE) < e)
+            bcd_team_relax(&spins);
+    }
 }
 
 #endif

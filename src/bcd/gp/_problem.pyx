@@ -130,7 +130,7 @@ cdef class CyGaussianProcess(CyProblem):
         return True
 
     cdef int row_threads(self, Py_ssize_t nc, Py_ssize_t work) noexcept nogil:
-        return self.K.threads_for(work) if nc <= self.g_cols.shape[0] else 1
+        return self.K.threads_for(work) if nc <= self.g_cols.shape[0] else 0
 
     cdef Py_ssize_t row_scratch(self, Py_ssize_t nc) noexcept nogil:
         return (self.K.n_metrics + 1) * nc
@@ -154,18 +154,21 @@ cdef class CyGaussianProcess(CyProblem):
         ``g_pos`` the positions of these columns (the last of a repeated
         one).  A greedy rule asks again with one more column: only the new
         ones are copied."""
-        cdef Py_ssize_t c, keep = 0, cap = self.g_cols.shape[0]
+        cdef Py_ssize_t c, keep = 0, cap = self.g_cols.shape[0], first
         if nc > cap:
             return False
         while keep < self.n_gathered and keep < nc and self.g_cols[keep] == cols[keep]:
             keep += 1
+        # positions of the kept columns stay, unless a dropped column
+        # clears one of them (a repeated column)
+        first = keep if keep == self.n_gathered else 0
         for c in range(keep, self.n_gathered):
             self.g_pos[self.g_cols[c]] = 0
         if keep < nc:
             self.K.gather(cols + keep, nc - keep, &self.g_inputs[keep], cap)
             for c in range(keep, nc):
                 self.g_cols[c] = cols[c]
-        for c in range(nc):
+        for c in range(first, nc):
             self.g_pos[cols[c]] = <int>c + 1
         self.n_gathered = nc
         return True
