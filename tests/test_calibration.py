@@ -16,9 +16,11 @@ def _problem(n, **kwargs):
     return bcd.GaussianProcess(X, y, bcd.gp.SquaredExponential(0.5), noise=0.1, **kwargs)
 
 
-def _fix(monkeypatch, flop_rate, entry_rate, memory):
-    monkeypatch.setattr(calibration, "dense_rate", lambda: flop_rate)
+def _fix(monkeypatch, flop_rate, entry_rate, memory, block_seconds=0.01):
+    monkeypatch.setattr(calibration, "dense_rate", lambda threads=1: flop_rate)
     monkeypatch.setattr(bcd.GaussianProcess, "kernel_entry_rate", lambda self: entry_rate)
+    monkeypatch.setattr(bcd.GaussianProcess, "block_seconds",
+                        lambda self, size, candidates: block_seconds)
     monkeypatch.setattr(_resources, "available_memory", lambda: memory)
 
 
@@ -74,7 +76,8 @@ def test_each_branch_is_reachable_through_solve(flop_rate, memory, row, choice, 
     prediction = result.options["auto_prediction"]
     assert prediction["choice"] == choice
     assert prediction["flop_rate"] == flop_rate and prediction["entry_rate"] == 1e8
-    expected = calibration.predict(300, flop_rate, 1e8)
+    assert prediction["block_seconds"] == 0.01
+    expected = calibration.predict(300, flop_rate, 1e8, 0.01, 300)
     assert (prediction["dense_s"], prediction["gbcd_s"]) == pytest.approx(expected)
     if choice == "dense":
         assert result.options["block_size"] == 300 and result.n_iter == 1
@@ -96,8 +99,30 @@ def test_real_calibration_is_cached_and_positive():
     assert other.kernel_entry_rate() == rate
     flops = calibration.dense_rate()
     assert flops > 0 and calibration.dense_rate() == flops
+    # more threads, a faster factorization, by Amdahl's law
+    assert calibration.dense_rate(4) == pytest.approx(
+        flops * 4 / (1 + 3 * calibration.DENSE_SERIAL))
+    seconds = problem.block_seconds(100, 30)
+    assert seconds > 0 and problem.block_seconds(100, 30) == seconds
     d = calibration.kernel_choice(problem)
     assert d["choice"] in ("dense", "gbcd") and d["dense_s"] > 0 and d["gbcd_s"] > 0
+    assert d["block_seconds"] > 0
+
+
+def test_block_time_model():
+    # GBCD: n / BLOCK_YIELD blocks, each chosen in block_seconds and updating
+    # the gradient by n * block_size entries; the choice dominates small
+    # systems, the update large ones
+    n, k, rate, sel = 20000, 500, 2e9, 0.02
+    _, gbcd = calibration.predict(n, 1e11, rate, sel, k)
+    assert gbcd == pytest.approx(n / calibration.BLOCK_YIELD * (sel + n * k / rate))
+    # a slower choice of blocks moves the switch to the dense solve up
+    fast = [calibration.decide(m, 1e11, rate, None, 0.005, k)["choice"]
+            for m in (2000, 5000, 10000, 20000, 40000)]
+    slow = [calibration.decide(m, 1e11, rate, None, 0.05, k)["choice"]
+            for m in (2000, 5000, 10000, 20000, 40000)]
+    assert fast.count("gbcd") > slow.count("gbcd")
+    assert fast[0] == slow[0] == "dense" and fast[-1] == "gbcd"
 
 
 def test_prediction_only_for_kernel_systems():

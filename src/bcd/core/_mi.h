@@ -3,7 +3,7 @@
  * The rule keeps W = L^{-1}, the inverse of the Cholesky factor of H_BB
  * (lower triangular), so that joining a coordinate costs two triangular
  * matrix-vector products instead of two triangular solves: the products
- * split into independent rows (W h) and columns (W^T x), which a team of
+ * split into independent rows (W h) and columns (W^T l), which a team of
  * threads shares, where a solve is a chain.
  *
  * W is stored in panels of BCD_MI_CHUNK columns: panel q holds rows
@@ -116,33 +116,25 @@ BCD_MI_CLONES void bcd_mi_lower_mv(const double *W, ptrdiff_t k, const double *h
     }
 }
 
-/* Column chunk q of W^T x and W^T y over rows a < s: u[c] and v[c] for the
-   columns q C + c, each summed over a in increasing order. */
-BCD_MI_CLONES void bcd_mi_lower_tmv2(const double *W, ptrdiff_t k, const double *x,
-                                     const double *y, ptrdiff_t s, ptrdiff_t q,
-                                     double *u, double *v)
+/* Column chunk q of W^T x over rows a < s: u[c] for the columns q C + c,
+   each summed over a in increasing order. */
+BCD_MI_CLONES void bcd_mi_lower_tmv(const double *W, ptrdiff_t k, const double *x,
+                                    ptrdiff_t s, ptrdiff_t q, double *u)
 {
-    double uu[BCD_MI_C], vv[BCD_MI_C];
+    double uu[BCD_MI_C];
     const double *row = W + bcd_mi_panel(k, q);
     ptrdiff_t a;
     int c;
-    double xa, ya;
-    for (c = 0; c < BCD_MI_C; c++) {
+    double xa;
+    for (c = 0; c < BCD_MI_C; c++)
         uu[c] = 0.0;
-        vv[c] = 0.0;
-    }
     for (a = q * BCD_MI_C; a < s; a++, row += BCD_MI_C) {
         xa = x[a];
-        ya = y[a];
-        for (c = 0; c < BCD_MI_C; c++) {
+        for (c = 0; c < BCD_MI_C; c++)
             uu[c] += row[c] * xa;
-            vv[c] += row[c] * ya;
-        }
     }
-    for (c = 0; c < BCD_MI_C; c++) {
+    for (c = 0; c < BCD_MI_C; c++)
         u[c] = uu[c];
-        v[c] = vv[c];
-    }
 }
 
 /* &W[a, q C]: row a's piece of panel q (a >= q C) */

@@ -86,6 +86,8 @@ cdef extern from "_team.h" nogil:
     void bcd_team_stop(bcd_team* t)
     long bcd_team_wait(bcd_team* t, long seen)
     void bcd_team_barrier(bcd_team* t, long me, long* epoch)
+    void bcd_team_publish(bcd_team* t, long value)
+    void bcd_team_await(bcd_team* t, long value)
 
 
 cdef class CyMaxImprovementSelector(CySelector):
@@ -118,8 +120,11 @@ cdef class CyMaxImprovementSelector(CySelector):
     cdef Py_ssize_t ncols          # columns of the candidate rows: B and the pending one
     cdef Py_ssize_t col0           # first column missing from kept rows
     cdef Py_ssize_t n_active       # occupied slots
-    cdef Py_ssize_t n_wchunks      # chunks of rows of W h (0 with nothing pending)
+    cdef Py_ssize_t n_wchunks      # ranges of rows of W h (0 with nothing pending)
     cdef bint together             # rows only by hessian_entries, all at once
+    cdef bint small                # a small team: the leader updates the factor alone
+    cdef long step                 # the step in progress
+    cdef Py_ssize_t n_lead         # candidate rows of the leader in a small team
     cdef Py_ssize_t n_scratch      # doubles of a thread's scratch for hessian_row
     cdef Py_ssize_t ld             # leading dimension of ``rows``: k in whole chunks
     # its outcome, from thread 0
@@ -131,8 +136,16 @@ cdef class CyMaxImprovementSelector(CySelector):
                           double* scratch, long* epoch) noexcept nogil
     cdef void _step(self, CyProblem prob, bcd_team* team, long me, long nt,
                     double* scratch, long* epoch) noexcept nogil
+    cdef void _step_small(self, CyProblem prob, bcd_team* team, long me, long nt,
+                          double* scratch, long* epoch) noexcept nogil
     cdef void _evaluate(self, CyProblem prob, long me, long nt, double* scratch) noexcept nogil
     cdef void _extend(self, long me, long nt, double* scratch) noexcept nogil
+    cdef int _decide(self, double* d, double* zs) noexcept nogil
+    cdef void _factor_chunk(self, Py_ssize_t q, Py_ssize_t nb, int outcome, double d, double zs,
+                            double* u) noexcept nogil
+    cdef void _row(self, CyProblem prob, Py_ssize_t i, double* scratch) noexcept nogil
+    cdef void _segment(self, CyProblem prob, Py_ssize_t i, Py_ssize_t j,
+                       double* scratch) noexcept nogil
     cdef void _rows_of_kind(self, CyProblem prob, Py_ssize_t n_active, unsigned char kind,
                             Py_ssize_t c0) noexcept nogil
     cdef Py_ssize_t _fill(self, Py_ssize_t n_taken, Py_ssize_t n_pool) noexcept nogil

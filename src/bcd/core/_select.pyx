@@ -682,8 +682,8 @@ cdef extern from "_mi.h" nogil:
     double bcd_mi_piece(const double* a, const double* b)
     void bcd_mi_lower_mv(const double* W, Py_ssize_t k, const double* h, Py_ssize_t a0,
                          Py_ssize_t a1, double* out)
-    void bcd_mi_lower_tmv2(const double* W, Py_ssize_t k, const double* x, const double* y,
-                           Py_ssize_t s, Py_ssize_t q, double* u, double* v)
+    void bcd_mi_lower_tmv(const double* W, Py_ssize_t k, const double* x, Py_ssize_t s,
+                          Py_ssize_t q, double* u)
 
 
 cdef extern from *:
@@ -694,10 +694,16 @@ cdef extern from *:
     #else
     static long bcd_team_size(void) { return 1; }
     #endif
-    /* entries of a candidate row per evaluated segment */
+    /* most entries of a candidate row per evaluated segment */
     #define BCD_MI_SEGMENT 256
+    /* the largest team whose leader updates the factor alone */
+    #define BCD_MI_SMALL_TEAM 2
+    /* a multiply-add of the factor's products, in kernel entries */
+    #define BCD_MI_FACTOR_COST 0.1
     """
     const Py_ssize_t SEGMENT "BCD_MI_SEGMENT"
+    const long SMALL_TEAM "BCD_MI_SMALL_TEAM"
+    const double FACTOR_COST "BCD_MI_FACTOR_COST"
     long bcd_team_size() nogil
 
 
@@ -709,6 +715,24 @@ cdef inline Py_ssize_t _zigzag(Py_ssize_t it, Py_ssize_t nt, Py_ssize_t n) noexc
     if r % 2 == 1 and (r + 1) * nt <= n:
         return r * nt + (nt - 1 - (it - r * nt))
     return it
+
+
+cdef inline Py_ssize_t _leader_rows(Py_ssize_t n_rows, Py_ssize_t ncols, Py_ssize_t s,
+                                    long nt) noexcept nogil:
+    """Candidate rows for the leader of a small team, which also updates a
+    factor of ``s`` rows (s^2 multiply-adds, costing about
+    ``FACTOR_COST`` of a kernel entry each): as many that its share of the
+    step's work is even."""
+    cdef double rows = (n_rows * <double>ncols - (nt - 1) * FACTOR_COST * <double>s * s)         / (nt * <double>max(ncols, 1))
+    return max(0, min(n_rows, <Py_ssize_t>(rows + 0.5)))
+
+
+cdef inline Py_ssize_t _rows_split(Py_ssize_t s, Py_ssize_t i, Py_ssize_t m) noexcept nogil:
+    """The first row of range i of m over rows 0 .. s - 1 whose costs grow
+    as the row number: s sqrt(i / m)."""
+    if i >= m:
+        return s
+    return <Py_ssize_t>(s * sqrt(<double>i / m))
 
 
 cdef class CyMaxImprovementSelector(CySelector):
@@ -726,9 +750,10 @@ cdef class CyMaxImprovementSelector(CySelector):
     The factor is kept as W = L^{-1}, the inverse of the Cholesky factor
     of H_BB.  Joining j with row h = H_Bj costs two triangular products,
     l = W h (the new row of L, with pivot d = sqrt(H_jj - l.l)) and
-    u = W^T l, which gives W's new row (-u / d, 1 / d); with z = W g_B, the
-    new delta is -W^T z.  Unlike triangular solves, these products split
-    into independent rows and columns.
+    u = W^T l, which gives W's new row w = (-u / d, 1 / d); with z = W g_B
+    and its new entry z_j = (g_j - l.z) / d, delta = -W^T z gains
+    -w z_j.  Unlike triangular solves, these products split into
+    independent rows and columns.
 
     The candidates are a pool of ``kappa`` slots.  After each step the
     chosen one and the ``refresh - 1`` lowest-scoring others leave it, and
@@ -742,10 +767,10 @@ cdef class CyMaxImprovementSelector(CySelector):
     For each added coordinate, thread 0 scores the candidates, picks the
     best, draws the next ones and posts the step; then every thread takes
     its share of two phases separated by a barrier: (1) the candidates'
-    rows of H, in segments of ``SEGMENT`` columns, and the rows of W h, in
-    chunks of ``CHUNK``; (2) W^T [l, z] and delta over chunks of
-    ``CHUNK`` columns, with each chunk's part of every candidate's
-    H_cB delta.  The items go to the threads by a fixed rule (item i to
+    rows of H, in equal segments of at most ``SEGMENT`` columns, and one range of rows
+    of W h per thread, the ranges of equal work; (2) W^T l and delta over
+    chunks of ``CHUNK`` columns, with each chunk's part of every
+    candidate's H_cB delta.  The items go to the threads by a fixed rule (item i to
     thread i mod n, the costlier first and alternating direction per round
     of n): no counter is shared, as handing items out one at a time from a
     cache line that every thread writes cost more than the imbalance it
@@ -871,10 +896,12 @@ cdef class CyMaxImprovementSelector(CySelector):
         if scratch == NULL:
             free(flags)
             return 0
+        self.small = False
         if nt < 2:
             self.grown = self._grow(prob, block, NULL, 1, scratch, &epoch)
         else:
             # one parallel region for the whole block, thread 0 leading
+            self.small = nt <= SMALL_TEAM
             bcd_team_init(&team, nt, flags)
             with parallel(num_threads=nt):
                 me = threadid()
@@ -882,6 +909,7 @@ cdef class CyMaxImprovementSelector(CySelector):
                 if bcd_team_size() != nt:
                     # fewer threads than asked for (an OpenMP limit): alone
                     if me == 0:
+                        self.small = False
                         self.grown = self._grow(prob, block, NULL, 1, scratch, &epoch)
                 elif me == 0:
                     self.grown = self._grow(prob, block, &team, nt, scratch, &epoch)
@@ -900,8 +928,11 @@ cdef class CyMaxImprovementSelector(CySelector):
     cdef void _step(self, CyProblem prob, bcd_team* team, long me, long nt,
                     double* scratch, long* epoch) noexcept nogil:
         """Thread ``me``'s share of the posted step: its candidate rows and
-        rows of W h, then (after all of them) its columns of W^T [l, z]
-        with the chunks of the candidates' H_cB delta."""
+        rows of W h, then (after all of them) its columns of W^T l with
+        the chunks of the candidates' H_cB delta."""
+        if self.small:
+            self._step_small(prob, team, me, nt, scratch, epoch)
+            return
         self._evaluate(prob, me, nt, scratch)
         if team != NULL:
             bcd_team_barrier(team, me, epoch)
@@ -909,15 +940,79 @@ cdef class CyMaxImprovementSelector(CySelector):
         if team != NULL:
             bcd_team_barrier(team, me, epoch)
 
-    cdef void _evaluate(self, CyProblem prob, long me, long nt, double* scratch) noexcept nogil:
-        """Phase 1: items me, me + nt, ... of the step: first the chunks of
-        rows of l = W h, then the segments of the candidates' rows H_cB
-        (all of a fresh candidate's columns, those from ``col0`` of a kept
-        one's)."""
+    cdef void _step_small(self, CyProblem prob, bcd_team* team, long me, long nt,
+                          double* scratch, long* epoch) noexcept nogil:
+        """The step in a small team: the leader updates the factor and
+        delta alone while the others evaluate candidate rows, then takes
+        the last ``n_lead`` rows; each thread then dots its own rows with
+        delta, once the leader has published it.  Nothing moves between
+        the threads' caches but the rows' results: W stays with the leader,
+        each row with the thread that evaluated it.  The arithmetic is
+        that of the large team's phases, entry by entry."""
         cdef MIFactor* f = &self.fac
-        cdef Py_ssize_t it, n_items, seg, pos = 0, c0, lo, hi, q, k = f.k, ld = self.ld
-        cdef Py_ssize_t nw = self.n_wchunks, ncols = self.ncols
-        cdef int sl
+        cdef Py_ssize_t i, q, nb, n = self.n_active, n_work = self.n_active - self.n_lead
+        cdef Py_ssize_t first, last, stride
+        cdef double d = 0.0, zs = 0.0, v
+        cdef int outcome
+        if me == 0:
+            if f.pending >= 0:
+                bcd_mi_lower_mv(f.winv, f.k, f.h, 0, f.size, f.lrow)
+            outcome = self._decide(&d, &zs)
+            self.outcome = outcome
+            self.z_new = zs
+            if outcome != 3:
+                nb = f.size + (outcome == 1)
+                for q in range((nb + CHUNK - 1) // CHUNK):
+                    self._factor_chunk(q, nb, outcome, d, zs, scratch + self.n_scratch)
+            bcd_team_publish(team, self.step)
+        # the leader's rows n_work .. n - 1, worker t's rows t - 1, t - 1 + (nt - 1), ...
+        first = n_work if me == 0 else me - 1
+        last = n if me == 0 else n_work
+        stride = 1 if me == 0 else nt - 1
+        i = first
+        while i < last:
+            self._row(prob, i, scratch)
+            i += stride
+        if me != 0:
+            bcd_team_await(team, self.step)
+        if self.outcome != 3:
+            nb = f.size + (self.outcome == 1)
+            i = first
+            while i < last:
+                v = prob.g[self.cand[self.active[i]]]
+                for q in range((nb + CHUNK - 1) // CHUNK):
+                    v += bcd_mi_piece(&self.rows[self.active[i] * self.ld + q * CHUNK],
+                                      &f.delta[q * CHUNK])
+                self.e[i] = v
+                i += stride
+        bcd_team_barrier(team, me, epoch)
+
+    cdef void _row(self, CyProblem prob, Py_ssize_t i, double* scratch) noexcept nogil:
+        """All the segments of the row of active slot i."""
+        cdef Py_ssize_t j
+        for j in range(self.seg_ptr[i + 1] - self.seg_ptr[i]):
+            self._segment(prob, i, j, scratch)
+
+    cdef void _segment(self, CyProblem prob, Py_ssize_t i, Py_ssize_t j,
+                       double* scratch) noexcept nogil:
+        """Segment j of the row of active slot i: of m segments, the j-th
+        even part of the columns c0 .. ncols - 1 (all of a fresh
+        candidate's columns, those from ``col0`` of a kept one's)."""
+        cdef int sl = self.active[i]
+        cdef Py_ssize_t c0 = 0 if self.kind[sl] == 1 else self.col0, ncols = self.ncols
+        cdef Py_ssize_t m = self.seg_ptr[i + 1] - self.seg_ptr[i]
+        cdef Py_ssize_t lo = c0 + (ncols - c0) * j // m, hi = c0 + (ncols - c0) * (j + 1) // m
+        prob.hessian_row(self.cand[sl], &self.order[0], lo, hi, scratch,
+                         &self.rows[sl * self.ld + lo])
+
+    cdef void _evaluate(self, CyProblem prob, long me, long nt, double* scratch) noexcept nogil:
+        """Phase 1: items me, me + nt, ... of the step: first the ranges of
+        rows of l = W h (row a costs a + 1: range i of m ends at row
+        s sqrt((i + 1) / m), so that each costs the same), then the
+        segments of the candidates' rows H_cB."""
+        cdef MIFactor* f = &self.fac
+        cdef Py_ssize_t it, n_items, seg, pos = 0, k = f.k
+        cdef Py_ssize_t nw = self.n_wchunks
         if self.together:
             # rows only all at once, on one thread
             if nw:
@@ -929,22 +1024,58 @@ cdef class CyMaxImprovementSelector(CySelector):
         it = me
         while it < n_items:
             if it < nw:
-                # the last chunks of rows are the longest: first
-                q = nw - 1 - _zigzag(it, nt, nw)
-                bcd_mi_lower_mv(f.winv, k, f.h, q * CHUNK, min((q + 1) * CHUNK, f.size),
-                                f.lrow)
+                bcd_mi_lower_mv(f.winv, k, f.h, _rows_split(f.size, it, nw),
+                                _rows_split(f.size, it + 1, nw), f.lrow)
             else:
                 seg = it - nw
                 while self.seg_ptr[pos + 1] <= seg:
                     pos += 1
-                sl = self.active[pos]
-                c0 = 0 if self.kind[sl] == 1 else self.col0
-                lo = (c0 // SEGMENT + seg - self.seg_ptr[pos]) * SEGMENT
-                hi = min(lo + SEGMENT, ncols)
-                lo = max(lo, c0)
-                prob.hessian_row(self.cand[sl], &self.order[0], lo, hi, scratch,
-                                 &self.rows[sl * ld + lo])
+                self._segment(prob, pos, seg - self.seg_ptr[pos], scratch)
             it += nt
+
+    cdef int _decide(self, double* d, double* zs) noexcept nogil:
+        """Whether the pending coordinate j joins B, from l = W h: 0 nothing
+        pending, 1 joined (with the pivot ``d`` and z_j in ``zs``), 2 left
+        out (numerically dependent on B), 3 H_BB + j indefinite.  Reads
+        only; any thread gets the same answer."""
+        cdef MIFactor* f = &self.fac
+        cdef double d2
+        if f.pending < 0:
+            return 0
+        d2 = f.h_pending - bcd_mi_dot(f.lrow, f.lrow, f.size)
+        if d2 < -negative_pivot() * f.h_pending:
+            return 3
+        if d2 > 1e-12 * f.h_pending:
+            d[0] = sqrt(d2)
+            zs[0] = (f.g_pending - bcd_mi_dot(f.lrow, f.z, f.size)) / d[0]
+            return 1
+        return 2
+
+    cdef void _factor_chunk(self, Py_ssize_t q, Py_ssize_t nb, int outcome, double d, double zs,
+                            double* u) noexcept nogil:
+        """Column chunk q of the new B (of ``nb`` coordinates): with j
+        joined, u = W^T l over the old rows, W's new row w = -u / d, and
+        delta = -W^T z gains -w z_j; and delta zero past B, so that rows
+        are dotted by whole chunks.  ``u``: room for ``CHUNK`` doubles."""
+        cdef MIFactor* f = &self.fac
+        cdef Py_ssize_t s = f.size, b, b0 = q * CHUNK, b1 = min(b0 + CHUNK, nb), bs
+        cdef double* wrow
+        if outcome == 1:
+            wrow = bcd_mi_at(f.winv, f.k, s, q)
+            bs = min(b1, s)
+            if bs > b0:
+                bcd_mi_lower_tmv(f.winv, f.k, f.lrow, s, q, u)
+            for b in range(b0, bs):
+                wrow[b - b0] = -u[b - b0] / d
+                f.delta[b] -= wrow[b - b0] * zs
+            if b1 == nb:
+                # the diagonal, and zeros above it
+                wrow[s - b0] = 1.0 / d
+                f.delta[s] = -(zs / d)
+                for b in range(s + 1, b0 + CHUNK):
+                    wrow[b - b0] = 0.0
+        for b in range(b1, b0 + CHUNK):
+            f.delta[b] = 0.0
 
     cdef void _extend(self, long me, long nt, double* scratch) noexcept nogil:
         """Phase 2: join the pending coordinate j to B when H_BB stays
@@ -953,58 +1084,24 @@ cdef class CyMaxImprovementSelector(CySelector):
         delta and the chunk's part of each candidate's H_cB delta.  Every
         thread decides alike; thread 0 records the outcome."""
         cdef MIFactor* f = &self.fac
-        cdef Py_ssize_t s = f.size, k = f.k, ld = self.ld, nb = s, q, nq, b, b0, b1, bs, i, it
-        cdef double d2, d = 0.0, zs = 0.0
-        cdef double* u = scratch + self.n_scratch
-        cdef double* v = u + CHUNK
-        cdef double* wrow
-        cdef int outcome = 0, sl
-        if f.pending >= 0:
-            d2 = f.h_pending - bcd_mi_dot(f.lrow, f.lrow, s)
-            if d2 < -negative_pivot() * f.h_pending:
-                outcome = 3             # indefinite
-            elif d2 > 1e-12 * f.h_pending:
-                outcome = 1
-                d = sqrt(d2)
-                zs = (f.g_pending - bcd_mi_dot(f.lrow, f.z, s)) / d
-                nb = s + 1
-            else:
-                outcome = 2             # numerically dependent on B: left out
+        cdef Py_ssize_t nb, q, nq, i, it, ld = self.ld
+        cdef double d = 0.0, zs = 0.0
+        cdef int outcome = self._decide(&d, &zs)
         if me == 0:
             self.outcome = outcome
             self.z_new = zs
         if outcome == 3:
             return
+        nb = f.size + (outcome == 1)
         nq = (nb + CHUNK - 1) // CHUNK
         it = me
         while it < nq:
             # the first chunks of columns are the longest: first
             q = _zigzag(it, nt, nq)
-            b0 = q * CHUNK
-            b1 = min(b0 + CHUNK, nb)
-            if outcome == 1:
-                # u = W^T l and v = W^T z over the old rows; W's new row is
-                # -u / d, and delta = -(W^T z + w_new z_s)
-                wrow = bcd_mi_at(f.winv, k, s, q)
-                bs = min(b1, s)
-                if bs > b0:
-                    bcd_mi_lower_tmv2(f.winv, k, f.lrow, f.z, s, q, u, v)
-                for b in range(b0, bs):
-                    wrow[b - b0] = -u[b - b0] / d
-                    f.delta[b] = -(v[b - b0] + wrow[b - b0] * zs)
-                if b1 == nb:
-                    # the diagonal, and zeros above it
-                    wrow[s - b0] = 1.0 / d
-                    f.delta[s] = -(zs / d)
-                    for b in range(s + 1, b0 + CHUNK):
-                        wrow[b - b0] = 0.0
-            # delta is zero past B, so that rows are dotted by whole chunks
-            for b in range(b1, b0 + CHUNK):
-                f.delta[b] = 0.0
+            self._factor_chunk(q, nb, outcome, d, zs, scratch + self.n_scratch)
             for i in range(self.n_active):
-                sl = self.active[i]
-                self.part[q * self.kappa + i] = bcd_mi_piece(&self.rows[sl * ld + b0],
-                                                             &f.delta[b0])
+                self.part[q * self.kappa + i] = bcd_mi_piece(
+                    &self.rows[self.active[i] * ld + q * CHUNK], &f.delta[q * CHUNK])
             it += nt
 
     cdef void _rows_of_kind(self, CyProblem prob, Py_ssize_t n_active, unsigned char kind,
@@ -1100,11 +1197,15 @@ cdef class CyMaxImprovementSelector(CySelector):
                 self.seg_ptr[i] = <int>n_seg
                 c0 = 0 if self.kind[self.active[i]] == 1 else self.col0
                 if c0 < ncols:
-                    n_seg += (ncols + SEGMENT - 1) // SEGMENT - c0 // SEGMENT
+                    n_seg += (ncols - c0 + SEGMENT - 1) // SEGMENT
             self.seg_ptr[n_active] = <int>n_seg
-            self.n_wchunks = (f.size + CHUNK - 1) // CHUNK if f.pending >= 0 else 0
+            # one range of rows of W h per thread
+            self.n_wchunks = nt if f.pending >= 0 else 0
+            if self.small:
+                self.n_lead = _leader_rows(n_active, ncols, f.size if f.pending >= 0 else 0, nt)
             if team != NULL:
                 step += 1
+                self.step = step
                 bcd_team_post(team, step)
             self._step(prob, team, 0, nt, scratch, epoch)
             if self.outcome == 3:
@@ -1124,12 +1225,13 @@ cdef class CyMaxImprovementSelector(CySelector):
                     continue            # j was left out: B can still grow
                 break
             # e_c = g_c + H_cB delta from the chunks, in order
-            nq = (f.size + CHUNK - 1) // CHUNK
-            for i in range(n_active):
-                self.e[i] = g[self.cand[self.active[i]]]
-            for q in range(nq):
+            if not self.small:
+                nq = (f.size + CHUNK - 1) // CHUNK
                 for i in range(n_active):
-                    self.e[i] += self.part[q * self.kappa + i]
+                    self.e[i] = g[self.cand[self.active[i]]]
+                for q in range(nq):
+                    for i in range(n_active):
+                        self.e[i] += self.part[q * self.kappa + i]
             best = -1
             best_v = 0.0
             for i in range(n_active):

@@ -25,6 +25,8 @@
  *     leader: set up a step, bcd_team_post(team, step), do the step;
  *     worker: while ((step = bcd_team_wait(team, step)) >= 0) do the step;
  *     a step's phases are separated by bcd_team_barrier(team, t, &epoch);
+ *     the leader can also publish a value within a step for the others to
+ *     await (bcd_team_publish, bcd_team_await);
  *     leader, once all steps are done: bcd_team_stop(team).
  */
 #ifndef BCD_TEAM_H
@@ -60,6 +62,8 @@
 typedef struct {
     long post;          /* the open step (1, 2, ...), -1 once the team stops */
     char pad[128 - sizeof(long)];
+    long ready;         /* a value the leader publishes within a step */
+    char pad2[128 - sizeof(long)];
     long n;             /* threads */
     long rounds;        /* ceil(log2 n) */
     long *flags;        /* thread t's flag of round r: flags[t * BCD_TEAM_LINE + r] */
@@ -84,6 +88,7 @@ static inline void bcd_team_init(bcd_team *t, long n, long *flags) {
     while ((1L << r) < n)
         r++;
     t->post = 0;
+    t->ready = 0;
     t->n = n;
     t->rounds = r;
     /* the flags of thread 0 start on a 128-byte boundary */
@@ -94,6 +99,19 @@ static inline void bcd_team_init(bcd_team *t, long n, long *flags) {
    in place before. */
 static inline void bcd_team_post(bcd_team *t, long step) {
     __atomic_store_n(&t->post, step, __ATOMIC_RELEASE);
+}
+
+/* Leader: publish ``value`` (e.g. the step's number once an input that
+   the others need late in the step is ready). */
+static inline void bcd_team_publish(bcd_team *t, long value) {
+    __atomic_store_n(&t->ready, value, __ATOMIC_RELEASE);
+}
+
+/* Wait until the leader has published at least ``value``. */
+static inline void bcd_team_await(bcd_team *t, long value) {
+    unsigned spins = 0;
+    while (__atomic_load_n(&t->ready, __ATOMIC_ACQUIRE) < value)
+        bcd_team_relax(&spins);
 }
 
 /* Leader, with no step open: release the workers for good. */

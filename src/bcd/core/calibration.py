@@ -3,21 +3,26 @@
 :func:`bcd.solve` with no options solves a kernel system (``structure ==
 "kernel"``, e.g. :class:`bcd.GaussianProcess`) either as one exact block of
 every coordinate (a dense Cholesky solve) or by greedy block coordinate
-descent (GBCD).  :func:`kernel_choice` predicts both times from two rates
-measured once per process on this machine and cached:
+descent (GBCD).  :func:`kernel_choice` predicts both times (:func:`predict`)
+from figures measured once per process on this machine and cached:
 
-* the dense factorization rate (flop/s), from the panel-blocked Cholesky
-  of :mod:`bcd.core._dense` on a ``DENSE_PROBE`` x ``DENSE_PROBE`` SPD
-  matrix (:func:`dense_rate`, about 0.05 s);
-* the kernel-entry rate of the problem's kernel (entries/s), from one
-  evaluator block of at most 1000 x 1000 entries
-  (``problem.kernel_entry_rate()``, cached per kernel kind, input
-  dimension and thread count, a few milliseconds).
+* the dense factorization rate (flop/s) of one thread, from the
+  panel-blocked Cholesky of :mod:`bcd.core._dense` on a ``DENSE_PROBE`` x
+  ``DENSE_PROBE`` SPD matrix with one BLAS thread (:func:`dense_rate`,
+  about 0.05 s), scaled to the BLAS threads in effect by Amdahl's law with
+  the serial fraction ``DENSE_SERIAL`` (a small probe on many threads
+  would time the threads' start-up, not the factorization);
+* the kernel-entry rate of the problem's kernel (entries/s) on its
+  threads, from one evaluator block of at most 1000 x 1000 entries
+  (``problem.kernel_entry_rate()``, a few milliseconds);
+* the seconds GBCD takes to choose one block on the problem's threads
+  (``problem.block_seconds(...)``: one block of up to 500 coordinates
+  chosen on up to 2000 of the points, 10-70 ms; the choice's time does not
+  grow with n).
 
-and the cost model of :func:`predict` (constants ``DENSE_PASSES`` and
-``GBCD_PASSES`` measured on this project's machine).  The dense solve is
-chosen when it is predicted faster *and* its matrices (``DENSE_BYTES`` n^2
-bytes: K and its factor) take at most ``MEMORY_FRACTION`` of
+The dense solve is chosen when it is predicted faster, unless GBCD is
+predicted ``GBCD_MARGIN`` times faster, *and* its matrices (``DENSE_BYTES``
+n^2 bytes: K and its factor) take at most ``MEMORY_FRACTION`` of
 :func:`bcd._resources.available_memory`; otherwise GBCD, whose memory is
 O(n).  ``Result.options["auto_prediction"]`` records the figures.
 """
@@ -40,15 +45,25 @@ MEMORY_FRACTION = 0.5
 #: kernel entries the dense solve evaluates, in units of n^2 (see :func:`predict`)
 DENSE_PASSES = 2.0
 
-#: kernel entries GBCD evaluates, in units of n^2 (see :func:`predict`)
+#: kernel entries GBCD evaluates, in units of n^2, where no block time is
+#: measured (see :func:`predict`)
 GBCD_PASSES = 31.0
 
+#: points per GBCD block of 500 that the solve takes, on average, to reach
+#: tol 1e-4 (n / blocks; see :func:`predict`)
+BLOCK_YIELD = 55.0
+
+#: the serial fraction of a large dense Cholesky factorization in Amdahl's
+#: law: on 16 threads of a 16-core Xeon, OpenBLAS factored n = 10,000 5.9
+#: times as fast as on one (see :func:`predict`)
+DENSE_SERIAL = 0.11
+
 #: GBCD is chosen only when predicted at least this many times faster than
-#: the dense solve: below the measured crossover the model overpredicts
-#: GBCD's speed by up to 2x (the table of :func:`predict`), and the probes
-#: move with the machine's load; at n = 3000 a noisy probe once chose GBCD,
-#: 4.2x slower than the dense solve (``python -m asv_benches.defaults``)
-GBCD_MARGIN = 2.0
+#: the dense solve: the probes move with the machine's load (at n = 3000 a
+#: noisy probe of an earlier model once chose GBCD, 4.2x slower than the
+#: dense solve), and the model overpredicts GBCD's speed by up to 1.2x
+#: where the two are close (n = 10,000 to 20,000 on 16 cores)
+GBCD_MARGIN = 1.2
 
 #: the rate of a large dense factorization relative to the probe's (wider
 #: panels, fewer calls; see :func:`predict`)
@@ -58,7 +73,10 @@ _lock = threading.Lock()
 _dense_rate = None
 
 
-def _median_time(fn, repeats):
+def seconds_of(fn, repeats):
+    """The median seconds of ``repeats`` calls of ``fn()``, after one
+    warm-up call (page faults, thread start-up)."""
+    fn()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -67,11 +85,26 @@ def _median_time(fn, repeats):
     return float(np.median(times))
 
 
-def dense_rate():
-    """Flop/s of the dense Cholesky factorization (n^3 / 3 flops), measured
-    once per process (median of 3 factorizations of a ``DENSE_PROBE`` x
-    ``DENSE_PROBE`` SPD matrix with the BLAS threads then in effect) and
-    cached.
+def parallel_speedup(threads, serial):
+    """Amdahl's law: the speed-up of ``threads`` threads on work whose
+    fraction ``serial`` does not run in parallel.
+
+    Examples
+    --------
+    >>> from bcd.core.calibration import parallel_speedup
+    >>> parallel_speedup(1, 0.1), round(parallel_speedup(16, 0.1), 2)
+    (1.0, 6.4)
+    """
+    threads = max(1, int(threads))
+    return threads / (1.0 + serial * (threads - 1))
+
+
+def dense_rate(threads=1):
+    """Flop/s of the dense Cholesky factorization (n^3 / 3 flops) on
+    ``threads`` BLAS threads: the rate of one thread, measured once per
+    process (median of 3 factorizations of a ``DENSE_PROBE`` x
+    ``DENSE_PROBE`` SPD matrix with one BLAS thread) and cached, times
+    :func:`parallel_speedup` with the serial fraction ``DENSE_SERIAL``.
 
     Examples
     --------
@@ -94,60 +127,43 @@ def dense_rate():
             def factor():
                 work[...] = A
                 cholesky(work)
-            factor()                       # warm up (page faults, BLAS threads)
-            seconds = _median_time(factor, 3)
+            with _resources.blas_threads(1):
+                seconds = seconds_of(factor, 3)
             _dense_rate = (n ** 3 / 3.0) / max(seconds, 1e-9)
-        return _dense_rate
+        rate = _dense_rate
+    return rate * parallel_speedup(threads, DENSE_SERIAL)
 
 
 def entry_rate(evaluate, n_entries, repeats=3):
     """Entries/s of ``evaluate()``, which computes ``n_entries`` kernel
     entries: the median of ``repeats`` timings after one warm-up call."""
-    evaluate()
-    return n_entries / max(_median_time(evaluate, repeats), 1e-9)
+    return n_entries / max(seconds_of(evaluate, repeats), 1e-9)
 
 
-def predict(n, flop_rate, kernel_rate):
+def predict(n, flop_rate, kernel_rate, block_seconds=None, block_size=500):
     r"""Predicted seconds ``(dense, gbcd)`` for a kernel system of ``n``
-    points on a machine with the given dense factorization rate (flop/s)
-    and kernel-entry rate (entries/s).
+    points on a machine with the given dense factorization rate (flop/s,
+    on the threads the solve will use), kernel-entry rate (entries/s) and
+    seconds GBCD takes to choose a block of ``block_size`` coordinates.
 
     * dense: ``DENSE_PASSES`` n^2 kernel entries (K of the one block and
       the gradient recomputed by the final certificate) and a Cholesky
       factorization of n^3 / 3 flops at ``DENSE_SCALE`` times the probe's
       rate;
-    * GBCD: ``GBCD_PASSES`` n^2 kernel entries, the passes over the kernel
-      of its greedy blocks (the gradient update K[:, B] δ and the block
-      solves); its time is dominated by kernel evaluation.
+    * GBCD: n / ``BLOCK_YIELD`` blocks, each chosen in ``block_seconds``
+      and then updating the gradient by n x ``block_size`` kernel entries
+      (K[:, B] delta).  Without a block time, ``GBCD_PASSES`` n^2 kernel
+      entries (the model of a machine where kernel evaluation dominates).
 
-    The constants were measured on this project's 2-core machine (shared
-    with other builds, load average 12-16; one BLAS thread, two OpenMP
-    threads), Friedman1 (10 features), squared exponential kernel of
-    length-scale 2 and noise 0.05 (the data of ``experiments/gp_demo.py``),
-    the default tol 1e-4, medians of 3, one process::
-
-        OPENBLAS_NUM_THREADS=1 python -m asv_benches.gp_auto --n 2000 4000 6000 8000
-
-    Calibration: 9.14e9 flop/s (Cholesky of 768), 1.51e8 entries/s.
-
-    ====== ======= ======= ======= ======= =====================
-    n      dense   pred.   GBCD    pred.   GBCD entries / n^2
-    ====== ======= ======= ======= ======= =====================
-    2000   0.269   0.248   1.643   0.821   62
-    4000   1.682   1.768   6.068   3.285   57
-    6000   6.368   5.73    9.839   7.39    41
-    8000   11.33   13.30   11.28   13.14   27
-    ====== ======= ======= ======= ======= =====================
-
-    (seconds; predictions with the constants below).  The factorization
-    ran 1.34-1.78 times the probe's rate at these sizes (median 1.47):
-    ``DENSE_SCALE = 1.5``; the dense solve's n^2 term is 2 passes of kernel
-    entries (``DENSE_PASSES``).  GBCD's entries per n^2 fall with n (its
-    iterations grow more slowly than n), so one constant cannot match every
-    n: ``GBCD_PASSES = 31`` puts the predicted crossover where the measured
-    one was, at n = 8000 (where the two measured 11.33 s and 11.28 s); it
-    overpredicts GBCD's speed below the crossover (where the dense solve
-    wins by 1.5-6x, so the choice is unchanged) and underpredicts it above.
+    The choice of a block does not grow with n, the update does: the
+    choice dominates small systems and the update large ones.  Measured
+    on Friedman1 (10 features, squared exponential kernel of length-scale
+    2, noise 0.05, the data of ``experiments/gp_demo.py``, tol 1e-4), GBCD
+    took 22, 74, 170, 375 and 808 blocks at n = 2000, 5000, 10,000, 20,000
+    and 40,000 (n / blocks from 91 to 50): ``BLOCK_YIELD = 55``.  Harder
+    systems (smaller noise, longer length-scales) take more blocks.  On
+    16 threads of a 16-core Xeon (AVX-512), the predictions were within
+    1.6x of the measured times.
 
     Examples
     --------
@@ -155,22 +171,27 @@ def predict(n, flop_rate, kernel_rate):
     >>> dense, gbcd = predict(1000, flop_rate=1e10, kernel_rate=1e8)
     >>> round(dense, 4), round(gbcd, 4)
     (0.0422, 0.31)
+    >>> dense, gbcd = predict(10000, 3e11, 3e9, block_seconds=0.01)
+    >>> round(dense, 3), round(gbcd, 3)
+    (0.747, 2.333)
     """
     n = float(n)
     dense = DENSE_PASSES * n * n / kernel_rate + n ** 3 / 3.0 / (DENSE_SCALE * flop_rate)
-    gbcd = GBCD_PASSES * n * n / kernel_rate
+    if block_seconds is None:
+        gbcd = GBCD_PASSES * n * n / kernel_rate
+    else:
+        gbcd = n / BLOCK_YIELD * (block_seconds + n * min(block_size, n) / kernel_rate)
     return dense, gbcd
 
 
-def decide(n, flop_rate, kernel_rate, memory):
+def decide(n, flop_rate, kernel_rate, memory, block_seconds=None, block_size=500):
     """The choice for ``n`` points given the calibration figures and the
     available memory in bytes (None: unknown, no limit): a dict with
     ``choice`` ("dense" unless GBCD is predicted ``GBCD_MARGIN`` times
     faster or the dense matrices do not fit, else "gbcd"), the predicted
-    seconds ``dense_s`` and
-    ``gbcd_s``, ``dense_bytes``, ``memory_limit`` (bytes allowed for the
-    dense solve, or None) and the rates used.  Deterministic: the same
-    figures give the same choice.
+    seconds ``dense_s`` and ``gbcd_s``, ``dense_bytes``, ``memory_limit``
+    (bytes allowed for the dense solve, or None) and the figures used.
+    Deterministic: the same figures give the same choice.
 
     Examples
     --------
@@ -180,18 +201,38 @@ def decide(n, flop_rate, kernel_rate, memory):
     >>> decide(1000, 1e10, 1e8, memory=10**6)["choice"]    # 16 MB do not fit
     'gbcd'
     """
-    dense_s, gbcd_s = predict(n, flop_rate, kernel_rate)
+    dense_s, gbcd_s = predict(n, flop_rate, kernel_rate, block_seconds, block_size)
     dense_bytes = DENSE_BYTES * float(n) ** 2
     limit = None if memory is None else MEMORY_FRACTION * float(memory)
     fits = limit is None or dense_bytes <= limit
     choice = "dense" if fits and dense_s <= GBCD_MARGIN * gbcd_s else "gbcd"
     return dict(choice=choice, dense_s=dense_s, gbcd_s=gbcd_s, dense_bytes=dense_bytes,
-                memory_limit=limit, flop_rate=flop_rate, entry_rate=kernel_rate)
+                memory_limit=limit, flop_rate=flop_rate, entry_rate=kernel_rate,
+                block_seconds=block_seconds)
+
+
+def blas_thread_count():
+    """The threads of the BLAS library in effect (threadpoolctl), else the
+    usable cores."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:          # pragma: no cover - threadpoolctl is optional
+        return _resources.usable_cores()
+    counts = [int(info.get("num_threads") or 1) for info in threadpool_info()
+              if info.get("user_api") == "blas"]
+    return max(counts) if counts else 1
 
 
 def kernel_choice(problem):
     """:func:`decide` for a kernel-system problem, from this machine's
-    calibration: :func:`dense_rate`, ``problem.kernel_entry_rate()`` and
+    calibration: :func:`dense_rate` on the BLAS threads in effect,
+    ``problem.kernel_entry_rate()``, ``problem.block_seconds(...)`` for
+    the default block of rule "gbcd", and
     :func:`bcd._resources.available_memory`."""
-    rate = problem.kernel_entry_rate()
-    return decide(problem.n_coordinates, dense_rate(), rate, _resources.available_memory())
+    from .rules import RULES
+    spec = RULES["gbcd"]
+    k = spec.default_block_size(problem.n_coordinates)
+    candidates = next(o.default for o in spec.options if o.name == "mi_candidates")
+    return decide(problem.n_coordinates, dense_rate(blas_thread_count()),
+                  problem.kernel_entry_rate(), _resources.available_memory(),
+                  problem.block_seconds(k, candidates), k)

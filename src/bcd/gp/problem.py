@@ -15,10 +15,14 @@ from .kernels import Kernel, _check_inputs
 
 #: kernel-entry rates measured in this process, by (kernel kind, dimension, threads)
 _ENTRY_RATES = {}
+_BLOCK_SECONDS = {}
 _ENTRY_LOCK = threading.Lock()
 
 #: the points of the block timed by :meth:`GaussianProcess.kernel_entry_rate`
 ENTRY_PROBE = 1000
+
+#: the points on which :meth:`GaussianProcess.block_seconds` chooses a block
+SELECT_PROBE = 2000
 
 #: smallest noise variance accepted, relative to the signal variance k(x, x)
 MIN_RELATIVE_NOISE = 1e-8
@@ -173,6 +177,40 @@ class GaussianProcess(Problem):
                 rate = calibration.entry_rate(ev.matrix, m * m)
                 _ENTRY_RATES[key] = rate
         return rate
+
+    def block_seconds(self, block_size, candidates):
+        """Seconds GBCD takes to choose one block of ``block_size``
+        coordinates with ``candidates`` candidates per added coordinate
+        (rule "gbcd"), with this problem's kernel and threads: one block
+        chosen on at most ``SELECT_PROBE`` of the points, timed once per
+        process for each kernel kind, input dimension, thread count, block
+        size and candidate count, and cached.  The choice evaluates rows of
+        K against the block only, so its time does not grow with n.
+
+        Examples
+        --------
+        >>> import numpy as np, bcd
+        >>> X = np.random.default_rng(0).uniform(size=(300, 3))
+        >>> problem = bcd.GaussianProcess(X, X[:, 0], bcd.gp.SquaredExponential(1.0), 0.1)
+        >>> problem.block_seconds(50, 20) > 0
+        True
+        """
+        from ..core import assemble
+        kind = re.sub(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", "#", repr(self.kernel))
+        block_size = int(min(block_size, self.n_coordinates))
+        key = (kind, self.X.shape[1], self.n_threads, block_size, int(candidates))
+        with _ENTRY_LOCK:
+            seconds = _BLOCK_SECONDS.get(key)
+            if seconds is None:
+                m = min(self.n_coordinates, max(SELECT_PROBE, 4 * block_size))
+                sub = GaussianProcess(self.X[:m], self.y[:m], self.kernel, self.noise,
+                                      n_threads=self.n_threads)
+                parts = assemble(sub, "gbcd", "variable", "exact", block_size,
+                                 np.random.RandomState(0), None, mi_candidates=int(candidates))
+                seconds = calibration.seconds_of(lambda: parts.selector.draw(parts.state, 1),
+                                                 repeats=1)
+                _BLOCK_SECONDS[key] = seconds
+        return seconds
 
     def kernel_matrix(self):
         """The dense kernel matrix K (n x n, Fortran-ordered, a new array).
