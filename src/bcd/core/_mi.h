@@ -96,23 +96,38 @@ BCD_MI_CLONES double bcd_mi_dot(const double *a, const double *b, ptrdiff_t n)
 }
 
 /* out[a] = (W h)_a for a0 <= a < a1: h is read in whole chunks, zero past
-   the rows of W in use */
+   the rows of W in use.  Row a sums its pieces panel by panel into C
+   partial sums; rows a, a + 1, a + 2, a + 3 (a a multiple of 4, so they
+   meet the same panels) go together, so that each piece of h is loaded
+   once for four rows and the rows stream through each panel, by the same
+   operations per row as one row alone. */
 BCD_MI_CLONES void bcd_mi_lower_mv(const double *W, ptrdiff_t k, const double *h,
                                    ptrdiff_t a0, ptrdiff_t a1, double *out)
 {
-    double p[BCD_MI_C];
-    ptrdiff_t a, q;
-    int u;
-    const double *row;
-    for (a = a0; a < a1; a++) {
-        for (u = 0; u < BCD_MI_C; u++)
-            p[u] = 0.0;
+    double p[4][BCD_MI_C];
+    ptrdiff_t a = a0, q;
+    int u, r, m;
+    const double *row, *hq;
+    while (a < a1) {
+        m = (a % 4 == 0 && a + 4 <= a1) ? 4 : 1;
+        for (r = 0; r < m; r++)
+            for (u = 0; u < BCD_MI_C; u++)
+                p[r][u] = 0.0;
         for (q = 0; q <= a / BCD_MI_C; q++) {
             row = W + bcd_mi_panel(k, q) + (a - q * BCD_MI_C) * BCD_MI_C;
-            for (u = 0; u < BCD_MI_C; u++)
-                p[u] += row[u] * h[q * BCD_MI_C + u];
+            hq = h + q * BCD_MI_C;
+            if (m == 4) {
+                for (r = 0; r < 4; r++)
+                    for (u = 0; u < BCD_MI_C; u++)
+                        p[r][u] += row[r * BCD_MI_C + u] * hq[u];
+            } else {
+                for (u = 0; u < BCD_MI_C; u++)
+                    p[0][u] += row[u] * hq[u];
+            }
         }
-        out[a] = bcd_mi_total(p);
+        for (r = 0; r < m; r++)
+            out[a + r] = bcd_mi_total(p[r]);
+        a += m;
     }
 }
 
