@@ -36,6 +36,26 @@ cdef double lambda_max(CyBlockWork w, const double* H, Py_ssize_t n) noexcept no
     return w.vals[0]
 
 
+cdef bint cholesky_solve_in_place(double* H, double* b, Py_ssize_t n) noexcept nogil:
+    """Overwrite b with H^{-1} b through the Cholesky factor of H, factored
+    in place (H is destroyed); False, with b unchanged, if H is not
+    numerically positive definite.  The result is bitwise that of
+    :func:`spd_solve`'s Cholesky path, without its copy of H: for callers
+    that can form H again when it fails."""
+    cdef int n_ = <int>n, info = 0, one = 1
+    cdef char uplo = b'U'
+    if n == 1:
+        if H[0] > 0.0:
+            b[0] /= H[0]
+            return True
+        return False
+    dpotrf(&uplo, &n_, H, &n_, &info)
+    if info != 0:
+        return False
+    dpotrs(&uplo, &n_, &one, H, &n_, b, &n_, &info)
+    return info == 0
+
+
 cdef int spd_solve(CyBlockWork w, const double* H, double* b, Py_ssize_t n) noexcept nogil:
     """Overwrite b with H^+ b for a symmetric positive semi-definite H.
 

@@ -2,7 +2,8 @@
 import numpy as np
 from libc.math cimport fabs, fmax, fmin, sqrt, isfinite, INFINITY
 
-from bcd.core._linalg cimport CyBlockWork, chol_append, chol_remove, chol_solve, spd_solve
+from bcd.core._linalg cimport (CyBlockWork, chol_append, chol_remove, chol_solve,
+                               cholesky_solve_in_place, spd_solve)
 from bcd.core._problem cimport CyProblem
 
 # Armijo constant and backtracking limit of the line searches; the Python
@@ -269,12 +270,22 @@ cdef class CyNewtonUpdate(CyUpdate):
         cdef const double* gb = block.grad
         cdef Py_ssize_t a
         cdef double gd = 0.0
-        cdef bint ok = prob.block_hessian(blk, nb, &self.H[0])
-        if not ok:
-            ok = prob.block_hessian_bound(blk, nb, &self.H[0])
+        cdef bint exact = prob.block_hessian(blk, nb, &self.H[0])
+        cdef bint ok = exact or prob.block_hessian_bound(blk, nb, &self.H[0])
+        cdef bint solved = False
         for a in range(nb):
             self.d[a] = -gb[a]
-        if ok and spd_solve(self.bw, &self.H[0], &self.d[0], nb) >= 0:
+        if ok:
+            # the Cholesky factor in place (no copy of a large H); where H is
+            # not positive definite, H again and the pseudo-inverse
+            solved = cholesky_solve_in_place(&self.H[0], &self.d[0], nb)
+            if not solved:
+                if exact:
+                    prob.block_hessian(blk, nb, &self.H[0])
+                else:
+                    prob.block_hessian_bound(blk, nb, &self.H[0])
+                solved = spd_solve(self.bw, &self.H[0], &self.d[0], nb) >= 0
+        if solved:
             for a in range(nb):
                 gd += gb[a] * self.d[a]
         if not gd < 0.0:
