@@ -101,10 +101,6 @@ EXCLUDED = [
      "wrong Gram matrix is detected; bcd does not use a given Gram matrix"),
     ("coordinate_descent", "test_lassoCV_does_not_set_precompute", "monkeypatches the Lasso "
      "class inside scikit-learn's private _coordinate_descent module"),
-    ("label_propagation", "test_label_propagation_build_graph_normalized", "calls the "
-     "private _build_graph and asserts scikit-learn's row-normalized directed graph; bcd "
-     "propagates on the symmetrized graph (its _build_graph returns that graph's "
-     "transition matrix)"),
     ("label_propagation", "test_convergence_warning", "asserts that scikit-learn's "
      "fixed-point iteration has not converged after one iteration; bcd solves the "
      "one-unknown problem exactly"),

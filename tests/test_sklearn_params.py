@@ -211,3 +211,44 @@ def test_lazy_random_state_gives_the_random_state_stream():
         seed_words(lazy), seed_words(real)
         np.testing.assert_array_equal(lazy.permutation(9), real.permutation(9))
         assert seed_words(lazy) == seed_words(real)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_label_propagation_build_graph_is_sklearns_transition_matrix(kind):
+    # a non-symmetric callable kernel: scikit-learn's private _build_graph
+    # scales the rows of kernel(X, X) to sum to 1; bcd's returns the same
+    import sklearn.semi_supervised as sk_semi
+    X = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 3.0], [0.0, 2.0]])
+    y = [0, 1, -1, -1]
+    A = np.array([[1.0, 1.0, 0.0, 2.0], [2.0, 1.0, 1.0, 0.0],
+                  [0.0, 1.0, 3.0, 1.0], [1.0, 0.0, 0.5, 0.0]])
+
+    def kernel(a, b):
+        if a.shape[0] != A.shape[0] or b.shape[0] != A.shape[0]:
+            return np.ones((b.shape[0], a.shape[0])).T
+        return sp.csr_matrix(A) if kind == "sparse" else A.copy()
+
+    ours = LabelPropagation(kernel=kernel).fit(X, y)._build_graph()
+    theirs = sk_semi.LabelPropagation(kernel=kernel).fit(X, y)._build_graph()
+    assert sp.issparse(ours) == sp.issparse(theirs)
+    dense = lambda M: M.toarray() if sp.issparse(M) else M  # noqa: E731
+    np.testing.assert_allclose(dense(ours), dense(theirs), rtol=1e-14)
+    np.testing.assert_allclose(dense(ours).sum(axis=1), 1.0)
+
+
+def test_label_propagation_rbf_closed_form_with_build_graph():
+    # the harmonic solution satisfies f_U = T_UU f_U + T_UL y_L with the rbf
+    # transition matrix (diagonal included), dense as in scikit-learn
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    y[::3] = -1
+    model = LabelPropagation(gamma=0.3, tol=1e-12).fit(X, y)
+    T = model._build_graph()
+    assert isinstance(T, np.ndarray)
+    np.testing.assert_allclose(np.diag(T), 1.0 / np.exp(-0.3 * ((X[:, None] - X[None]) ** 2)
+                                                       .sum(-1)).sum(axis=1))
+    U, L = np.flatnonzero(y == -1), np.flatnonzero(y != -1)
+    Y = np.eye(2)[y[L]]
+    F_U = np.linalg.solve(np.eye(U.size) - T[np.ix_(U, U)], T[np.ix_(U, L)] @ Y)
+    np.testing.assert_allclose(model.label_distributions_[U], F_U, atol=1e-8)

@@ -271,21 +271,45 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         return self
 
     def _build_graph(self):
-        """The transition matrix of the fitted graph, ``D^{-1} W`` (rows
-        summing to 1; isolated nodes keep a zero row), with the graph's
-        format (CSR).  The harmonic solution satisfies ``f_U = T_UU f_U +
-        T_UL y_L`` with this ``T``, the closed form of Zhu et al. that
-        scikit-learn's tests use.
+        """scikit-learn's transition matrix of the fitted kernel: the kernel
+        matrix ``K`` of the training points with its rows scaled to sum to 1,
+        ``T = D^{-1} K`` (rows summing to 0 stay 0).
+
+        ``K`` is ``kernel(X_, X_)`` for a callable kernel (dense or sparse
+        as it returns it), the Gaussian affinities ``exp(-gamma |x_i -
+        x_j|^2)`` with their unit diagonal for ``"rbf"`` (dense), and the
+        directed ``n_neighbors``-nearest-neighbour connectivity graph
+        (itself excluded) for ``"knn"`` (CSR), as in scikit-learn, whose
+        tests use it.  When ``K`` is symmetric (``"rbf"``, symmetric
+        callables) the harmonic solution computed by :meth:`fit` satisfies
+        the closed form of Zhu et al., ``f_U = T_UU f_U + T_UL y_L``, with
+        this ``T`` (the diagonal of ``K`` cancels from both sides).  For a
+        non-symmetric ``K`` (``"knn"``, some callables) :meth:`fit`
+        propagates on the symmetrized graph ``(K + K^T) / 2`` instead, whose
+        transition matrix differs from this one.
 
         Returns
         -------
-        scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_samples)
         """
         check_is_fitted(self)
-        W = self._graph(self.X_)
-        degree = np.asarray(W.sum(axis=1)).ravel()
-        scale = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
-        return sp.csr_matrix(sp.diags(scale) @ W)
+        X = self.X_
+        if callable(self._fit_kernel):
+            K = self._fit_kernel(X, X)
+            K = sp.csr_matrix(K, dtype=np.float64) if sp.issparse(K) \
+                else np.array(K, dtype=np.float64)
+        elif self._fit_kernel == "knn":
+            K = NearestNeighbors(n_neighbors=self._fit_n_neighbors,
+                                 n_jobs=self.n_jobs).fit(X).kneighbors_graph(mode="connectivity")
+            K = sp.csr_matrix(K, dtype=np.float64)
+        else:
+            K = euclidean_distances(X, squared=True)
+            np.exp(-self._fit_gamma * K, out=K)
+        degree = np.asarray(K.sum(axis=1), dtype=np.float64).ravel()
+        scale = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree != 0)
+        if sp.issparse(K):
+            return sp.csr_matrix(sp.diags(scale) @ K)
+        return K * scale[:, None]
 
     def _graph(self, X):
         """The symmetric weights W (CSR, float64, zero diagonal, largest weight 1)."""
