@@ -423,7 +423,13 @@ def dense_coef(coef):
     return coef.toarray() if sp.issparse(coef) else np.asarray(coef)
 
 
-def check_fit_params(estimator, params):
+def routing_enabled():
+    """Whether scikit-learn's metadata routing is enabled."""
+    from sklearn import get_config
+    return bool(get_config().get("enable_metadata_routing", False))
+
+
+def check_fit_params(estimator, params, method="fit"):
     """``groups`` from the extra arguments of a CV estimator's ``fit``, as
     scikit-learn allows them: only with metadata routing enabled
     (``sklearn.set_config(enable_metadata_routing=True)``)."""
@@ -431,7 +437,7 @@ def check_fit_params(estimator, params):
         return None
     from sklearn import get_config
     if not get_config().get("enable_metadata_routing", False):
-        raise ValueError(f"Passing extra keyword arguments to {type(estimator).__name__}.fit "
+        raise ValueError(f"Passing extra keyword arguments to {type(estimator).__name__}.{method} "
                          f"is only supported if enable_metadata_routing=True, which you can "
                          f"set using `sklearn.set_config`. Got {sorted(params)}.")
     params = dict(params)

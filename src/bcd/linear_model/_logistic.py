@@ -69,6 +69,18 @@ class LogisticDesign:
     far less correlated with the intercept column."""
 
     def __init__(self, X, y_idx, n_classes, sample_weight, fit_intercept):
+        y_idx = np.asarray(y_idx)
+        missing = np.setdiff1d(np.arange(int(n_classes)), y_idx)
+        if missing.size:
+            # classes without a sample here (a cross-validation fold): one row
+            # of zeros of weight 0 per absent class, so that the problem has
+            # every class while its loss is that of the given rows
+            zeros = np.zeros((missing.size, X.shape[1]), dtype=X.dtype)
+            X = sp.vstack([X, sp.csr_matrix(zeros)], format=X.format) if sp.issparse(X) \
+                else np.vstack([X, zeros])
+            weights = np.ones(y_idx.size) if sample_weight is None else sample_weight
+            sample_weight = np.r_[weights, np.zeros(missing.size)]
+            y_idx = np.r_[y_idx, missing]
         self.n_samples, self.n_features = X.shape
         self.n_classes = int(n_classes)
         self.multinomial = self.n_classes > 2
@@ -156,9 +168,22 @@ class LogisticDesign:
     def fit(self, record, l1, l2, tol, max_iter, x0=None):
         """Solve at the weights ``l1``, ``l2``: ``(coef, intercept, result)``."""
         problem = self.problem(l1, l2)
-        result = record.solve(problem, x0, max_iter, self.kkt_tol(tol))
+        result = record.solve(problem, x0, max_iter, self.solve_tol(record, problem, tol, l2))
         coef, intercept = self.model(result.x, centre_coef=(l1 == 0 and l2 == 0))
         return coef, intercept, result
+
+    def solve_tol(self, record, problem, tol, l2):
+        """The tolerance of :func:`bcd.solve` for the estimator's ``tol``:
+        the KKT tolerance ``t`` of :meth:`kkt_tol`, or, where the problem is
+        solved through its dual (whose test is the duality gap), the gap
+        ``t^2 / (2 l2)``.  A gradient of norm ``t`` bounds the distance to
+        the optimum by ``t / l2`` (the ridge makes the objective
+        ``l2``-strongly convex), and so does that gap: both tests promise
+        the same accuracy of the coefficients."""
+        t = self.kkt_tol(tol)
+        if l2 > 0 and record.dual(problem):
+            return t * t / (2.0 * float(l2))
+        return t
 
 
 class LinearClassifierMixin(ClassifierMixin, LinearPredictorMixin):
@@ -231,6 +256,28 @@ class LogisticClassifierMixin(LinearClassifierMixin):
             p = expit(scores)
             return np.column_stack([1.0 - p, p])
         return softmax(scores, axis=1)
+
+    def _predict_proba_lr(self, X):
+        """One-vs-rest probabilities, as scikit-learn's linear classifiers
+        compute them: the logistic function of each class's score,
+        normalized to sum to 1 (for two classes: that of the one score).
+        Not the model's probabilities for more than two classes (those are
+        :meth:`predict_proba`'s softmax); kept for code that calls
+        scikit-learn's private method.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        p = expit(self.decision_function(X))
+        if p.ndim == 1:
+            return np.column_stack([1.0 - p, p])
+        return p / p.sum(axis=1, keepdims=True)
 
     def predict_log_proba(self, X):
         """Logarithms of the class probabilities.

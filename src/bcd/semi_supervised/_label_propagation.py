@@ -131,10 +131,13 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
     renormalized to remove its rounding.  A solve that stops before ``tol``
     is reached raises a :class:`sklearn.exceptions.ConvergenceWarning`.
 
-    The graphs differ from those of scikit-learn's ``LabelPropagation``,
-    which propagates along the directed k-nearest-neighbour graph
-    normalized by columns; on well separated data both give the same
-    labels.
+    The graphs differ from those of scikit-learn's ``LabelPropagation``
+    where the kernel matrix ``K`` is not symmetric: scikit-learn propagates
+    along ``K`` with its rows scaled to sum 1 (for ``"knn"``: the directed
+    nearest-neighbour graph, each point counted among its own
+    ``n_neighbors``), bcd along the symmetrized graph; on well separated
+    data both give the same labels.  For a symmetric ``K`` (``"rbf"``) the
+    harmonic solutions are the same.
 
     :meth:`predict_proba` weighs the training points' distributions as
     scikit-learn does: the mean over the ``n_neighbors`` nearest training
