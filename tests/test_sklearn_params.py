@@ -70,7 +70,11 @@ def test_c_inf_is_unpenalized_and_penalty_is_deprecated():
                                     "liblinear", "sag", "saga"])
 def test_every_solver_name_reaches_the_same_model(solver):
     X, y = _classification(seed=2)
-    ref = LogisticRegression(C=0.5, tol=1e-10).fit(X, y)
+    if solver == "liblinear":
+        # liblinear's model penalizes the intercept: scikit-learn's liblinear
+        ref = sk.LogisticRegression(C=0.5, solver=solver, tol=1e-10, max_iter=100000).fit(X, y)
+    else:
+        ref = LogisticRegression(C=0.5, tol=1e-10).fit(X, y)
     ours = LogisticRegression(C=0.5, solver=solver, tol=1e-10, max_iter=100000,
                               random_state=3).fit(X, y)
     np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-5)
@@ -394,11 +398,41 @@ def test_liblinear_dual_reaches_the_accuracy_of_tol():
     X = rng.randn(50, 5)
     y = np.sign(X @ (5 * rng.randn(5)))
     exact = sk.LogisticRegression(fit_intercept=False, tol=1e-12, max_iter=10000).fit(X, y)
-    for tol, err in ((1e-4, 1e-3), (1e-8, 1e-6)):
-        ours = LogisticRegression(solver="liblinear", fit_intercept=False, tol=tol).fit(X, y)
-        np.testing.assert_allclose(ours.coef_, exact.coef_, atol=err)
+    for dual in (True, False):
+        for tol, err in ((1e-4, 1e-3), (1e-8, 1e-6)):
+            ours = LogisticRegression(solver="liblinear", dual=dual, fit_intercept=False,
+                                      tol=tol).fit(X, y)
+            np.testing.assert_allclose(ours.coef_, exact.coef_, atol=err)
     single = LogisticRegression(C=1.0, fit_intercept=False, solver="liblinear").fit(X, y)
     cv = LogisticRegressionCV(Cs=[1.0], l1_ratios=(0.0,), fit_intercept=False, cv=3,
                               solver="liblinear", scoring="neg_log_loss",
                               use_legacy_attributes=False).fit(X, y)
     np.testing.assert_array_equal(cv.coef_, single.coef_)
+
+
+@pytest.mark.parametrize("scaling", [1.0, 1e4])
+@pytest.mark.parametrize("l1_ratio", [0.0, 1.0])
+def test_liblinear_penalizes_the_intercept_as_sklearn(scaling, l1_ratio):
+    # liblinear's model: the intercept is a synthetic feature of value
+    # intercept_scaling, penalized like the coefficients
+    rng = np.random.RandomState(42)
+    X = np.concatenate((rng.randn(100, 2) + [1, 1], rng.randn(100, 2)))
+    y = np.array([1] * 100 + [-1] * 100)
+    kw = dict(C=0.05, tol=1e-10, intercept_scaling=scaling, solver="liblinear",
+              l1_ratio=l1_ratio, max_iter=10000)
+    ours = LogisticRegression(**kw).fit(X, y)
+    theirs = sk.LogisticRegression(**kw).fit(X, y)
+    # scikit-learn's liblinear meets its tol less closely on the badly scaled
+    # column of 1e4
+    atol = 2e-5 if scaling == 1.0 else 1e-4
+    np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=atol)
+    np.testing.assert_allclose(ours.intercept_, theirs.intercept_, atol=atol)
+    # the same as a penalized column of value `scaling` without intercept
+    A = np.c_[X, np.full(200, scaling)]
+    column = LogisticRegression(C=0.05, tol=1e-10, fit_intercept=False, l1_ratio=l1_ratio,
+                                max_iter=10000).fit(A, y)
+    np.testing.assert_allclose(ours.coef_, column.coef_[:, :2], atol=1e-7)
+    np.testing.assert_allclose(ours.intercept_, scaling * column.coef_[:, 2], atol=1e-7 * scaling)
+    if l1_ratio == 0 and scaling == 1.0:
+        free = LogisticRegression(C=0.05, tol=1e-10).fit(X, y)
+        assert abs(free.intercept_[0] - ours.intercept_[0]) > 1e-3   # it is penalized

@@ -42,8 +42,11 @@ METHODS = {
     "lbfgs": {"formulation": "newton"},
     "newton-cg": {"formulation": "newton"},
     "newton-cholesky": {"formulation": "newton"},
-    # liblinear's L2 solvers are dual coordinate ascent
+    # liblinear: dual coordinate ascent for the L2 dual (dual=True); its
+    # primal solvers (dual=False) are Newton methods (trust-region Newton for
+    # L2, newGLMNET for L1)
     "liblinear": {"formulation": "dual"},
+    "liblinear-primal": {"formulation": "newton"},
     # stochastic average gradients: primal coordinate descent in random
     # order, one coordinate at a time
     "sag": {"formulation": "primal", "rule": "random", "block_size": 1},
@@ -349,6 +352,17 @@ class SolveRecord:
         reached = (" Objective did not converge. You might want to increase the number of "
                    "iterations. The max_iter was reached which means the coef_ did not "
                    "converge." if result.status == "max_iter" else "")
+        if result.status == "max_iter":
+            # the words of scikit-learn's solver where bcd ran the same kind
+            # of method: liblinear's dual coordinate ascent, Newton steps
+            formulation = result.options.get("formulation")
+            if self.method in ("liblinear", "liblinear-primal") and formulation in (
+                    "dual", "newton"):
+                reached += (" Liblinear failed to converge, increase the number of "
+                            "iterations.")
+            elif formulation == "newton":
+                reached += (f" Newton solver did not converge after {int(result.n_iter)} "
+                            f"iterations.")
         warnings.warn(f"{self.name}: {what} did not converge ({result.status}: "
                       f"{result.message}).{reached}  Increase max_iter, loosen tol or scale "
                       f"the data.", ConvergenceWarning, stacklevel=3)

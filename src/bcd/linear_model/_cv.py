@@ -27,6 +27,7 @@ from ._base import (BCDEstimator, LinearPredictorMixin, SolveRecord, SparseCoefM
                     validate_data, verbose_options)
 from ._coordinate_descent import LeastSquaresDesign, least_squares_strengths
 from ._logistic import (PENALTIES, SOLVERS, LogisticClassifierMixin, LogisticDesign,
+                        liblinear_bias,
                         LogisticRegression, logistic_method, logistic_strengths,
                         validate_classification)
 
@@ -540,7 +541,8 @@ def _logistic_fold(estimator, X, y, y_idx, classes, sw, train, test, Cs, penalty
     # a training fold without some class is fitted with every class, as in
     # scikit-learn: the penalty keeps the model of the absent class finite
     design = LogisticDesign(_rows(X, train), y_idx[train], classes.size,
-                            None if sw is None else sw[train], estimator.fit_intercept)
+                            None if sw is None else sw[train], estimator.fit_intercept,
+                            liblinear_bias(estimator))
     X_test, y_test = _rows(X, test), y[test]
     n_dof = X.shape[1] + int(estimator.fit_intercept)
     paths = np.zeros((Cs.size, len(l1_ratios), design.width, n_dof))
@@ -670,8 +672,9 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
         Refit on all the data at the best (C, l1_ratio); without, the model
         is the mean of the folds' models at each fold's best pair.
     intercept_scaling : float, default=1.0
-        Accepted for compatibility; has no effect (the intercept is never
-        penalized).
+        With ``solver="liblinear"``: the value of the penalized synthetic
+        feature that carries the intercept, as in :class:`LogisticRegression`;
+        no effect with the other solvers.
     random_state : int, RandomState instance or None, default=None
         Seed of the random coordinate orders.
     use_legacy_attributes : bool, default="warn"
@@ -901,7 +904,8 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
             j, k = np.unravel_index(np.argmax(total), total.shape)
             C, l1_ratio = float(Cs[j]), ratios[k]
             start = paths[:, j, k].mean(axis=0)      # (width, dof)
-            design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept)
+            design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept,
+                                    liblinear_bias(self))
             x0 = design.start(start[:, :n_features],
                               start[:, -1] if self.fit_intercept else np.zeros(width))
             if self.solver == "liblinear":
