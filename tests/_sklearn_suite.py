@@ -80,8 +80,6 @@ EXCLUDED = [
     # private API and scikit-learn's experimental callbacks
     ("logistic", "test_logistic_cv_multinomial_score", "calls the private "
      "_log_reg_scoring_path with the estimator's parameters"),
-    ("logistic", "test_logreg_predict_proba_multinomial", "calls the private "
-     "_predict_proba_lr"),
     ("logistic", "test_logistic_regression_callback", "scikit-learn 1.9's experimental "
      "callback API (set_callbacks)"),
     # behaviour of scikit-learn's algorithms

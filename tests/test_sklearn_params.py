@@ -436,3 +436,27 @@ def test_liblinear_penalizes_the_intercept_as_sklearn(scaling, l1_ratio):
     if l1_ratio == 0 and scaling == 1.0:
         free = LogisticRegression(C=0.05, tol=1e-10).fit(X, y)
         assert abs(free.intercept_[0] - ours.intercept_[0]) > 1e-3   # it is penalized
+
+
+def test_label_propagation_knn_counts_the_point_among_its_neighbours():
+    # scikit-learn's n_neighbors includes the point itself: its graph, and
+    # bcd's _build_graph, link each point to itself and n_neighbors - 1 others
+    import sklearn.semi_supervised as sk_semi
+    samples = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 3.0]])
+    labels = [0, 1, -1]
+    ours = LabelPropagation(kernel="knn", n_neighbors=2).fit(samples, labels)
+    theirs = sk_semi.LabelPropagation(kernel="knn", n_neighbors=2).fit(samples, labels)
+    # the third point's one other neighbour is the second: class 1
+    assert ours.transduction_[2] == theirs.transduction_[2] == 1
+    np.testing.assert_allclose(ours._build_graph().toarray(), theirs._build_graph().toarray())
+    rng = np.random.RandomState(3)
+    X = rng.standard_normal((40, 2))
+    y = np.where(X[:, 0] > 0, 1, 0)
+    y[5:] = -1
+    ours = LabelPropagation(kernel="knn", n_neighbors=5).fit(X, y)
+    theirs = sk_semi.LabelPropagation(kernel="knn", n_neighbors=5).fit(X, y)
+    np.testing.assert_allclose(ours._build_graph().toarray(), theirs._build_graph().toarray())
+    # n_neighbors = n_samples is allowed (every point), one more is not
+    LabelPropagation(kernel="knn", n_neighbors=40).fit(X, y)
+    with pytest.raises(ValueError, match="n_neighbors=41 must be at most"):
+        LabelPropagation(kernel="knn", n_neighbors=41).fit(X, y)
