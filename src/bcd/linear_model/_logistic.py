@@ -66,7 +66,12 @@ class LogisticDesign:
     are centered in the problem's copy of ``X``: with an unpenalized
     intercept, ``w.(x - m) + c`` is the model ``w.x + b`` with ``b = c -
     w.m``, so the optimum is the same, and the solver meets columns that are
-    far less correlated with the intercept column."""
+    far less correlated with the intercept column.
+
+    With ``intercept_scaling`` (liblinear's model) the intercept column has
+    that value and is penalized like the others, and nothing is centered
+    (centering would change the penalized problem).  Classes absent from
+    ``y_idx`` (a cross-validation fold) get a row of zeros of weight 0 each."""
 
     def __init__(self, X, y_idx, n_classes, sample_weight, fit_intercept,
                  intercept_scaling=None):
