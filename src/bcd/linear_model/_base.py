@@ -175,6 +175,19 @@ def solve_passes(problem, result):
     return -(-int(result.n_iter) * size // max(1, int(problem.n_coordinates)))
 
 
+def svc_design(X, fit_intercept, intercept_scaling):
+    """The problem's matrix: ``X`` (sparse stays sparse) with, when fitting
+    an intercept, a last column of value ``intercept_scaling``."""
+    A = design_matrix(X, 1, fit_intercept)
+    if fit_intercept and intercept_scaling != 1:
+        if sp.issparse(A):
+            # design_matrix's CSC matrix: the last column is the data's tail
+            A.data[A.indptr[-2]:A.indptr[-1]] = intercept_scaling
+        else:
+            A[:, -1] = intercept_scaling
+    return A
+
+
 def fit_deadline(max_time):
     """The ``time.perf_counter`` time at which a fit started now with
     ``max_time`` seconds must end (None or inf: no limit)."""

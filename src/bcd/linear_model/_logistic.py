@@ -26,7 +26,7 @@ from ..problems import Logistic, Multinomial
 from ._dask import fit_distributed, is_dask_array, map_rows
 from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
                     SparseCoefMixin, check_sample_weight, class_sample_weight, dense_coef,
-                    design_matrix, validate_data, verbose_options, weighted_sum)
+                    design_matrix, svc_design, validate_data, verbose_options, weighted_sum)
 
 PENALTIES = ("l2", "l1", "elasticnet")
 
@@ -99,7 +99,6 @@ class LogisticDesign:
                      and intercept_scaling is not None else None)
         self.offset = None
         if self.bias is not None:
-            from ._svm import svc_design
             self.A = svc_design(X, True, self.bias)
         else:
             self.A = design_matrix(X, 1, fit_intercept)
