@@ -91,13 +91,15 @@ fig.tight_layout()
 # -----------------------------
 # :class:`bcd.semi_supervised.LabelPropagation` takes the points and the
 # labels the scikit-learn way (``-1`` marks an unlabelled point), builds
-# its own k-nearest-neighbour graph (weight 1 between mutual neighbours,
-# 1/2 otherwise) and solves one problem per class.
+# its own k-nearest-neighbour graph (as in scikit-learn, a point counts
+# among its own ``n_neighbors``, so ``n_neighbors=11`` links each to its 10
+# nearest others; weight 1 between mutual neighbours, 1/2 otherwise) and
+# solves one problem per class.
 from bcd.semi_supervised import LabelPropagation
 
 y_partial = np.full(len(classes), -1)
 y_partial[known] = classes[known]
-model = LabelPropagation(kernel="knn", n_neighbors=10).fit(X, y_partial)
+model = LabelPropagation(kernel="knn", n_neighbors=11).fit(X, y_partial)
 agree = np.mean(model.transduction_ == np.where(predicted > 0, 1, 0))
 print(f"estimator: accuracy on the unlabelled points "
       f"{np.mean(model.transduction_[unknown] == classes[unknown]):.3f}; "

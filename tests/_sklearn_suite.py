@@ -59,8 +59,10 @@ MODULES = {
 #: they count as failures.
 EXCLUDED = [
     # scikit-learn's solvers refuse inputs that bcd fits
-    ("logistic", "test_large_sparse_matrix", "asserts that liblinear/sag/saga refuse sparse "
-     "matrices with 64-bit indices; bcd accepts them"),
+    ("logistic", "test_large_sparse_matrix[*-liblinear]", "asserts that liblinear refuses "
+     "sparse matrices with 64-bit indices; bcd accepts them"),
+    ("logistic", "test_large_sparse_matrix[*-sag]", "as above, for sag"),
+    ("logistic", "test_large_sparse_matrix[*-saga]", "as above, for saga"),
     ("logistic", "test_check_solver_option", "asserts that a scikit-learn solver refuses a "
      "penalty (lbfgs with L1, ...); bcd fits every penalty with every solver name"),
     ("logistic", "test_liblinear_multiclass_raises", "asserts that liblinear refuses more than "
@@ -71,21 +73,15 @@ EXCLUDED = [
      "fallback from newton-cholesky to lbfgs and its warning"),
     # exact wording of scikit-learn's own messages
     ("logistic", "test_max_iter[*-lbfgs-", "matches the ConvergenceWarning wording of "
-     "lbfgs (\"lbfgs failed to converge\")"),
-    ("logistic", "test_max_iter[*-liblinear-", "matches the ConvergenceWarning wording of "
-     "liblinear"),
+     "lbfgs (\"lbfgs failed to converge\"); bcd runs Newton steps for solver='lbfgs' and "
+     "says \"Newton solver did not converge\""),
     ("logistic", "test_max_iter[*-newton-cg-", "matches the ConvergenceWarning wording of "
-     "newton-cg"),
-    ("logistic", "test_max_iter[*-newton-cholesky-", "matches the ConvergenceWarning wording "
-     "of scikit-learn's Newton solver"),
+     "newton-cg; as above"),
     ("logistic", "test_dtype_match[*-liblinear]", "asserts that liblinear returns float64 "
      "coefficients for float32 data; bcd keeps the data's dtype"),
     # private API and scikit-learn's experimental callbacks
     ("logistic", "test_logistic_cv_multinomial_score", "calls the private "
      "_log_reg_scoring_path with the estimator's parameters"),
-    ("logistic", "test_logreg_predict_proba_multinomial", "calls the private "
-     "_predict_proba_lr"),
-    ("logistic", "test_get_default_scorer", "calls the private _get_scorer"),
     ("logistic", "test_logistic_regression_callback", "scikit-learn 1.9's experimental "
      "callback API (set_callbacks)"),
     # behaviour of scikit-learn's algorithms
@@ -95,16 +91,21 @@ EXCLUDED = [
     ("logistic", "test_warm_start[*-False-newton-cholesky]", "as above, for newton-cholesky"),
     ("coordinate_descent", "test_enet_copy_X_False_check_input_False", "asserts that X is "
      "overwritten with copy_X=False; bcd never modifies the caller's arrays"),
-    ("coordinate_descent", "test_overridden_gram_matrix", "asserts scikit-learn's warning "
-     "about a given Gram matrix; bcd does not use one (precompute is accepted, unused)"),
-    ("coordinate_descent", "test_elasticnet_precompute_incorrect_gram", "asserts that a "
-     "wrong Gram matrix is detected; bcd does not use a given Gram matrix"),
+    ("coordinate_descent", "test_warm_start$", "asserts that scikit-learn's cyclic coordinate "
+     "descent, 5 passes and then 5 warm-started ones, ends at the iterate of 10 passes, "
+     "neither converged; bcd's solver (working sets, extrapolation) takes other steps"),
+    ("coordinate_descent", "test_1d_multioutput_", "asserts that LassoCV/ElasticNetCV and "
+     "scikit-learn's MultiTaskLassoCV/MultiTaskElasticNetCV stop at the same iterate to 7 "
+     "decimals; theirs is 1.2e-4 from the optimum at tol=1e-4, bcd's 5.7e-5, so they "
+     "differ in the fifth decimal"),
+    ("coordinate_descent", "test_check_input_false$", "asserts that scikit-learn's Cython "
+     "kernel refuses a C-ordered X when check_input=False skips its conversion (it accepts "
+     "one when sample weights make a copy); bcd converts X whatever check_input"),
+    ("coordinate_descent", "test_enet_nonfinite_params", "matches scikit-learn's wording "
+     "(\"Coordinate descent iterations resulted in non-finite parameter values\"); bcd "
+     "raises a ValueError before iterating, saying that centering X overflows float64"),
     ("coordinate_descent", "test_lassoCV_does_not_set_precompute", "monkeypatches the Lasso "
      "class inside scikit-learn's private _coordinate_descent module"),
-    ("label_propagation", "test_label_propagation_build_graph_normalized", "calls the "
-     "private _build_graph and asserts scikit-learn's row-normalized directed graph; bcd "
-     "propagates on the symmetrized graph (its _build_graph returns that graph's "
-     "transition matrix)"),
     ("label_propagation", "test_convergence_warning", "asserts that scikit-learn's "
      "fixed-point iteration has not converged after one iteration; bcd solves the "
      "one-unknown problem exactly"),
@@ -211,10 +212,11 @@ def excluded(name):
 
 def matches(nodeid, pattern):
     """Whether ``nodeid`` starts with ``pattern``, where ``*`` in the pattern
-    stands for any text."""
+    stands for any text and a final ``$`` asks for the whole node id."""
     import re
-    regex = ".*".join(re.escape(piece) for piece in pattern.split("*"))
-    return re.match(regex, nodeid) is not None
+    exact = pattern.endswith("$")
+    regex = ".*".join(re.escape(piece) for piece in pattern.rstrip("$").split("*"))
+    return re.match(regex + ("$" if exact else ""), nodeid) is not None
 
 
 def run_module(name, timeout=1800, extra_args=()):

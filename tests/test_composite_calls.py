@@ -374,6 +374,9 @@ def test_lasso_cv_eps_above_one_is_named():
     rs = np.random.RandomState(0)
     with pytest.raises(ValueError, match="eps must be below 1"):
         LassoCV(eps=2).fit(rs.randn(30, 5), rs.randn(30))
+    # eps = 1, as in scikit-learn: the grid is alpha_max alone, with the zero model
+    model = LassoCV(eps=1, alphas=1, cv=2).fit(rs.randn(30, 5), rs.randn(30))
+    assert np.all(model.coef_ == 0)
 
 
 @pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))

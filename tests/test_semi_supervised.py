@@ -37,7 +37,10 @@ GAMMA = 20.0
 # ---------------------------------------------------------------- references
 
 def knn_weights(X, k):
-    """(G + G^T) / 2 of the brute-force k-nearest-neighbour graph (self excluded)."""
+    """(G + G^T) / 2 of the brute-force k-nearest-neighbour graph, each point
+    counted among its own k neighbours as in scikit-learn (G: its k - 1
+    nearest others)."""
+    k = k - 1
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
     D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=-1)
     np.fill_diagonal(D, np.inf)
@@ -412,7 +415,7 @@ BAD_INPUTS = {
                        "kernel"),
     "zero_neighbors": (lambda: LabelPropagation(kernel="knn", n_neighbors=0).fit(*_xy()),
                        ValueError, "n_neighbors"),
-    "too_many_neighbors": (lambda: LabelPropagation(kernel="knn", n_neighbors=30).fit(*_xy()),
+    "too_many_neighbors": (lambda: LabelPropagation(kernel="knn", n_neighbors=31).fit(*_xy()),
                            ValueError, "n_neighbors"),
     "float_neighbors": (lambda: LabelPropagation(kernel="knn", n_neighbors=2.5).fit(*_xy()),
                         TypeError, "n_neighbors"),

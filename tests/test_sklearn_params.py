@@ -70,7 +70,11 @@ def test_c_inf_is_unpenalized_and_penalty_is_deprecated():
                                     "liblinear", "sag", "saga"])
 def test_every_solver_name_reaches_the_same_model(solver):
     X, y = _classification(seed=2)
-    ref = LogisticRegression(C=0.5, tol=1e-10).fit(X, y)
+    if solver == "liblinear":
+        # liblinear's model penalizes the intercept: scikit-learn's liblinear
+        ref = sk.LogisticRegression(C=0.5, solver=solver, tol=1e-10, max_iter=100000).fit(X, y)
+    else:
+        ref = LogisticRegression(C=0.5, tol=1e-10).fit(X, y)
     ours = LogisticRegression(C=0.5, solver=solver, tol=1e-10, max_iter=100000,
                               random_state=3).fit(X, y)
     np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-5)
@@ -194,8 +198,10 @@ def test_callable_kernel_equals_the_rbf_graph():
     np.testing.assert_allclose(ours.label_distributions_, rbf.label_distributions_, atol=1e-8)
     np.testing.assert_allclose(ours.predict_proba(X[:5] + 0.1), rbf.predict_proba(X[:5] + 0.1),
                                atol=1e-8)
-    # the harmonic closed form on the graph's transition matrix
-    T = ours._build_graph().toarray()
+    # the harmonic closed form on the graph's transition matrix (dense, as
+    # the kernel returns it, with its unit diagonal, which cancels)
+    T = ours._build_graph()
+    assert isinstance(T, np.ndarray)
     u, lab = np.flatnonzero(y == -1), np.flatnonzero(y != -1)
     Y = np.eye(2)[y[lab]]
     F = np.linalg.solve(np.eye(u.size) - T[np.ix_(u, u)], T[np.ix_(u, lab)] @ Y)
@@ -211,3 +217,246 @@ def test_lazy_random_state_gives_the_random_state_stream():
         seed_words(lazy), seed_words(real)
         np.testing.assert_array_equal(lazy.permutation(9), real.permutation(9))
         assert seed_words(lazy) == seed_words(real)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_label_propagation_build_graph_is_sklearns_transition_matrix(kind):
+    # a non-symmetric callable kernel: scikit-learn's private _build_graph
+    # scales the rows of kernel(X, X) to sum to 1; bcd's returns the same
+    import sklearn.semi_supervised as sk_semi
+    X = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 3.0], [0.0, 2.0]])
+    y = [0, 1, -1, -1]
+    A = np.array([[1.0, 1.0, 0.0, 2.0], [2.0, 1.0, 1.0, 0.0],
+                  [0.0, 1.0, 3.0, 1.0], [1.0, 0.0, 0.5, 0.0]])
+
+    def kernel(a, b):
+        if a.shape[0] != A.shape[0] or b.shape[0] != A.shape[0]:
+            return np.ones((b.shape[0], a.shape[0])).T
+        return sp.csr_matrix(A) if kind == "sparse" else A.copy()
+
+    ours = LabelPropagation(kernel=kernel).fit(X, y)._build_graph()
+    theirs = sk_semi.LabelPropagation(kernel=kernel).fit(X, y)._build_graph()
+    assert sp.issparse(ours) == sp.issparse(theirs)
+    dense = lambda M: M.toarray() if sp.issparse(M) else M  # noqa: E731
+    np.testing.assert_allclose(dense(ours), dense(theirs), rtol=1e-14)
+    np.testing.assert_allclose(dense(ours).sum(axis=1), 1.0)
+
+
+def test_label_propagation_rbf_closed_form_with_build_graph():
+    # the harmonic solution satisfies f_U = T_UU f_U + T_UL y_L with the rbf
+    # transition matrix (diagonal included), dense as in scikit-learn
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    y[::3] = -1
+    model = LabelPropagation(gamma=0.3, tol=1e-12).fit(X, y)
+    T = model._build_graph()
+    assert isinstance(T, np.ndarray)
+    np.testing.assert_allclose(np.diag(T), 1.0 / np.exp(-0.3 * ((X[:, None] - X[None]) ** 2)
+                                                       .sum(-1)).sum(axis=1))
+    U, L = np.flatnonzero(y == -1), np.flatnonzero(y != -1)
+    Y = np.eye(2)[y[L]]
+    F_U = np.linalg.solve(np.eye(U.size) - T[np.ix_(U, U)], T[np.ix_(U, L)] @ Y)
+    np.testing.assert_allclose(model.label_distributions_[U], F_U, atol=1e-8)
+
+
+# ------------------------------------------------ scikit-learn's own suite: fixes
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("positive", [False, True])
+def test_enet_cv_eps_one_is_alpha_max_as_in_sklearn(sparse, positive):
+    X = np.array([[3.0, -1.0], [2.0, -5.0], [5.0, -3.0], [1.0, -4.0]])
+    y = X @ np.array([1.0, -2.0])
+    sw = np.array([1.0, 10.0, 1.0, 10.0])
+    Xf = sp.csc_matrix(X) if sparse else X
+    ours = ElasticNetCV(alphas=1, cv=2, eps=1, positive=positive).fit(Xf, y, sample_weight=sw)
+    theirs = sk.ElasticNetCV(alphas=1, cv=2, eps=1, positive=positive).fit(
+        Xf, y, sample_weight=sw)
+    np.testing.assert_allclose(ours.alpha_, theirs.alpha_, rtol=1e-12)
+    # at alpha_max the model is exactly 0 (no solve: w = 0 meets the KKT conditions)
+    assert np.all(ours.coef_ == 0)
+    np.testing.assert_allclose(ours.intercept_, np.average(y, weights=sw), rtol=1e-12)
+    below = ElasticNet(alpha=0.99 * ours.alpha_, tol=1e-8, positive=positive).fit(
+        Xf, y, sample_weight=sw)
+    assert np.max(np.abs(below.coef_)) > 1e-3
+
+
+@pytest.mark.parametrize("alphas, error, match", [
+    ((1, -1, -100), ValueError, r"alphas\[1\] == -1, must be >= 0"),
+    ((1, 1.0, "1"), TypeError, r"alphas\[2\] must be an instance of float, not str"),
+    ((0.5, np.inf), ValueError, r"alphas\[1\] == inf, must be finite"),
+])
+def test_lasso_cv_alphas_checked_entry_by_entry(alphas, error, match):
+    X, y = _regression(seed=3)
+    with pytest.raises(error, match=match):
+        LassoCV(alphas=alphas).fit(X, y)
+    if np.all(np.isfinite(np.asarray(alphas, dtype=object)[:2].astype(float))) \
+            and "inf" not in match:
+        # scikit-learn's wording, for the entries it checks (not infinity)
+        with pytest.raises(error, match=match):
+            sk.LassoCV(alphas=alphas).fit(X, y)
+
+
+def test_given_gram_matrix_checked_as_in_sklearn():
+    X, y = _regression(seed=4)
+    Xc = X - X.mean(axis=0)
+    rng = np.random.RandomState(0)
+    garbage = rng.standard_normal(X.shape)
+    for Est in (ElasticNet, sk.ElasticNet):
+        with pytest.raises(ValueError, match="Gram matrix.*did not pass validation"):
+            Est(alpha=0.01, precompute=garbage.T @ garbage).fit(Xc, y)
+        # X not centered, with an intercept: the Gram matrix given does not apply
+        with pytest.warns(UserWarning, match="Gram matrix was provided but X was centered"):
+            Est(alpha=0.01, precompute=X.T @ X).fit(X, y)
+    # a correct one is accepted (and gives the model without it)
+    ours = ElasticNet(alpha=0.01, fit_intercept=False, tol=1e-10,
+                      precompute=X.T @ X).fit(X, y)
+    theirs = sk.ElasticNet(alpha=0.01, fit_intercept=False, tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-7)
+    with pytest.raises(ValueError, match="precompute"):
+        ElasticNet(precompute=np.eye(3)).fit(Xc, y)
+
+
+def test_enet_overflowing_centering_is_named():
+    rng = np.random.RandomState(0)
+    X = np.finfo(np.float64).max * rng.uniform(size=(10, 2))
+    y = rng.randint(0, 2, size=10).astype(float)
+    with pytest.raises(ValueError, match="X is too large: centering it"):
+        ElasticNet(alpha=0.1).fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_logistic_cv_folds_missing_a_class_fit_every_class(n_classes):
+    # KFold on sorted labels: every training fold lacks the held-out class;
+    # the folds are fitted with every class, as scikit-learn does
+    from sklearn.metrics import brier_score_loss
+    y = np.array(["a", "a", "b", "b", "c", "c"])[: 2 * n_classes]
+    X = np.arange(2 * n_classes, dtype=float)[:, None]
+    kw = dict(cv=KFold(n_splits=n_classes), scoring="neg_brier_score",
+              Cs=np.logspace(-6, 6, 5), l1_ratios=(0,), use_legacy_attributes=False,
+              tol=1e-10)
+    ours = LogisticRegressionCV(**kw).fit(X, y)
+    theirs = sk.LogisticRegressionCV(**kw).fit(X, y)
+    assert ours.C_ == theirs.C_ == 1e-6
+    np.testing.assert_allclose(ours.scores_, theirs.scores_, rtol=1e-5, atol=1e-6)
+    # the scores are the Brier scores of the folds' models, told every class
+    for i, (train, test) in enumerate(KFold(n_splits=n_classes).split(X, y)):
+        model = LogisticRegression(C=ours.C_).fit(X, y)
+        model.coef_ = ours.coefs_paths_[i, 0, 0, :, :-1]
+        model.intercept_ = ours.coefs_paths_[i, 0, 0, :, -1]
+        kwargs = {"pos_label": "b"} if n_classes == 2 else {}
+        bs = brier_score_loss(y[test], model.predict_proba(X[test]), labels=ours.classes_,
+                              **kwargs)
+        np.testing.assert_allclose(-ours.scores_[i, 0, 0], bs, rtol=1e-10)
+
+
+def test_logistic_cv_routes_sample_weight_to_the_scorer_only_on_request():
+    from sklearn import config_context
+    from sklearn.metrics import get_scorer
+    X, y = _classification(n=300, d=6, seed=5)
+    sw = np.ones(300)
+    sw[:150] = 3.0
+    with config_context(enable_metadata_routing=True):
+        fitted = {}
+        for requested in (False, True):
+            scorer = get_scorer("neg_log_loss").set_score_request(sample_weight=requested)
+            kw = dict(scoring=scorer, Cs=4, cv=3, l1_ratios=(0,), tol=1e-10,
+                      use_legacy_attributes=False)
+            ours = LogisticRegressionCV(**kw).fit(X, y, sample_weight=sw)
+            theirs = sk.LogisticRegressionCV(**kw).fit(X, y, sample_weight=sw)
+            np.testing.assert_allclose(ours.scores_, theirs.scores_, rtol=1e-6)
+            fitted[requested] = ours
+        assert not np.allclose(fitted[False].scores_, fitted[True].scores_)
+        with pytest.raises(TypeError, match="not routed to any object"):
+            fitted[False].score(X, y, sample_weight=sw)
+        np.testing.assert_allclose(fitted[True].score(X, y, sample_weight=sw),
+                                   -__import__("sklearn.metrics").metrics.log_loss(
+                                       y, fitted[True].predict_proba(X), sample_weight=sw))
+    with pytest.raises(ValueError, match="enable_metadata_routing=True"):
+        fitted[True].score(X, y, extra=1.0)
+
+
+def test_logistic_cv_default_scorer_and_ovr_probabilities():
+    assert LogisticRegressionCV()._get_scorer()._score_func.__name__ == "accuracy_score"
+    X, y = _classification(n=60, d=5, seed=6, classes=3)
+    ours = LogisticRegression(tol=1e-10).fit(X, y)
+    theirs = sk.LogisticRegression(tol=1e-10).fit(X, y)
+    theirs.coef_, theirs.intercept_ = ours.coef_, ours.intercept_
+    np.testing.assert_allclose(ours._predict_proba_lr(X), theirs._predict_proba_lr(X),
+                               rtol=1e-12)
+    Xb, yb = _classification(n=60, d=5, seed=6)
+    ours = LogisticRegression().fit(Xb, yb)
+    np.testing.assert_allclose(ours._predict_proba_lr(Xb), ours.predict_proba(Xb), rtol=1e-12)
+
+
+def test_liblinear_dual_reaches_the_accuracy_of_tol():
+    # the dual's duality-gap test is scaled so that tol means the same accuracy
+    # as the primal KKT test; the CV refit with liblinear starts from zero, as
+    # scikit-learn's, and equals LogisticRegression's fit
+    rng = np.random.RandomState(42)
+    X = rng.randn(50, 5)
+    y = np.sign(X @ (5 * rng.randn(5)))
+    exact = sk.LogisticRegression(fit_intercept=False, tol=1e-12, max_iter=10000).fit(X, y)
+    for dual in (True, False):
+        for tol, err in ((1e-4, 1e-3), (1e-8, 1e-6)):
+            ours = LogisticRegression(solver="liblinear", dual=dual, fit_intercept=False,
+                                      tol=tol).fit(X, y)
+            np.testing.assert_allclose(ours.coef_, exact.coef_, atol=err)
+    single = LogisticRegression(C=1.0, fit_intercept=False, solver="liblinear").fit(X, y)
+    cv = LogisticRegressionCV(Cs=[1.0], l1_ratios=(0.0,), fit_intercept=False, cv=3,
+                              solver="liblinear", scoring="neg_log_loss",
+                              use_legacy_attributes=False).fit(X, y)
+    np.testing.assert_array_equal(cv.coef_, single.coef_)
+
+
+@pytest.mark.parametrize("scaling", [1.0, 1e4])
+@pytest.mark.parametrize("l1_ratio", [0.0, 1.0])
+def test_liblinear_penalizes_the_intercept_as_sklearn(scaling, l1_ratio):
+    # liblinear's model: the intercept is a synthetic feature of value
+    # intercept_scaling, penalized like the coefficients
+    rng = np.random.RandomState(42)
+    X = np.concatenate((rng.randn(100, 2) + [1, 1], rng.randn(100, 2)))
+    y = np.array([1] * 100 + [-1] * 100)
+    kw = dict(C=0.05, tol=1e-10, intercept_scaling=scaling, solver="liblinear",
+              l1_ratio=l1_ratio, max_iter=10000)
+    ours = LogisticRegression(**kw).fit(X, y)
+    theirs = sk.LogisticRegression(**kw).fit(X, y)
+    # scikit-learn's liblinear meets its tol less closely on the badly scaled
+    # column of 1e4
+    atol = 2e-5 if scaling == 1.0 else 1e-4
+    np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=atol)
+    np.testing.assert_allclose(ours.intercept_, theirs.intercept_, atol=atol)
+    # the same as a penalized column of value `scaling` without intercept
+    A = np.c_[X, np.full(200, scaling)]
+    column = LogisticRegression(C=0.05, tol=1e-10, fit_intercept=False, l1_ratio=l1_ratio,
+                                max_iter=10000).fit(A, y)
+    np.testing.assert_allclose(ours.coef_, column.coef_[:, :2], atol=1e-7)
+    np.testing.assert_allclose(ours.intercept_, scaling * column.coef_[:, 2], atol=1e-7 * scaling)
+    if l1_ratio == 0 and scaling == 1.0:
+        free = LogisticRegression(C=0.05, tol=1e-10).fit(X, y)
+        assert abs(free.intercept_[0] - ours.intercept_[0]) > 1e-3   # it is penalized
+
+
+def test_label_propagation_knn_counts_the_point_among_its_neighbours():
+    # scikit-learn's n_neighbors includes the point itself: its graph, and
+    # bcd's _build_graph, link each point to itself and n_neighbors - 1 others
+    import sklearn.semi_supervised as sk_semi
+    samples = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 3.0]])
+    labels = [0, 1, -1]
+    ours = LabelPropagation(kernel="knn", n_neighbors=2).fit(samples, labels)
+    theirs = sk_semi.LabelPropagation(kernel="knn", n_neighbors=2).fit(samples, labels)
+    # the third point's one other neighbour is the second: class 1
+    assert ours.transduction_[2] == theirs.transduction_[2] == 1
+    np.testing.assert_allclose(ours._build_graph().toarray(), theirs._build_graph().toarray())
+    rng = np.random.RandomState(3)
+    X = rng.standard_normal((40, 2))
+    y = np.where(X[:, 0] > 0, 1, 0)
+    y[5:] = -1
+    ours = LabelPropagation(kernel="knn", n_neighbors=5).fit(X, y)
+    theirs = sk_semi.LabelPropagation(kernel="knn", n_neighbors=5).fit(X, y)
+    np.testing.assert_allclose(ours._build_graph().toarray(), theirs._build_graph().toarray())
+    # n_neighbors = n_samples is allowed (every point), one more is not
+    LabelPropagation(kernel="knn", n_neighbors=40).fit(X, y)
+    with pytest.raises(ValueError, match="n_neighbors=41 must be at most"):
+        LabelPropagation(kernel="knn", n_neighbors=41).fit(X, y)

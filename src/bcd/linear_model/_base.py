@@ -42,8 +42,11 @@ METHODS = {
     "lbfgs": {"formulation": "newton"},
     "newton-cg": {"formulation": "newton"},
     "newton-cholesky": {"formulation": "newton"},
-    # liblinear's L2 solvers are dual coordinate ascent
+    # liblinear: dual coordinate ascent for the L2 dual (dual=True); its
+    # primal solvers (dual=False) are Newton methods (trust-region Newton for
+    # L2, newGLMNET for L1)
     "liblinear": {"formulation": "dual"},
+    "liblinear-primal": {"formulation": "newton"},
     # stochastic average gradients: primal coordinate descent in random
     # order, one coordinate at a time
     "sag": {"formulation": "primal", "rule": "random", "block_size": 1},
@@ -170,6 +173,19 @@ def solve_passes(problem, result):
     size = result.options.get("block_size")
     size = int(size) if isinstance(size, (int, np.integer)) and size > 0 else 1
     return -(-int(result.n_iter) * size // max(1, int(problem.n_coordinates)))
+
+
+def svc_design(X, fit_intercept, intercept_scaling):
+    """The problem's matrix: ``X`` (sparse stays sparse) with, when fitting
+    an intercept, a last column of value ``intercept_scaling``."""
+    A = design_matrix(X, 1, fit_intercept)
+    if fit_intercept and intercept_scaling != 1:
+        if sp.issparse(A):
+            # design_matrix's CSC matrix: the last column is the data's tail
+            A.data[A.indptr[-2]:A.indptr[-1]] = intercept_scaling
+        else:
+            A[:, -1] = intercept_scaling
+    return A
 
 
 def fit_deadline(max_time):
@@ -349,6 +365,17 @@ class SolveRecord:
         reached = (" Objective did not converge. You might want to increase the number of "
                    "iterations. The max_iter was reached which means the coef_ did not "
                    "converge." if result.status == "max_iter" else "")
+        if result.status == "max_iter":
+            # the words of scikit-learn's solver where bcd ran the same kind
+            # of method: liblinear's dual coordinate ascent, Newton steps
+            formulation = result.options.get("formulation")
+            if self.method in ("liblinear", "liblinear-primal") and formulation in (
+                    "dual", "newton"):
+                reached += (" Liblinear failed to converge, increase the number of "
+                            "iterations.")
+            elif formulation == "newton":
+                reached += (f" Newton solver did not converge after {int(result.n_iter)} "
+                            f"iterations.")
         warnings.warn(f"{self.name}: {what} did not converge ({result.status}: "
                       f"{result.message}).{reached}  Increase max_iter, loosen tol or scale "
                       f"the data.", ConvergenceWarning, stacklevel=3)
@@ -423,7 +450,13 @@ def dense_coef(coef):
     return coef.toarray() if sp.issparse(coef) else np.asarray(coef)
 
 
-def check_fit_params(estimator, params):
+def routing_enabled():
+    """Whether scikit-learn's metadata routing is enabled."""
+    from sklearn import get_config
+    return bool(get_config().get("enable_metadata_routing", False))
+
+
+def check_fit_params(estimator, params, method="fit"):
     """``groups`` from the extra arguments of a CV estimator's ``fit``, as
     scikit-learn allows them: only with metadata routing enabled
     (``sklearn.set_config(enable_metadata_routing=True)``)."""
@@ -431,7 +464,7 @@ def check_fit_params(estimator, params):
         return None
     from sklearn import get_config
     if not get_config().get("enable_metadata_routing", False):
-        raise ValueError(f"Passing extra keyword arguments to {type(estimator).__name__}.fit "
+        raise ValueError(f"Passing extra keyword arguments to {type(estimator).__name__}.{method} "
                          f"is only supported if enable_metadata_routing=True, which you can "
                          f"set using `sklearn.set_config`. Got {sorted(params)}.")
     params = dict(params)

@@ -70,9 +70,15 @@ class LeastSquaresDesign:
         self.X = X
         self.centered = fit_intercept and not sp.issparse(X)
         if self.centered:
-            self.x_mean = np.asarray(np.average(X, axis=0, weights=sw), dtype=np.float64)
+            with np.errstate(over="ignore", invalid="ignore"):
+                self.x_mean = np.asarray(np.average(X, axis=0, weights=sw), dtype=np.float64)
             A = np.array(X, dtype=np.float64, order="F")
-            A -= self.x_mean
+            with np.errstate(over="ignore", invalid="ignore"):
+                A -= self.x_mean
+            if not (np.all(np.isfinite(self.x_mean)) and np.all(np.isfinite(A))):
+                raise ValueError(f"X is too large: centering it to fit the intercept "
+                                 f"overflows float64 (largest |X| = {_largest(X):.3e}); "
+                                 f"rescale X, for example to unit standard deviation.")
             self.A, self.target = A, self.b
         elif fit_intercept:
             self.x_mean = None
@@ -213,6 +219,13 @@ class LeastSquaresDesign:
             # X_c^T S y_c = 0: w = 0 with the mean as intercept is optimal
             coef = np.zeros(self.n_features)
             return coef, self.y_mean, (0.0 if l1 > 0 else None), None
+        drive = float(np.max(self.correlations)) if self.positive else self.scale
+        if l1 > 0 and drive <= l1:
+            # alpha >= alpha_max: w = 0 with the mean as intercept meets the
+            # optimality conditions exactly (|X_c^T S y_c| <= l1; the ridge
+            # term vanishes at 0), so no solve is needed
+            coef = np.zeros(self.n_features)
+            return coef, self.y_mean, self.duality_gap(coef, self.y_mean, l1, l2), None
         problem = self.problem(l1, l2)
         kkt_tol = tol * self.scale
         gap_target = tol * self.y_energy
@@ -231,6 +244,46 @@ class LeastSquaresDesign:
             coef, intercept = self.model(result.x, l1)
             gap = self.duality_gap(coef, intercept, l1, l2)
         return coef, intercept, gap, problem
+
+
+def check_gram(gram, X, sample_weight, fit_intercept):
+    """Check a Gram matrix given as ``precompute`` against ``X``, as
+    scikit-learn does, though bcd does not use it (its automatic
+    configuration forms the Gram blocks it needs from ``X``).
+
+    With an intercept and columns whose (weighted) means are not 0, the
+    given matrix is not the Gram matrix of the centered ``X`` that the fit
+    works with: a UserWarning says so and the matrix is ignored.  Otherwise
+    its shape must be (n_features, n_features) and one entry, that of the
+    middle column and the next, must match ``X^T S X`` (``S``: the sample
+    weights, rescaled to sum to ``n_samples``) to a relative 1e-7 (1e-4 in
+    float32) and absolute 1e-5: a ValueError says that it is wrong."""
+    n, d = X.shape
+    sw = np.ones(n) if sample_weight is None else sample_weight
+    if fit_intercept:
+        mean = np.asarray(X.T @ sw, dtype=np.float64).ravel() / np.sum(sw)
+        if not np.allclose(mean, 0.0):
+            warnings.warn("Gram matrix was provided but X was centered to fit intercept: "
+                          "recomputing Gram matrix (bcd forms the Gram blocks of the "
+                          "centered X that it needs; the matrix given is not used).",
+                          UserWarning, stacklevel=3)
+            return
+    gram = np.asarray(gram)
+    if gram.shape != (d, d):
+        raise ValueError(f"precompute, a Gram matrix, must have the shape (n_features, "
+                         f"n_features) = {(d, d)}; got {gram.shape}.")
+    f1 = d // 2
+    f2 = min(f1 + 1, d - 1)
+    cols = X[:, [f1, f2]]
+    cols = np.asarray(cols.toarray() if sp.issparse(cols) else cols, dtype=np.float64)
+    expected = float(np.sum(sw * cols[:, 0] * cols[:, 1]))
+    actual = float(gram[f1, f2])
+    rtol = 1e-4 if np.float32 in (gram.dtype, X.dtype) else 1e-7
+    if not np.isclose(expected, actual, rtol=rtol, atol=1e-5):
+        raise ValueError(f"Gram matrix passed in via 'precompute' parameter did not pass "
+                         f"validation when a single element was checked - please check that "
+                         f"it was computed properly. For element ({f1},{f2}) we computed "
+                         f"{expected} but the user-supplied value was {actual}.")
 
 
 class _PenalizedLeastSquares(SparseCoefMixin, RegressorMixin, LinearPredictorMixin,
@@ -297,6 +350,9 @@ class _PenalizedLeastSquares(SparseCoefMixin, RegressorMixin, LinearPredictorMix
         n = X.shape[0]
         if sw is not None:
             sw = sw * (n / np.sum(sw))
+        gram = getattr(self, "precompute", False)
+        if not isinstance(gram, (bool, str)) and gram is not None:
+            check_gram(gram, X, sw, self.fit_intercept)
         alpha, l1_ratio, positive = self._strengths()
         if alpha == 0 and type(self).__name__ != "NonNegativeLinearRegression":
             warnings.warn("With alpha=0, this algorithm does not converge well. You are "
@@ -419,7 +475,10 @@ class ElasticNet(_PenalizedLeastSquares):
     precompute : bool or array-like, default=False
         Accepted for compatibility; bcd decides itself when to form Gram
         blocks (its automatic configuration), so a Gram matrix given here is
-        not used.
+        not used.  It is checked as scikit-learn checks it: a ValueError
+        when its shape or one sampled entry disagrees with ``X``, a
+        UserWarning (and nothing checked) when ``fit_intercept`` centers
+        ``X``, whose Gram matrix then differs from the one given.
     copy_X : bool, default=True
         Accepted for compatibility: ``X`` is never modified (dense data are
         centered in a copy).
@@ -550,7 +609,10 @@ class Lasso(_PenalizedLeastSquares):
     precompute : bool or array-like, default=False
         Accepted for compatibility; bcd decides itself when to form Gram
         blocks (its automatic configuration), so a Gram matrix given here is
-        not used.
+        not used.  It is checked as scikit-learn checks it: a ValueError
+        when its shape or one sampled entry disagrees with ``X``, a
+        UserWarning (and nothing checked) when ``fit_intercept`` centers
+        ``X``, whose Gram matrix then differs from the one given.
     copy_X : bool, default=True
         Accepted for compatibility: ``X`` is never modified (dense data are
         centered in a copy).

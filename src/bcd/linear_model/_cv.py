@@ -17,15 +17,17 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import get_scorer
 from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing
+from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (BCDEstimator, LinearPredictorMixin, SolveRecord, SparseCoefMixin,
                     check_fit_params, check_random_state_seed, check_sample_weight,
-                    fit_deadline,
+                    fit_deadline, routing_enabled,
                     class_sample_weight, solve_passes,
                     validate_data, verbose_options)
 from ._coordinate_descent import LeastSquaresDesign, least_squares_strengths
 from ._logistic import (PENALTIES, SOLVERS, LogisticClassifierMixin, LogisticDesign,
+                        liblinear_bias,
                         LogisticRegression, logistic_method, logistic_strengths,
                         validate_classification)
 
@@ -136,6 +138,24 @@ def _enet_fold(estimator, X, y, sw, train, test, grids, l1_ratios):
     return mse, failures
 
 
+def check_alphas(alphas):
+    """A given grid of penalty strengths, sorted decreasing: TypeError for an
+    entry that is not a real number, ValueError for a negative, non-finite or
+    empty one, naming the entry as scikit-learn does (``alphas[i]``)."""
+    values = list(np.asarray(alphas, dtype=object).ravel())
+    if not values:
+        raise ValueError("alphas must be a non-empty array of non-negative numbers.")
+    for i, a in enumerate(values):
+        if not isinstance(a, numbers.Real) or isinstance(a, bool):
+            raise TypeError(f"alphas[{i}] must be an instance of float, not "
+                            f"{type(a).__name__}.")
+        if not a >= 0:
+            raise ValueError(f"alphas[{i}] == {a}, must be >= 0.0.")
+        if not np.isfinite(a):
+            raise ValueError(f"alphas[{i}] == {a}, must be finite.")
+    return np.sort(np.asarray(values, dtype=np.float64))[::-1]
+
+
 class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
     """Common fit of :class:`LassoCV` and :class:`ElasticNetCV`."""
 
@@ -167,14 +187,12 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
 
     def _grid(self, design, l1_ratio):
         if not isinstance(self.alphas, numbers.Integral):
-            alphas = np.asarray(self.alphas, dtype=np.float64).ravel()
-            if alphas.size == 0 or not np.all(np.isfinite(alphas)) or np.any(alphas < 0):
-                raise ValueError("alphas must be a non-empty array of finite non-negative "
-                                 "numbers.")
-            return np.sort(alphas)[::-1]
-        if not self.eps < 1:
-            raise ValueError(f"eps must be below 1: the automatic grid runs from alpha_max "
-                             f"down to eps * alpha_max; got eps={self.eps!r}.")
+            return check_alphas(self.alphas)
+        if not self.eps <= 1:
+            # eps = 1 is a grid of alpha_max alone (scikit-learn's tests use it);
+            # above, every alpha would be above alpha_max, with all-zero models
+            raise ValueError(f"eps must be below 1 (or 1): the automatic grid runs from "
+                             f"alpha_max down to eps * alpha_max; got eps={self.eps!r}.")
         if l1_ratio == 0:
             raise ValueError("Automatic alpha grid generation is not supported for "
                              "l1_ratio=0. Please supply a grid by providing your estimator "
@@ -272,7 +290,8 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
 
 
 _CV_DOC = """    eps : float, default=1e-3
-        Length of the automatic grid: ``alpha_min = eps * alpha_max``.
+        Length of the automatic grid: ``alpha_min = eps * alpha_max``, in
+        (0, 1] (1: every alpha of the grid is ``alpha_max``).
     alphas : int or array-like, default=100
         Number of alphas of the automatic grid (geometric, from
         ``alpha_max``, the smallest alpha whose solution is 0), or the grid
@@ -519,13 +538,12 @@ def _logistic_fold(estimator, X, y, y_idx, classes, sw, train, test, Cs, penalty
     over ``Cs`` on the training rows, scored on the held-out rows.  Returns
     ``(paths, scores, n_iter, failures)`` with shapes (n_Cs, n_l1_ratios,
     width, n_dof), (n_Cs, n_l1_ratios) and (n_Cs, n_l1_ratios)."""
-    if np.unique(y_idx[train]).size != classes.size:
-        raise ValueError(f"The training set of fold {fold} does not contain every class; "
-                         f"use a stratified cv with fewer splits.")
+    # a training fold without some class is fitted with every class, as in
+    # scikit-learn: the penalty keeps the model of the absent class finite
     design = LogisticDesign(_rows(X, train), y_idx[train], classes.size,
-                            None if sw is None else sw[train], estimator.fit_intercept)
+                            None if sw is None else sw[train], estimator.fit_intercept,
+                            liblinear_bias(estimator))
     X_test, y_test = _rows(X, test), y[test]
-    kwargs = {} if sw is None else {"sample_weight": sw[test]}
     n_dof = X.shape[1] + int(estimator.fit_intercept)
     paths = np.zeros((Cs.size, len(l1_ratios), design.width, n_dof))
     scores = np.empty((Cs.size, len(l1_ratios)))
@@ -542,7 +560,8 @@ def _logistic_fold(estimator, X, y, y_idx, classes, sw, train, test, Cs, penalty
                 paths[j, k, :, -1] = intercept
             n_iter[j, k] = iters
             model = _fold_model(classes, X.shape[1], coef, intercept, X.dtype)
-            scores[j, k] = scorer(model, X_test, y_test, **kwargs)
+            # the scorer adds the held-out sample weights (see _WeightedScorer)
+            scores[j, k] = scorer(model, X_test, y_test)
     return paths, scores, n_iter, failures
 
 
@@ -603,7 +622,8 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
     the strongest penalty, with warm starts; :func:`bcd.path` for the L1
     penalty) for every ``l1_ratio``, the pair with the best mean score on the
     held-out folds is kept and, with ``refit``, the model is refitted with it
-    on all the data, warm-started from the mean of the folds' models.  The
+    on all the data, warm-started from the mean of the folds' models (from zero with
+    ``solver="liblinear"``, which has no warm start in scikit-learn).  The
     folds run in parallel through joblib when ``n_jobs`` asks for it.  The
     objective, its scaling and the mapping of ``solver`` and ``dual`` to bcd
     methods are those of :class:`LogisticRegression`.
@@ -652,8 +672,9 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
         Refit on all the data at the best (C, l1_ratio); without, the model
         is the mean of the folds' models at each fold's best pair.
     intercept_scaling : float, default=1.0
-        Accepted for compatibility; has no effect (the intercept is never
-        penalized).
+        With ``solver="liblinear"``: the value of the penalized synthetic
+        feature that carries the intercept, as in :class:`LogisticRegression`;
+        no effect with the other solvers.
     random_state : int, RandomState instance or None, default=None
         Seed of the random coordinate orders.
     use_legacy_attributes : bool, default="warn"
@@ -724,6 +745,10 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
     ((4, 1, 5), True)
     """
 
+    # with metadata routing, score's sample_weight goes to the scorer (where
+    # it requests them), not to the estimator itself: as in scikit-learn
+    __metadata_request__score = {"sample_weight": metadata_routing.UNUSED}
+
     _parameter_constraints = {
         "Cs": [Interval(numbers.Integral, 1, None, closed="left"), "array-like"],
         "l1_ratios": ["array-like", None, StrOptions({"warn"})],
@@ -793,6 +818,11 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
         scoring = self._scoring()
         return get_scorer("accuracy" if scoring is None else scoring)
 
+    def _get_scorer(self):
+        """The scorer of ``scoring`` (accuracy by default), under
+        scikit-learn's name for it."""
+        return self._scorer()
+
     def fit(self, X, y, sample_weight=None, **params):
         """Choose C (and l1_ratio) by cross-validation and refit on all the data.
 
@@ -816,7 +846,16 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
             The fitted estimator.
         """
         self._validate_params()
-        groups = check_fit_params(self, params)
+        if routing_enabled():
+            # scikit-learn's metadata routing: groups to the splitter, the
+            # sample weights to the scorer only where it requests them
+            from sklearn.utils.metadata_routing import process_routing
+            routed = process_routing(self, "fit", sample_weight=sample_weight, **params)
+            groups = routed.splitter.split.get("groups")
+            score_weight = routed.scorer.score.get("sample_weight")
+        else:
+            groups = check_fit_params(self, params)
+            score_weight = sample_weight
         penalty, l1_ratios = resolve_cv_penalty(self.penalty, self.l1_ratios)
         if isinstance(self.scoring, str) and self.scoring == "warn":
             warnings.warn("The default value of the parameter 'scoring' will change from None, "
@@ -840,12 +879,15 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
         X, y, classes, y_idx, sw_given = validate_classification(self, X, y, sample_weight,
                                                                  CV_SPARSE_FORMATS)
         sw = class_sample_weight(self.class_weight, classes, y_idx, sw_given)
+        score_weight = None if score_weight is None else check_sample_weight(score_weight, X)
         ratios = [None] if l1_ratios is None else [float(r) for r in l1_ratios]
         folds = list(check_cv(self.cv, y, classifier=True).split(X, y, groups))
-        scorer = self._scorer()
+        scorer = scorer_with_labels(self._scorer(), classes)
         # the held-out scores weigh the samples by sample_weight, as scikit-learn's
+        # (with metadata routing: where the scorer requests them)
         jobs = (delayed(_logistic_fold)(self, X, y, y_idx, classes, sw, train, test, Cs,
-                                        penalty, ratios, _WeightedScorer(scorer, sw_given, test),
+                                        penalty, ratios,
+                                        _WeightedScorer(scorer, score_weight, test),
                                         f)
                 for f, (train, test) in enumerate(folds))
         out = run_folds(self, jobs)
@@ -862,9 +904,14 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
             j, k = np.unravel_index(np.argmax(total), total.shape)
             C, l1_ratio = float(Cs[j]), ratios[k]
             start = paths[:, j, k].mean(axis=0)      # (width, dof)
-            design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept)
+            design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept,
+                                    liblinear_bias(self))
             x0 = design.start(start[:, :n_features],
                               start[:, -1] if self.fit_intercept else np.zeros(width))
+            if self.solver == "liblinear":
+                # liblinear has no warm start: its refit starts from zero, as
+                # in scikit-learn, and equals LogisticRegression's fit
+                x0 = None
             l1, l2 = logistic_strengths(penalty, C, l1_ratio)
             coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
             C_, l1_ratio_ = C, l1_ratio
@@ -924,7 +971,25 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
                 l1_ratio = 1.0 if penalty == "l1" else 0.0
             self.l1_ratio_ = float(l1_ratio)
 
-    def score(self, X, y, sample_weight=None):
+    def get_metadata_routing(self):
+        """The metadata routing of the estimator, as scikit-learn's: ``fit``
+        routes ``groups`` (and other metadata) to the ``cv`` splitter and to
+        the scorer of the held-out folds, ``score`` to the scorer.
+
+        Returns
+        -------
+        sklearn.utils.metadata_routing.MetadataRouter
+        """
+        from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping
+        return (MetadataRouter(owner=self)
+                .add_self_request(self)
+                .add(splitter=self.cv,
+                     method_mapping=MethodMapping().add(caller="fit", callee="split"))
+                .add(scorer=self._get_scorer(),
+                     method_mapping=MethodMapping().add(caller="score", callee="score")
+                     .add(caller="fit", callee="score")))
+
+    def score(self, X, y, sample_weight=None, **score_params):
         """The ``scoring`` of the model on ``(X, y)`` (accuracy by default).
 
         Parameters
@@ -934,15 +999,48 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
         y : array-like of shape (n_samples,)
             True labels.
         sample_weight : array-like of shape (n_samples,), default=None
-            Sample weights.
+            Sample weights (with metadata routing enabled: passed to the
+            scorer only when it requests them, else a TypeError).
+        **score_params : dict
+            Further metadata of the scorer; only with metadata routing
+            enabled (``sklearn.set_config(enable_metadata_routing=True)``).
 
         Returns
         -------
         float
             The score.
         """
-        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+        if routing_enabled():
+            from sklearn.utils.metadata_routing import process_routing
+            if sample_weight is not None:
+                score_params["sample_weight"] = sample_weight
+            kwargs = process_routing(self, "score", **score_params).scorer.score
+        else:
+            check_fit_params(self, score_params, method="score")
+            kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
         return self._scorer()(self, X, y, **kwargs)
+
+
+def scorer_with_labels(scorer, classes):
+    """``scorer`` told every class: a held-out fold may lack some, and
+    scores such as the Brier score or the log-loss need the labels then
+    (``labels=classes``, and ``pos_label`` the second class of two), as
+    scikit-learn's LogisticRegressionCV does for score functions that take
+    them; other scorers unchanged."""
+    import inspect
+    from sklearn.metrics import make_scorer
+    func = getattr(scorer, "_score_func", None)
+    if func is None:
+        return scorer
+    params = inspect.signature(func).parameters
+    if "labels" not in params:
+        return scorer
+    kwargs = dict(getattr(scorer, "_kwargs", {}))
+    kwargs["labels"] = classes
+    if len(classes) <= 2 and "pos_label" in params:
+        kwargs["pos_label"] = classes[-1]
+    return make_scorer(func, greater_is_better=scorer._sign == 1,
+                       response_method=scorer._response_method, **kwargs)
 
 
 class _WeightedScorer:

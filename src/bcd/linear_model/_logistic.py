@@ -26,7 +26,7 @@ from ..problems import Logistic, Multinomial
 from ._dask import fit_distributed, is_dask_array, map_rows
 from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
                     SparseCoefMixin, check_sample_weight, class_sample_weight, dense_coef,
-                    design_matrix, validate_data, verbose_options, weighted_sum)
+                    design_matrix, svc_design, validate_data, verbose_options, weighted_sum)
 
 PENALTIES = ("l2", "l1", "elasticnet")
 
@@ -66,18 +66,43 @@ class LogisticDesign:
     are centered in the problem's copy of ``X``: with an unpenalized
     intercept, ``w.(x - m) + c`` is the model ``w.x + b`` with ``b = c -
     w.m``, so the optimum is the same, and the solver meets columns that are
-    far less correlated with the intercept column."""
+    far less correlated with the intercept column.
 
-    def __init__(self, X, y_idx, n_classes, sample_weight, fit_intercept):
+    With ``intercept_scaling`` (liblinear's model) the intercept column has
+    that value and is penalized like the others, and nothing is centered
+    (centering would change the penalized problem).  Classes absent from
+    ``y_idx`` (a cross-validation fold) get a row of zeros of weight 0 each."""
+
+    def __init__(self, X, y_idx, n_classes, sample_weight, fit_intercept,
+                 intercept_scaling=None):
+        y_idx = np.asarray(y_idx)
+        missing = np.setdiff1d(np.arange(int(n_classes)), y_idx)
+        if missing.size:
+            # classes without a sample here (a cross-validation fold): one row
+            # of zeros of weight 0 per absent class, so that the problem has
+            # every class while its loss is that of the given rows
+            zeros = np.zeros((missing.size, X.shape[1]), dtype=X.dtype)
+            X = sp.vstack([X, sp.csr_matrix(zeros)], format=X.format) if sp.issparse(X) \
+                else np.vstack([X, zeros])
+            weights = np.ones(y_idx.size) if sample_weight is None else sample_weight
+            sample_weight = np.r_[weights, np.zeros(missing.size)]
+            y_idx = np.r_[y_idx, missing]
         self.n_samples, self.n_features = X.shape
         self.n_classes = int(n_classes)
         self.multinomial = self.n_classes > 2
         self.fit_intercept = bool(fit_intercept)
         self.sample_weight = sample_weight
         self.weight_sum = weighted_sum(sample_weight, self.n_samples)
-        self.A = design_matrix(X, 1, fit_intercept)
+        # liblinear's intercept: a synthetic feature of value intercept_scaling,
+        # penalized like the others (None: a free, unpenalized intercept)
+        self.bias = (float(intercept_scaling) if self.fit_intercept
+                     and intercept_scaling is not None else None)
         self.offset = None
-        if self.fit_intercept and not sp.issparse(X):
+        if self.bias is not None:
+            self.A = svc_design(X, True, self.bias)
+        else:
+            self.A = design_matrix(X, 1, fit_intercept)
+        if self.fit_intercept and self.bias is None and not sp.issparse(X):
             sw = np.ones(self.n_samples) if sample_weight is None else sample_weight
             self.offset = np.average(self.A[:, :-1], axis=0, weights=sw)
             self.A[:, :-1] -= self.offset
@@ -86,7 +111,7 @@ class LogisticDesign:
         rows = self.n_features + int(self.fit_intercept)
         # 1 for the coefficients, 0 for the intercept (the last row)
         mask = np.ones((rows, self.width))
-        if self.fit_intercept:
+        if self.fit_intercept and self.bias is None:
             mask[-1] = 0.0
         self.penalized = mask.ravel()
         # the gradient of the weighted loss with respect to the coefficients
@@ -97,16 +122,19 @@ class LogisticDesign:
         Y[np.arange(self.n_samples), self.y_idx] = 1.0
         if not self.multinomial:
             Y = Y[:, 1:]
-        if self.fit_intercept:
+        if self.fit_intercept and self.bias is None:
             P = np.average(Y, axis=0, weights=sw)
         else:
             P = np.full(Y.shape[1], 0.5 if not self.multinomial else 1.0 / self.n_classes)
         G = np.asarray(X.T @ (sw[:, None] * (P - Y)))
+        if self.bias is not None:
+            # the penalized intercept column is a coefficient like the others
+            G = np.vstack([G, self.bias * np.sum(sw[:, None] * (P - Y), axis=0)])
         self.scale = float(np.max(np.abs(G), initial=0.0))
 
     def problem(self, l1, l2):
         """The problem with L1 weight ``l1`` and ridge weight ``l2`` on the coefficients."""
-        intercept = self.fit_intercept
+        intercept = self.fit_intercept and self.bias is None    # an unpenalized one
         penalty = None
         if l1 > 0:
             penalty = L1(l1 * self.penalized if intercept else float(l1))
@@ -134,6 +162,8 @@ class LogisticDesign:
         d = self.n_features
         coef = W[:d].T.copy()
         intercept = W[d].copy() if self.fit_intercept else np.zeros(self.width)
+        if self.bias is not None:
+            intercept *= self.bias
         if self.offset is not None:
             intercept -= self.offset @ coef.T
         if self.multinomial:
@@ -148,6 +178,8 @@ class LogisticDesign:
         W = np.asarray(coef, dtype=np.float64).T
         if self.fit_intercept:
             b = np.asarray(intercept, dtype=np.float64).reshape(1, -1)
+            if self.bias is not None:
+                b = b / self.bias
             if self.offset is not None:
                 b = b + self.offset @ W
             W = np.vstack([W, b])
@@ -156,9 +188,22 @@ class LogisticDesign:
     def fit(self, record, l1, l2, tol, max_iter, x0=None):
         """Solve at the weights ``l1``, ``l2``: ``(coef, intercept, result)``."""
         problem = self.problem(l1, l2)
-        result = record.solve(problem, x0, max_iter, self.kkt_tol(tol))
+        result = record.solve(problem, x0, max_iter, self.solve_tol(record, problem, tol, l2))
         coef, intercept = self.model(result.x, centre_coef=(l1 == 0 and l2 == 0))
         return coef, intercept, result
+
+    def solve_tol(self, record, problem, tol, l2):
+        """The tolerance of :func:`bcd.solve` for the estimator's ``tol``:
+        the KKT tolerance ``t`` of :meth:`kkt_tol`, or, where the problem is
+        solved through its dual (whose test is the duality gap), the gap
+        ``t^2 / (2 l2)``.  A gradient of norm ``t`` bounds the distance to
+        the optimum by ``t / l2`` (the ridge makes the objective
+        ``l2``-strongly convex), and so does that gap: both tests promise
+        the same accuracy of the coefficients."""
+        t = self.kkt_tol(tol)
+        if l2 > 0 and record.dual(problem):
+            return t * t / (2.0 * float(l2))
+        return t
 
 
 class LinearClassifierMixin(ClassifierMixin, LinearPredictorMixin):
@@ -231,6 +276,28 @@ class LogisticClassifierMixin(LinearClassifierMixin):
             p = expit(scores)
             return np.column_stack([1.0 - p, p])
         return softmax(scores, axis=1)
+
+    def _predict_proba_lr(self, X):
+        """One-vs-rest probabilities, as scikit-learn's linear classifiers
+        compute them: the logistic function of each class's score,
+        normalized to sum to 1 (for two classes: that of the one score).
+        Not the model's probabilities for more than two classes (those are
+        :meth:`predict_proba`'s softmax); kept for code that calls
+        scikit-learn's private method.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        p = expit(self.decision_function(X))
+        if p.ndim == 1:
+            return np.column_stack([1.0 - p, p])
+        return p / p.sum(axis=1, keepdims=True)
 
     def predict_log_proba(self, X):
         """Logarithms of the class probabilities.
@@ -307,10 +374,20 @@ def resolve_penalty(penalty, C, l1_ratio, ratio_name="l1_ratio"):
     return penalty, C
 
 
+def liblinear_bias(estimator):
+    """``intercept_scaling`` where the estimator fits liblinear's model (its
+    ``solver`` is "liblinear"): the intercept is then a synthetic feature of
+    that value, penalized like the coefficients; else None (a free
+    intercept)."""
+    return float(estimator.intercept_scaling) if estimator.solver == "liblinear" else None
+
+
 def logistic_method(solver, dual, penalty):
     """The key of :data:`METHODS` for scikit-learn's ``solver`` and ``dual``."""
     if dual and penalty in ("l2", None) and solver in ("auto", "liblinear"):
         return "liblinear"
+    if solver == "liblinear":
+        return "liblinear-primal"      # liblinear's primal solvers: Newton methods
     return solver
 
 
@@ -343,8 +420,12 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
     * ``"lbfgs"``, ``"newton-cg"``, ``"newton-cholesky"``: ``formulation="newton"``,
       Newton steps with inner coordinate descent (binary problems; multinomial
       ones get the automatic configuration);
-    * ``"liblinear"``: ``formulation="dual"``, dual coordinate ascent (the L2
-      penalty; other penalties get the automatic configuration);
+    * ``"liblinear"``: liblinear's model, whose intercept is a synthetic
+      feature of value ``intercept_scaling`` penalized like the coefficients;
+      with ``dual=True`` (the L2 penalty) ``formulation="dual"``, dual
+      coordinate ascent as liblinear's dual solver, else
+      ``formulation="newton"``, as liblinear's primal solvers are Newton
+      methods (trust-region Newton, newGLMNET);
     * ``"sag"``, ``"saga"``: primal coordinate descent in random order, one
       coordinate at a time.
 
@@ -376,15 +457,20 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
         Y)\|_\infty` (``Y``: the one-hot labels, :math:`\bar p`: the weighted
         class frequencies, or 1/2 and ``1 / n_classes`` without intercept).
         Like liblinear's, the test is relative to the gradient at the start.
-        Through the dual, the same number bounds the duality gap of the
-        summed objective instead.
+        Through the dual, whose test is the duality gap of the summed
+        objective, that number ``t`` becomes the gap ``t^2 / (2 / C)``,
+        which bounds the distance to the optimum as the KKT test does.
     fit_intercept : bool, default=True
-        Fit an unpenalized intercept (an extra column of ones; sparse data
-        are never densified).  Multinomial intercepts are reported centered,
+        Fit an intercept (an extra column of ones, unpenalized; with
+        ``solver="liblinear"`` a penalized column of ``intercept_scaling``;
+        sparse data are never densified).  Multinomial intercepts are reported centered,
         which leaves the probabilities unchanged.
     intercept_scaling : float, default=1
-        Accepted for compatibility; has no effect: the intercept is never
-        penalized (liblinear penalizes a synthetic feature of this value).
+        With ``solver="liblinear"``, as in scikit-learn: the intercept is
+        ``intercept_scaling`` times the weight of a synthetic feature of
+        that value, penalized like the coefficients (a larger value
+        penalizes the intercept less).  No effect with the other solvers,
+        whose intercept is free.
     class_weight : dict or "balanced", default=None
         Weights of the classes, multiplied into the sample weights
         (``"balanced"``: ``n_samples / (n_classes * bincount(y))``).
@@ -530,7 +616,8 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
             return self._fit_dask(X, y, sample_weight, l1, l2)
         X, y, classes, y_idx, sw = validate_classification(self, X, y, sample_weight)
         sw = class_sample_weight(self.class_weight, classes, y_idx, sw)
-        design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept)
+        design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept,
+                                liblinear_bias(self))
         x0 = None
         previous = getattr(self, "coef_", None)
         if self.warm_start and previous is not None:

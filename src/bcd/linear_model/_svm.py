@@ -20,13 +20,12 @@ import inspect
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 
 from ..penalties import L1
 from ..problems import LinearSVM
-from ._base import BCDEstimator, SolveRecord, design_matrix
+from ._base import BCDEstimator, SolveRecord, svc_design
 from ._logistic import LinearClassifierMixin, validate_classification
 
 #: at most this many solves per binary problem (each with a smaller
@@ -61,19 +60,6 @@ def svc_formulation(penalty, loss, dual):
                              "dual='auto'.")
         return "dual"
     return {True: "dual", False: "primal"}.get(dual, "auto")
-
-
-def svc_design(X, fit_intercept, intercept_scaling):
-    """The problem's matrix: ``X`` (sparse stays sparse) with, when fitting
-    an intercept, a last column of value ``intercept_scaling``."""
-    A = design_matrix(X, 1, fit_intercept)
-    if fit_intercept and intercept_scaling != 1:
-        if sp.issparse(A):
-            # design_matrix's CSC matrix: the last column is the data's tail
-            A.data[A.indptr[-2]:A.indptr[-1]] = intercept_scaling
-        else:
-            A[:, -1] = intercept_scaling
-    return A
 
 
 def class_weights(class_weight, classes, y, sample_weight):

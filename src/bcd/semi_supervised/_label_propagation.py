@@ -49,20 +49,22 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         the rows of ``X`` and ``Y`` (dense or sparse), as in scikit-learn:
         ``kernel(X, X)`` symmetrized (its mean with its transpose), without
         its diagonal, is the graph, and :meth:`predict_proba` weighs the
-        training distributions by ``kernel(X_train, X_new).T``.  ``"knn"``: the k-nearest-neighbour connectivity graph G
-        (``G_ij = 1`` when j is one of the ``n_neighbors`` nearest
-        neighbours of i, the point itself excluded), symmetrized as
-        :math:`W = (G + G^T) / 2`: weight 1 between mutual neighbours and
-        1/2 where only one is a neighbour of the other; at most
-        ``n n_neighbors`` edges.  ``"rbf"``: the Gaussian weights
+        training distributions by ``kernel(X_train, X_new).T``.
+        ``"knn"``: the k-nearest-neighbour connectivity graph G, where, as
+        in scikit-learn, a point counts among its own ``n_neighbors``
+        nearest points (``G_ij = 1`` when j is one of the ``n_neighbors -
+        1`` nearest other points of i), symmetrized as :math:`W = (G +
+        G^T) / 2`: weight 1 between mutual neighbours and 1/2 where only one
+        is a neighbour of the other; at most ``n (n_neighbors - 1)`` edges.  ``"rbf"``: the Gaussian weights
         :math:`w_{ij} = \exp(-\gamma \|x_i - x_j\|^2)` between all pairs, a
         dense n x n matrix (as in scikit-learn: only for a few thousand
         points; weights that underflow to 0 are not edges).
     gamma : float, default=20
         Parameter of the ``"rbf"`` kernel (> 0).
     n_neighbors : int, default=7
-        Neighbours of each point in the ``"knn"`` graph (>= 1, and less than
-        the number of samples).
+        Neighbours of each point in the ``"knn"`` graph, the point itself
+        included as in scikit-learn (>= 1, and at most the number of
+        samples; 1 gives no edge).
     max_iter : int, default=1000
         Largest number of passes over the unlabelled nodes of each class's
         solve (:func:`bcd.solve` runs at most ``max_iter`` times their number
@@ -131,10 +133,13 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
     renormalized to remove its rounding.  A solve that stops before ``tol``
     is reached raises a :class:`sklearn.exceptions.ConvergenceWarning`.
 
-    The graphs differ from those of scikit-learn's ``LabelPropagation``,
-    which propagates along the directed k-nearest-neighbour graph
-    normalized by columns; on well separated data both give the same
-    labels.
+    The graphs differ from those of scikit-learn's ``LabelPropagation``
+    where the kernel matrix ``K`` is not symmetric: scikit-learn propagates
+    along ``K`` with its rows scaled to sum 1 (for ``"knn"``: the directed
+    nearest-neighbour graph, each point counted among its own
+    ``n_neighbors``), bcd along the symmetrized graph; on well separated
+    data both give the same labels.  For a symmetric ``K`` (``"rbf"``) the
+    harmonic solutions are the same.
 
     :meth:`predict_proba` weighs the training points' distributions as
     scikit-learn does: the mean over the ``n_neighbors`` nearest training
@@ -239,8 +244,8 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         if classes.size < 2:
             raise ValueError(f"The labelled points of y have only one class ({classes[0]!r}); "
                              f"label points of at least two classes.")
-        if self.kernel == "knn" and n_neighbors >= X.shape[0]:
-            raise ValueError(f"n_neighbors={n_neighbors} must be less than the number of "
+        if self.kernel == "knn" and n_neighbors > X.shape[0]:
+            raise ValueError(f"n_neighbors={n_neighbors} must be at most the number of "
                              f"samples, {X.shape[0]}.")
         if sp.issparse(X):
             X = sp.csr_matrix(X)
@@ -271,21 +276,46 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         return self
 
     def _build_graph(self):
-        """The transition matrix of the fitted graph, ``D^{-1} W`` (rows
-        summing to 1; isolated nodes keep a zero row), with the graph's
-        format (CSR).  The harmonic solution satisfies ``f_U = T_UU f_U +
-        T_UL y_L`` with this ``T``, the closed form of Zhu et al. that
-        scikit-learn's tests use.
+        """scikit-learn's transition matrix of the fitted kernel: the kernel
+        matrix ``K`` of the training points with its rows scaled to sum to 1,
+        ``T = D^{-1} K`` (rows summing to 0 stay 0).
+
+        ``K`` is ``kernel(X_, X_)`` for a callable kernel (dense or sparse
+        as it returns it), the Gaussian affinities ``exp(-gamma |x_i -
+        x_j|^2)`` with their unit diagonal for ``"rbf"`` (dense), and the
+        directed ``n_neighbors``-nearest-neighbour connectivity graph (each
+        point among its own neighbours) for ``"knn"`` (CSR), as in
+        scikit-learn, whose tests use it.  When ``K`` is symmetric (``"rbf"``, symmetric
+        callables) the harmonic solution computed by :meth:`fit` satisfies
+        the closed form of Zhu et al., ``f_U = T_UU f_U + T_UL y_L``, with
+        this ``T`` (the diagonal of ``K`` cancels from both sides).  For a
+        non-symmetric ``K`` (``"knn"``, some callables) :meth:`fit`
+        propagates on the symmetrized graph ``(K + K^T) / 2`` instead, whose
+        transition matrix differs from this one.
 
         Returns
         -------
-        scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_samples)
         """
         check_is_fitted(self)
-        W = self._graph(self.X_)
-        degree = np.asarray(W.sum(axis=1)).ravel()
-        scale = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
-        return sp.csr_matrix(sp.diags(scale) @ W)
+        X = self.X_
+        if callable(self._fit_kernel):
+            K = self._fit_kernel(X, X)
+            K = sp.csr_matrix(K, dtype=np.float64) if sp.issparse(K) \
+                else np.array(K, dtype=np.float64)
+        elif self._fit_kernel == "knn":
+            # the points are queried among themselves: each is one of its own
+            # n_neighbors, as in scikit-learn
+            K = NearestNeighbors(n_neighbors=self._fit_n_neighbors, n_jobs=self.n_jobs).fit(X)
+            K = sp.csr_matrix(K.kneighbors_graph(X, mode="connectivity"), dtype=np.float64)
+        else:
+            K = euclidean_distances(X, squared=True)
+            np.exp(-self._fit_gamma * K, out=K)
+        degree = np.asarray(K.sum(axis=1), dtype=np.float64).ravel()
+        scale = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree != 0)
+        if sp.issparse(K):
+            return sp.csr_matrix(sp.diags(scale) @ K)
+        return K * scale[:, None]
 
     def _graph(self, X):
         """The symmetric weights W (CSR, float64, zero diagonal, largest weight 1)."""
@@ -302,9 +332,15 @@ class LabelPropagation(ClassifierMixin, BaseEstimator):
         elif self._fit_kernel == "knn":
             self._neighbors = NearestNeighbors(n_neighbors=self._fit_n_neighbors,
                                                n_jobs=self.n_jobs).fit(X)
-            # the search excludes each point itself: G has no diagonal
-            G = self._neighbors.kneighbors_graph(mode="connectivity")
-            W = sp.csr_matrix((G + G.T) * 0.5)
+            # each point is one of its own n_neighbors (scikit-learn's count):
+            # the others are the n_neighbors - 1 nearest, a search that
+            # excludes the point itself, so that G has no diagonal
+            others = self._fit_n_neighbors - 1
+            if others == 0:
+                W = sp.csr_matrix((X.shape[0], X.shape[0]))
+            else:
+                G = self._neighbors.kneighbors_graph(n_neighbors=others, mode="connectivity")
+                W = sp.csr_matrix((G + G.T) * 0.5)
         else:
             self._neighbors = None
             D2 = euclidean_distances(X, squared=True)
