@@ -196,12 +196,7 @@ def _outer_loop(parts, problem, info, hist, *, max_iter, tol, max_time, callback
         remaining = 0.0
         if max_time:
             remaining = max(max_time - (time.perf_counter() - t0), 1e-9)
-        # a problem no larger than the first working set is its own working
-        # set: solve it to tol at once, rather than in outer rounds that only
-        # repeat it (2.1 ms against 0.7 ms for a Lasso of 50 x 20)
-        inner_tol = tol if n <= INITIAL_SIZE and size == eligible and gap_tol is None \
-            and tol > 0 else INNER_FRACTION * ws_opt
-        out = parts.run(max_iter - info.charged, inner_tol, remaining,
+        out = parts.run(max_iter - info.charged, INNER_FRACTION * ws_opt, remaining,
                         INNER_CHECK_PASSES * parts.pass_length, callback, callback_every,
                         inner_progress, monitor, scope=ws, extrapolation=anderson,
                         first_iteration=it)
