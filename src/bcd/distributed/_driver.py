@@ -290,7 +290,7 @@ def _gather(client, futures):
 
 def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_intercept=False,
           client=None, n_partitions=None, tol=1e-6, relative=False, max_rounds=500,
-          local_epochs=1, order="random", max_time=None, random_state=0, verbose=False,
+          local_epochs=50, local_tol=0.05, line_search=True, order="random", max_time=None, random_state=0, verbose=False,
           callback=None):
     r"""Minimize an L2- or L1-regularized linear model on a Dask cluster.
 
@@ -421,7 +421,8 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         raise ValueError("l2 must be a number >= 0 or a 1-d array of them.")
     opts = dict(loss=loss, l2=l2, l1=float(l1), fit_intercept=bool(fit_intercept),
                 tol=float(tol), relative=bool(relative), max_rounds=int(max_rounds),
-                epochs=int(local_epochs), order=order, max_time=max_time,
+                epochs=int(local_epochs), local_tol=float(local_tol),
+                line_search=bool(line_search), order=order, max_time=max_time,
                 seed=int(np.random.RandomState(random_state).randint(0, 2**20)),
                 verbose=bool(verbose), callback=callback)
     if l1 > 0:
@@ -567,9 +568,31 @@ class _Rounds:
             data_bytes=self.nbytes)
 
 
+#: the line search of CoCoA+'s combined move: step lengths gamma along the
+#: round's summed proposals (1 is CoCoA+'s adding step, always an ascent)
+GAMMAS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 11.0, 16.0, 24.0, 32.0)
+#: and weights b of the previous round's move (momentum)
+MOMENTA = (0.0, -0.25, 0.25, 0.5, 0.75, 0.9, 1.0)
+
+
+def _grid(K):
+    """The (gamma, b) pairs of the line search with K partitions; (1, 0) first."""
+    top = max(2.0, 2.0 * K)
+    return [(g, b) for b in MOMENTA for g in GAMMAS if g <= top]
+
+
 class _CoCoA(_Rounds):
-    """CoCoA+ on row partitions: the driver keeps each partition's
-    contribution v_k = R^{-1} A_k^T beta_k and w = sum_k v_k."""
+    """CoCoA+ on row partitions.
+
+    The driver keeps each partition's contribution v_k = R^{-1} A_k^T beta_k
+    and w = sum_k v_k.  Each round every worker proposes a local move (an
+    approximate solution of its sigma' = K subproblem) and returns its
+    change dv_k of w together with the dual's conjugate part of its rows
+    along a grid of combined moves gamma d + b e (d the proposals, e the
+    previous round's move).  The quadratic part of the dual depends only on
+    w, so the driver evaluates the dual exactly at every grid point and
+    takes the best; gamma = 1, b = 0 is the plain CoCoA+ step, so the dual
+    never decreases."""
 
     method = "cocoa+"
 
@@ -581,9 +604,10 @@ class _CoCoA(_Rounds):
         self.ridge = np.broadcast_to(ridge, (n,)).astype(np.float64)
         # the intercept is one more block of the adding scheme
         self.sigma = float(self.K + int(opts["fit_intercept"]))
+        self.grid = _grid(self.K) if opts["line_search"] else [(1.0, 0.0)]
         self.cfg = dict(loss=opts["loss"], ridge=ridge if ridge.ndim else np.array([ridge]),
                         sigma=self.sigma, epochs=opts["epochs"], order=opts["order"],
-                        seed=opts["seed"])
+                        seed=opts["seed"], local_tol=opts["local_tol"], grid=self.grid)
         if opts["loss"] != "squared":
             # labels as {-1, +1}, checked across the partitions
             labels = np.unique(np.concatenate(self.client.gather(
@@ -593,14 +617,16 @@ class _CoCoA(_Rounds):
                 raise ValueError(f"y must contain exactly two classes labelled {{-1, +1}} or "
                                  f"{{0, 1}}; got {labels.tolist()[:10]}.")
         self.v = [np.zeros(n) for _ in range(self.K)]
+        self.e = [np.zeros(n) for _ in range(self.K)]
         self.w = np.zeros(n)
+        self.steps = [(1.0, 0.0)] * self.K
         self.c = 0.0
         self.sent = 0
         self.last = None
 
     def round(self, rnd, deadline):
-        futures = [self._submit(_worker.cocoa_round, k, self.w, self.c, self.cfg)
-                   for k in range(self.K)]
+        futures = [self._submit(_worker.cocoa_round, k, self.w, self.c, self.steps[k],
+                                self.cfg) for k in range(self.K)]
         out = self._collect(futures, deadline)
         self.sent = 2 * 8 * self.n * self.K
         lost = [k for k, r in enumerate(out) if r is None or r["lost"]]
@@ -608,30 +634,64 @@ class _CoCoA(_Rounds):
         if lost:
             self._lost(lost)
             return None
-        self.measured_at = (self.w.copy(), self.c)
-        quad = 0.5 * float(self.w @ (self.ridge * self.w))
-        primal = sum(r["primal"] for r in out) + quad
-        dual = sum(r["dual"] for r in out) - quad
+        w_sent = self.w
+        fresh = [k for k, r in enumerate(out) if "v0" in r]
+        for k in fresh:
+            # a partition that started (again) at its starting dual point
+            self.v[k] = out[k]["v0"]
+            self.e[k] = np.zeros(self.n)
+        if fresh:
+            self.w = np.sum(self.v, axis=0)
+        self.measured_at = (w_sent.copy(), self.c)
+        primal = sum(r["primal"] for r in out) + 0.5 * float(w_sent @ (self.ridge * w_sent))
+        dual = sum(r["dual"] for r in out) - 0.5 * float(self.w @ (self.ridge * self.w))
         gap = primal - dual
         if self.o["fit_intercept"]:
             slope = sum(r["slope"] for r in out)
             curv = sum(r["curv"] for r in out)
             self.step = -slope / (self.sigma * curv) if curv > 0 else 0.0
             gap += slope * slope / (2.0 * curv) if curv > 0 else (0.0 if slope == 0 else np.inf)
+        self.local_epochs = [r["epochs"] for r in out]
         return gap, primal, gap
 
     def advance(self):
         out = self.pending
+        if any(r is None or r["lost"] for r in out):
+            for k, r in enumerate(out):
+                if r is None or r["lost"]:
+                    # restart the partition at its starting point (its
+                    # contribution leaves w until it reports it again)
+                    self.v[k] = np.zeros(self.n)
+                    self.rounds[k] = 0
+                else:
+                    self.rounds[k] += 1
+                self.e[k] = np.zeros(self.n)
+            # the others keep their dual variables (no move this round)
+            self.steps = [(0.0, 0.0)] * self.K
+            self.w = np.sum(self.v, axis=0)
+            return
+        dw = np.sum([r["dv"] for r in out], axis=0)
+        ew = np.sum(self.e, axis=0)
+        conj = np.sum([r["values"] for r in out], axis=0)
+        # -1/2 ||w + gamma dw + b ew||_R^2 at every grid point
+        Rw, Rd, Re = self.ridge * self.w, self.ridge * dw, self.ridge * ew
+        ww, wd, we = float(self.w @ Rw), float(self.w @ Rd), float(self.w @ Re)
+        dd, de, ee = float(dw @ Rd), float(dw @ Re), float(ew @ Re)
+        best, best_value = 0, -np.inf
+        for j, (g, b) in enumerate(self.grid):
+            quad = ww + g * g * dd + b * b * ee + 2 * g * wd + 2 * b * we + 2 * g * b * de
+            value = conj[j] - 0.5 * quad
+            if value > best_value:
+                best, best_value = j, value
+        g, b = self.grid[best]
         for k, r in enumerate(out):
-            if r is None or r["lost"]:
-                # restart the partition at beta_k = 0 (its contribution leaves w)
-                self.v[k] = np.zeros(self.n)
-                self.rounds[k] = 0
-            else:
-                self.v[k] = r["v"]
-                self.rounds[k] += 1
+            self.e[k] = g * r["dv"] + b * self.e[k]
+            self.v[k] = self.v[k] + self.e[k]
+            self.rounds[k] += 1
+        self.steps = [(g, b)] * self.K
+        self.chosen = (g, b)
         self.w = np.sum(self.v, axis=0)
-        if self.o["fit_intercept"] and all(r is not None and not r["lost"] for r in out):
+        if self.o["fit_intercept"]:
             self.c += self.step
 
     def current(self):

@@ -131,15 +131,74 @@ def _loss_terms(loss, z, t, s):
         float(s @ np.where(inside, -2.0 * t * u, 0.0)), float(s @ np.where(inside, 2.0, 0.0))
 
 
-def cocoa_round(part, fit, k, rnd, w, c, cfg):
+def _q_of(loss, alpha):
+    """The dual variables in the parameterization in which the driver's
+    line search is linear: the logistic loss's probabilities
+    sigmoid(logit) in (0, 1), the other losses' variables as kept."""
+    if loss == "logistic":
+        return np.exp(-np.logaddexp(0.0, -alpha))
+    return alpha
+
+
+def _alpha_of(loss, q):
+    """Inverse of :func:`_q_of` (q strictly inside (0, 1) for the logistic
+    loss)."""
+    if loss == "logistic":
+        return np.log(q) - np.log1p(-q)
+    return q
+
+
+def _signed(loss, q, t, s):
+    """beta, the signed dual variables, from q."""
+    if loss == "squared":
+        return q
+    if loss == "logistic":
+        return t * s * q
+    return t * q
+
+
+def _conj_value(loss, q, t, s):
+    """The conjugate part of the partition's dual objective,
+    sum_i -s_i phi*(-beta_i / s_i), at q; -inf where q leaves the dual's
+    domain (the logistic loss's open interval, the hinge losses' bounds)."""
+    live = s > 0
+    a = q[live]
+    if loss == "squared":
+        return float(a @ t[live] - 0.5 * np.sum(a * a / s[live]))
+    if loss == "logistic":
+        if a.size and (a.min() <= 0.0 or a.max() >= 1.0):
+            return -np.inf
+        return float(-(s[live] @ (a * np.log(a) + (1.0 - a) * np.log1p(-a))))
+    if a.size and a.min() < 0.0:
+        return -np.inf
+    if loss == "hinge":
+        return float(np.sum(a)) if not np.any(a > s[live]) else -np.inf
+    return float(np.sum(a - 0.25 * a * a / s[live]))
+
+
+def _fenchel_young(loss, z, q, t, s):
+    """The partition's share of the duality gap at margins z:
+    sum_i s_i phi(z_i) - (-s_i phi*(-beta_i / s_i)) + beta_i z_i >= 0."""
+    primal = _loss_terms(loss, z, t, s)[0]
+    return primal - _conj_value(loss, q, t, s) + float(_signed(loss, q, t, s) @ z)
+
+
+def cocoa_round(part, fit, k, rnd, w, c, step, cfg):
     """One CoCoA+ round on row partition ``k``.
 
-    Measures the partition's pieces of the primal and dual objectives at the
-    shared point (w, c) and its dual variables, then runs ``cfg["epochs"]``
-    passes of dual coordinate ascent on the local subproblem (the dual of
-    its rows with the quadratic term scaled by sigma', around w), and
-    returns the new contribution R^{-1} A_k^T beta_k to w."""
-    from ..problems._dual import linear_dual, _beta_array
+    ``step = (gamma, b)`` is the driver's choice from the last round's line
+    search: the partition's dual variables move to q + gamma d + b e (d its
+    last local proposal, e the move of the round before, both in the
+    parameterization of :func:`_q_of`), which is the move the driver made on
+    w.  Then the round measures the partition's pieces of the primal and
+    dual objectives at the shared point (w, c), and solves the local
+    subproblem (the dual of its rows with the quadratic term scaled by
+    sigma', around w) by bcd's compiled dual coordinate ascent: passes until
+    the local subproblem's duality gap is below ``cfg["local_tol"]`` times
+    the partition's share of the global gap, at most ``cfg["epochs"]``.  It
+    returns the proposal's change R^{-1} A_k^T (beta' - beta) of w and the
+    dual's conjugate part along the line-search grid ``cfg["grid"]``."""
+    from ..problems._dual import linear_dual
     from ..problems.dual import START_LOGIT
     X, t, s = part[:3]
     key = (fit, k)
@@ -148,27 +207,82 @@ def cocoa_round(part, fit, k, rnd, w, c, cfg):
     state = STATE.get(key)
     if rnd == 0:
         alpha = np.full(m, START_LOGIT) if loss == "logistic" else np.zeros(m)
+        q = _q_of(loss, alpha)
+        e = np.zeros(m)
     elif state is None or state["round"] != rnd:
         return {"lost": True}
     else:
-        alpha = state["alpha"]
+        q, e = state["q"], state["e"]
+        gamma, b = step
+        if gamma == 1.0 and b == 0.0:
+            moved = state["proposal"] - q
+            q = state["proposal"]
+            alpha = state["proposal_alpha"]
+        else:
+            moved = gamma * (state["proposal"] - q) + b * e
+            q = _clip(loss, q + moved, s)
+            alpha = _alpha_of(loss, q)
+        e = moved
     ridge = np.asarray(cfg["ridge"], dtype=np.float64)
     w = np.asarray(w, dtype=np.float64)
     z = np.asarray(X @ w).ravel() + c if m else np.zeros(0)
     primal, slope, curv = _loss_terms(loss, z, t, s)
-    beta = _beta_array(loss, alpha, t, s)
-    dual = _conjugate(loss, t, s, alpha) - c * float(np.sum(beta))
-    if m and cfg["epochs"] > 0:
+    beta = _signed(loss, q, t, s)
+    conj = _conj_value(loss, q, t, s)
+    dual = conj - c * float(np.sum(beta))
+    share = primal - conj + float(beta @ z)
+    out = {"lost": False, "primal": primal, "dual": dual, "slope": slope, "curv": curv}
+    if rnd == 0:
+        # the starting point's contribution to w (non-zero for the logistic loss)
+        out["v0"] = np.asarray(X.T @ beta).ravel() / ridge if m else np.zeros(w.shape[0])
+    proposal_alpha = alpha.copy()
+    epochs = 0
+    if m and cfg["epochs"] > 0 and share > 0:
         w_local = w.copy()
-        linear_dual(_rows(X), t, s, np.ascontiguousarray(ridge / cfg["sigma"]), loss, alpha,
-                    w_local, 0.0, int(cfg["epochs"]), 0.0, cfg["order"],
-                    int(cfg["seed"]) + 7919 * k + rnd, False, 0,
-                    (np.ones(m), float(c), None) if c != 0.0 else None, False, False)
-        beta = _beta_array(loss, alpha, t, s)
-    v = np.asarray(X.T @ beta).ravel() / ridge if m else np.zeros(w.shape[0])
-    STATE[key] = {"round": rnd + 1, "alpha": alpha}
-    return {"lost": False, "v": v, "primal": primal, "dual": dual, "slope": slope,
-            "curv": curv}
+        target = cfg["local_tol"] * share
+        batch = 1
+        intercept = (np.ones(m), float(c), None) if c != 0.0 else None
+        while epochs < cfg["epochs"]:
+            batch = min(batch, cfg["epochs"] - epochs)
+            linear_dual(_rows(X), t, s, np.ascontiguousarray(ridge / cfg["sigma"]), loss,
+                        proposal_alpha, w_local, 0.0, batch, 0.0, cfg["order"],
+                        int(cfg["seed"]) + 7919 * k + 104729 * rnd + epochs, False, 0,
+                        intercept, False, False)
+            epochs += batch
+            z_local = np.asarray(X @ w_local).ravel() + c
+            local = _fenchel_young(loss, z_local, _q_of(loss, proposal_alpha), t, s)
+            if local <= target:
+                break
+            batch = min(2 * batch, 8)
+    proposal = _q_of(loss, proposal_alpha)
+    d = proposal - q
+    dbeta = _signed(loss, proposal, t, s) - beta
+    out["dv"] = np.asarray(X.T @ dbeta).ravel() / ridge if m else np.zeros(w.shape[0])
+    # the conjugate part (minus c sum beta) along the grid of (gamma, b)
+    grid = cfg["grid"]
+    values = np.empty(len(grid))
+    for j, (gamma, b) in enumerate(grid):
+        if gamma == 1.0 and b == 0.0:
+            qq = proposal
+        else:
+            qq = q + gamma * d + b * e
+        v = _conj_value(loss, qq, t, s)
+        values[j] = v - c * float(np.sum(_signed(loss, qq, t, s))) if np.isfinite(v) else v
+    out.update(values=values, epochs=epochs)
+    STATE[key] = {"round": rnd + 1, "q": q, "e": e, "proposal": proposal,
+                  "proposal_alpha": proposal_alpha}
+    return out
+
+
+def _clip(loss, q, s):
+    """q after a line-search move, kept inside the dual's domain against
+    rounding (the driver only picks moves whose grid values were finite)."""
+    if loss == "logistic":
+        return np.clip(q, 1e-300, 1.0 - 1e-16)
+    if loss == "squared":
+        return q
+    q = np.maximum(q, 0.0)
+    return np.minimum(q, s) if loss == "hinge" else q
 
 
 def prox_round(part, fit, k, rnd, rho, cfg):
