@@ -290,7 +290,8 @@ def _gather(client, futures):
 
 def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_intercept=False,
           client=None, n_partitions=None, tol=1e-6, relative=False, max_rounds=500,
-          local_epochs=50, local_tol=0.05, line_search=True, order="random", max_time=None, random_state=0, verbose=False,
+          local_epochs=50, local_tol=0.05, line_search=True, sigma=None,
+          order="random", max_time=None, random_state=0, verbose=False,
           callback=None):
     r"""Minimize an L2- or L1-regularized linear model on a Dask cluster.
 
@@ -346,8 +347,29 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     relative : bool, default=False
         Compare the gap with ``tol`` times the primal objective.
     max_rounds : int, default=500
-    local_epochs : int, default=1
-        Passes of the local solver over its partition per round.
+    local_epochs : int, default=50
+        The most passes of the local solver over its partition per round.
+    local_tol : float, default=0.05
+        The local solver stops when its subproblem is solved to this
+        fraction of the partition's share of the global measure: the local
+        subproblem's duality gap against the partition's share of the
+        global gap (CoCoA+), or the block's KKT residual against its value
+        at the round's start (ProxCoCoA+).  0 runs ``local_epochs`` passes.
+    line_search : bool, default=True
+        Move the combined iterate by the best of a grid of steps
+        ``gamma * d + b * e`` (d the round's summed local proposals, e the
+        previous round's move; gamma from the safe step up to 4 K, b in
+        [-0.5, 1.1]), chosen by the exact dual objective (CoCoA+: the
+        workers send the conjugate part of their rows along the grid, the
+        driver adds the quadratic part) or the exact primal objective
+        (ProxCoCoA+: the workers send the penalty of their columns, the
+        driver adds the loss at the margins).  The safe step is one of the
+        grid's, so the dual (primal) never gets worse than with the plain
+        adding step; False takes the plain step.
+    sigma : float, optional
+        The aggregation parameter sigma' of the local subproblems (default
+        K, the safe value of "adding"); with a smaller one the safe step is
+        gamma = sigma' / K (needs ``line_search`` to step further).
     order : {"random", "cyclic"}, default="random"
         Sample order of the local dual coordinate ascent.
     max_time : float, optional
@@ -403,6 +425,14 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     for name, v, lo in (("max_rounds", max_rounds, 1), ("local_epochs", local_epochs, 1)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
             raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}.")
+    if isinstance(local_tol, bool) or not isinstance(local_tol, numbers.Real) or \
+            not 0 <= local_tol < 1:
+        raise ValueError(f"local_tol must be a number in [0, 1), got {local_tol!r}.")
+    if sigma is not None and (isinstance(sigma, bool) or not isinstance(sigma, numbers.Real)
+                              or not sigma > 0):
+        raise ValueError(f"sigma must be None or a number > 0, got {sigma!r}.")
+    if not isinstance(line_search, (bool, np.bool_)):
+        raise TypeError(f"line_search must be True or False, got {line_search!r}.")
     if n_partitions is not None and (isinstance(n_partitions, bool) or not isinstance(
             n_partitions, numbers.Integral) or n_partitions < 1):
         raise ValueError(f"n_partitions must be None or an integer >= 1, got {n_partitions!r}.")
@@ -422,7 +452,7 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     opts = dict(loss=loss, l2=l2, l1=float(l1), fit_intercept=bool(fit_intercept),
                 tol=float(tol), relative=bool(relative), max_rounds=int(max_rounds),
                 epochs=int(local_epochs), local_tol=float(local_tol),
-                line_search=bool(line_search), order=order, max_time=max_time,
+                line_search=bool(line_search), sigma=sigma, order=order, max_time=max_time,
                 seed=int(np.random.RandomState(random_state).randint(0, 2**20)),
                 verbose=bool(verbose), callback=callback)
     if l1 > 0:
@@ -568,17 +598,26 @@ class _Rounds:
             data_bytes=self.nbytes)
 
 
-#: the line search of CoCoA+'s combined move: step lengths gamma along the
-#: round's summed proposals (1 is CoCoA+'s adding step, always an ascent)
-GAMMAS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 11.0, 16.0, 24.0, 32.0)
-#: and weights b of the previous round's move (momentum)
-MOMENTA = (0.0, -0.25, 0.25, 0.5, 0.75, 0.9, 1.0)
+#: the line search of the combined move: step lengths gamma along the
+#: round's summed proposals, from 1 (the adding step of CoCoA+ and
+#: ProxCoCoA+, never worse than the current point) up to GAMMA_TOP times the
+#: number of partitions, by factors of GAMMA_RATIO ...
+GAMMA_RATIO, GAMMA_TOP = 1.25, 4.0
+#: ... and weights b of the previous round's move (momentum)
+MOMENTA = (0.0, -0.5, -0.25, 0.2, 0.4, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1)
 
 
-def _grid(K):
-    """The (gamma, b) pairs of the line search with K partitions; (1, 0) first."""
-    top = max(2.0, 2.0 * K)
-    return [(g, b) for b in MOMENTA for g in GAMMAS if g <= top]
+#: the number of past differences of the dual extrapolation (ProxCoCoA+)
+EXTRAPOLATION = 5
+
+
+def _grid(K, safe=1.0):
+    """The (gamma, b) pairs of the line search with K partitions; the safe
+    step (safe, 0) first."""
+    top = GAMMA_TOP * max(K, 1)
+    count = int(np.floor(np.log(top / safe) / np.log(GAMMA_RATIO) + 1e-9)) + 1
+    gammas = safe * GAMMA_RATIO ** np.arange(count)
+    return [(float(g), b) for b in MOMENTA for g in gammas]
 
 
 class _CoCoA(_Rounds):
@@ -604,7 +643,10 @@ class _CoCoA(_Rounds):
         self.ridge = np.broadcast_to(ridge, (n,)).astype(np.float64)
         # the intercept is one more block of the adding scheme
         self.sigma = float(self.K + int(opts["fit_intercept"]))
-        self.grid = _grid(self.K) if opts["line_search"] else [(1.0, 0.0)]
+        if opts["sigma"] is not None:
+            self.sigma = float(opts["sigma"])
+        safe = min(1.0, self.sigma / (self.K + int(opts["fit_intercept"])))
+        self.grid = _grid(self.K, safe) if opts["line_search"] else [(safe, 0.0)]
         self.cfg = dict(loss=opts["loss"], ridge=ridge if ridge.ndim else np.array([ridge]),
                         sigma=self.sigma, epochs=opts["epochs"], order=opts["order"],
                         seed=opts["seed"], local_tol=opts["local_tol"], grid=self.grid)
@@ -726,10 +768,18 @@ class _Prox(_Rounds):
             y = np.where(y > 0, 1.0, -1.0)
         self.t = y
         self.s = s
-        self.sigma = float(self.K)
+        self.sigma = float(self.K) if opts["sigma"] is None else float(opts["sigma"])
+        safe = min(1.0, self.sigma / self.K)
         [s_future] = client.scatter([s], broadcast=True)
+        self.grid = _grid(self.K, safe) if opts["line_search"] else [(safe, 0.0)]
         self.cfg = dict(weights=s_future, l1=opts["l1"], l2=opts["l2"], sigma=self.sigma,
-                        curvature=_worker.CURVATURE[loss], epochs=opts["epochs"])
+                        curvature=_worker.CURVATURE[loss], epochs=opts["epochs"],
+                        local_tol=opts["local_tol"], grid=self.grid)
+        self.steps = [(1.0, 0.0)] * self.K
+        self.ez = [np.zeros(m) for _ in range(self.K)]
+        self.extra = self.extra_sent = None
+        self.history_rho = []
+        self.best_dual = -np.inf
         self.z = np.zeros(m)
         self.c = 0.0
         self.sent = 0
@@ -765,9 +815,15 @@ class _Prox(_Rounds):
 
     def round(self, rnd, deadline):
         rho = self._rho()
-        futures = [self._submit(_worker.prox_round, k, rho, self.cfg) for k in range(self.K)]
+        self.extra_sent = self.extra
+        futures = [self._submit(_worker.prox_round, k, rho, self.steps[k], self.cfg,
+                                self.extra_sent) for k in range(self.K)]
         out = self._collect(futures, deadline)
-        self.sent = 2 * 8 * self.m * self.K
+        # to the workers: rho (and the extrapolated point); back: the change
+        # of the margins (and the corrections of the line search's move)
+        self.sent = (1 + int(self.extra_sent is not None)) * 8 * self.m * self.K + sum(
+            8 * self.m * (1 + int(r.get("ez") is not None) + int(r.get("fz") is not None))
+            for r in out if r is not None and not r["lost"])
         self.pending = out
         lost = [k for k, r in enumerate(out) if r is None or r["lost"]]
         if lost:
@@ -779,16 +835,35 @@ class _Prox(_Rounds):
 
     def _measure(self, out, rho):
         t, s, loss, z = self.t, self.s, self.loss, self.z
-        l1, l2 = self.o["l1"], self.o["l2"]
         primal_loss, slope, curv = _worker._loss_terms(loss, z, t, s)
         primal = primal_loss + sum(r["penalty"] for r in out)
-        # the dual point theta = s phi'(z), scaled into the dual's domain
+        dual = self._dual(rho, max(r["corr"] for r in out),
+                          sum(r.get("conj", 0.0) for r in out))
+        if self.extra_sent is not None:
+            # the extrapolated dual point sent with this round (measured now)
+            dual = max(dual, self._dual(self.extra_sent, max(r["corr2"] for r in out),
+                                        sum(r.get("conj2", 0.0) for r in out)))
+        if not self.o["fit_intercept"]:
+            # a dual point of an earlier round is as good a lower bound
+            self.best_dual = dual = max(dual, self.best_dual)
+        gap = primal - dual
+        if self.o["fit_intercept"]:
+            gap += slope * slope / (2.0 * curv) if curv > 0 else (0.0 if slope == 0 else np.inf)
+        kkt = max(r["kkt"] for r in out)
+        self._extrapolate(rho)
+        return gap, primal, kkt
+
+    def _dual(self, rho, corr, conj):
+        """D at the dual point theta = s rho (phi' at some margins), scaled
+        into the dual's domain; ``corr`` = ||A^T theta||_inf and ``conj`` the
+        penalty's conjugate part at theta (elastic net), from the workers."""
+        t, s, loss = self.t, self.s, self.loss
+        l1, l2 = self.o["l1"], self.o["l2"]
         theta = s * rho
         if l2 > 0:
             scale = 1.0
-            gconj = sum(r["conj"] for r in out)
+            gconj = conj
         else:
-            corr = max(r["corr"] for r in out)
             scale = min(1.0, l1 / corr) if corr > 0 else 1.0
             gconj = 0.0
         theta = theta * scale
@@ -796,7 +871,10 @@ class _Prox(_Rounds):
         if loss == "squared":
             fconj = float(theta[live] @ t[live] + 0.5 * np.sum(theta[live] ** 2 / s[live]))
         elif loss == "logistic":
-            p = np.clip(-t * theta / np.where(live, s, 1.0), 0.0, 1.0)[live]
+            p = -t * theta / np.where(live, s, 1.0)
+            if np.any(p[live] < 0.0) or np.any(p[live] > 1.0):
+                return -np.inf
+            p = p[live]
             sl = s[live]
             with np.errstate(divide="ignore", invalid="ignore"):
                 ent = np.where(p > 0, p * np.log(p), 0.0) + \
@@ -804,27 +882,75 @@ class _Prox(_Rounds):
             fconj = float(sl @ ent)
         else:
             a = -t * theta
+            if np.any(a[live] < 0.0):
+                return -np.inf
             fconj = float(np.sum(-a[live] + 0.25 * a[live] ** 2 / s[live]))
-        dual = -fconj + self.c * float(np.sum(theta)) - gconj
-        gap = primal - dual
-        if self.o["fit_intercept"]:
-            gap += slope * slope / (2.0 * curv) if curv > 0 else (0.0 if slope == 0 else np.inf)
-        kkt = max(r["kkt"] for r in out)
-        return gap, primal, kkt
+        return -fconj + self.c * float(np.sum(theta)) - gconj
+
+    def _extrapolate(self, rho):
+        """Dual extrapolation (Massias et al., 2018, as in celer): from the
+        last EXTRAPOLATION + 1 dual points, the affine combination that
+        cancels their differences best; it is measured, with the workers'
+        help, in the next round (the residual-scaled dual point alone lags
+        the primal: its gap falls only like the square root of the primal's
+        suboptimality)."""
+        self.extra = None
+        if self.o["fit_intercept"] or self.loss != "squared":
+            return
+        self.history_rho.append(rho.copy())
+        del self.history_rho[:-(EXTRAPOLATION + 1)]
+        if len(self.history_rho) <= EXTRAPOLATION:
+            return
+        R = np.array(self.history_rho)
+        U = np.diff(R, axis=0)
+        try:
+            c = np.linalg.solve(U @ U.T, np.ones(EXTRAPOLATION))
+        except np.linalg.LinAlgError:
+            return
+        if not np.all(np.isfinite(c)) or c.sum() == 0:
+            return
+        c /= c.sum()
+        self.extra = c @ R[1:]
 
     def advance(self):
-        lost = False
-        for k, r in enumerate(self.pending):
-            if r is None or r["lost"]:
-                self.rounds[k] = 0
-                lost = True
-            else:
-                self.z = self.z + r["dz"]
-                self.rounds[k] += 1
-        if lost:
-            # a partition's coefficients restart at 0: the margins are
-            # recomputed from the coefficients the others hold
+        out = self.pending
+        if any(r is None or r["lost"] for r in out):
+            for k, r in enumerate(out):
+                self.rounds[k] = 0 if (r is None or r["lost"]) else self.rounds[k] + 1
+                self.ez[k] = np.zeros(self.m)
+            # a partition's coefficients restart at 0, the others stay where
+            # they were measured: the margins are recomputed from them
+            self.steps = [(0.0, 0.0)] * self.K
             self._rebuild()
+        else:
+            # the line search: the loss at z + gamma dz + b ez on the driver,
+            # the penalties from the workers
+            for k, r in enumerate(out):
+                # the previous move on the coordinates that stay free
+                if r["ez"] is not None:
+                    self.ez[k] = r["ez"]
+            dz = np.sum([r["dz"] for r in out], axis=0)
+            ez = np.sum(self.ez, axis=0)
+            fz = np.sum([r["fz"] for r in out if r["fz"] is not None] or [np.zeros(self.m)],
+                        axis=0)
+            pen = np.sum([r["values"] for r in out], axis=0)
+            best, best_value = 0, np.inf
+            for j, (g, b) in enumerate(self.grid):
+                value = _worker._loss_terms(self.loss, self.z + fz + g * dz + b * ez, self.t,
+                                            self.s)[0] + pen[j]
+                if value < best_value:
+                    best, best_value = j, value
+            g, b = self.grid[best]
+            moved = np.zeros(self.m)
+            for k, r in enumerate(out):
+                self.ez[k] = g * r["dz"] + b * self.ez[k]
+                moved += self.ez[k]
+                if r["fz"] is not None:
+                    moved += r["fz"]
+                    self.ez[k] = self.ez[k] + r["fz"]
+                self.rounds[k] += 1
+            self.z = self.z + moved
+            self.steps = [(g, b)] * self.K
         if self.o["fit_intercept"]:
             self._intercept()
 

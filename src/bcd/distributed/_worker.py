@@ -285,15 +285,20 @@ def _clip(loss, q, s):
     return np.minimum(q, s) if loss == "hinge" else q
 
 
-def prox_round(part, fit, k, rnd, rho, cfg):
+def prox_round(part, fit, k, rnd, rho, step, cfg, extra=None):
     """One ProxCoCoA+ round on column partition ``k``.
 
-    ``rho`` holds phi'(z_i) at the shared margins z (unweighted).  Measures
-    the partition's pieces of the objective, the dual and the KKT residual,
-    then runs ``cfg["epochs"]`` passes of bcd's coordinate descent on the
-    local subproblem (the quadratic upper bound of the loss along its
-    columns, scaled by sigma', plus the penalty) and returns the change of
-    the margins A_k dx_k."""
+    ``step = (gamma, b)`` is the driver's choice from the last round's line
+    search: the coefficients move to x + gamma d + b e (d the last local
+    proposal, e the move before), the move the driver made on the margins.
+    ``rho`` holds phi'(z_i) at the shared margins z (unweighted).  The round
+    measures the partition's pieces of the objective, the dual and the KKT
+    residual at x, then solves the local subproblem (the quadratic upper
+    bound of the loss along its columns, scaled by sigma', plus the
+    penalty) by bcd's coordinate descent, to a KKT residual of
+    ``cfg["local_tol"]`` times the block's, at most ``cfg["epochs"]``
+    passes.  It returns the proposal's change of the margins A_k d and the
+    penalty of its columns along the line-search grid ``cfg["grid"]``."""
     from .. import LeastSquares, L1, solve
     X = part[0]
     key = (fit, k)
@@ -301,11 +306,16 @@ def prox_round(part, fit, k, rnd, rho, cfg):
     state = STATE.get(key)
     if rnd == 0:
         x = np.zeros(n_k)
+        e = np.zeros(n_k)
     elif state is None or state["round"] != rnd:
         return {"lost": True}
     else:
-        x = state["x"]
-    measured = x.copy()
+        gamma, b = step
+        x, e, zero = state["x"], state["e"], state["zero"]
+        moved = np.where(zero, -x, gamma * (state["proposal"] - x) + b * e)
+        x = state["proposal"] if (gamma == 1.0 and b == 0.0) else \
+            np.where(zero, 0.0, x + moved)
+        e = moved
     s = cfg["weights"]
     l1, l2 = cfg["l1"], cfg["l2"]
     rho = np.asarray(rho, dtype=np.float64)
@@ -314,12 +324,19 @@ def prox_round(part, fit, k, rnd, rho, cfg):
     # the KKT residual of the block: distance of -(g + l2 x) to l1 d|x|
     h = g + l2 * x
     kkt = np.where(x != 0.0, np.abs(h + l1 * np.sign(x)), np.maximum(np.abs(h) - l1, 0.0))
+    block_kkt = float(np.max(kkt, initial=0.0))
     pieces = {"penalty": penalty, "corr": float(np.max(np.abs(g), initial=0.0)),
-              "kkt": float(np.max(kkt, initial=0.0))}
+              "kkt": block_kkt}
     if l2 > 0:
         pieces["conj"] = float(np.sum(np.maximum(np.abs(g) - l1, 0.0) ** 2) / (2.0 * l2))
-    dz = np.zeros(X.shape[0])
-    if n_k and cfg["epochs"] > 0:
+    if extra is not None:
+        g2 = np.asarray(X.T @ (s * np.asarray(extra, dtype=np.float64))).ravel()
+        pieces["corr2"] = float(np.max(np.abs(g2), initial=0.0))
+        if l2 > 0:
+            pieces["conj2"] = float(np.sum(np.maximum(np.abs(g2) - l1, 0.0) ** 2) / (2.0 * l2))
+    proposal = x
+    epochs = 0
+    if n_k and cfg["epochs"] > 0 and block_kkt > 0:
         scale = cfg["sigma"] * cfg["curvature"]
         z_k = np.asarray(X @ x).ravel()
         live = s > 0
@@ -329,13 +346,29 @@ def prox_round(part, fit, k, rnd, rho, cfg):
                                sample_weight=(s * scale)[live])
         result = solve(problem, rule="cyclic", blocks="fixed", block_size=1,
                        update="exact" if l1 == 0 else "gradient", x0=x,
-                       max_iter=int(cfg["epochs"]) * n_k, tol=0.0, warn=False,
+                       max_iter=int(cfg["epochs"]) * n_k,
+                       tol=cfg["local_tol"] * block_kkt, warn=False,
                        working_set=False, extrapolation=0, screening=False)
-        x_new = np.asarray(result.x, dtype=np.float64)
-        dz = np.asarray(X @ (x_new - x)).ravel()
-        x = x_new
-    STATE[key] = {"round": rnd + 1, "x": x, "measured": measured}
-    pieces.update(lost=False, dz=dz)
+        proposal = np.asarray(result.x, dtype=np.float64)
+        epochs = result.n_iter / n_k
+    # the coordinates the proposal sets to zero go to zero whatever the step
+    # (a line-search step other than 1 would leave them small and of either
+    # sign, which the L1 penalty's certificate never forgives); the others
+    # move by gamma d + b e
+    zero = (proposal == 0.0) if l1 > 0 else np.zeros(n_k, dtype=bool)
+    d = np.where(zero, 0.0, proposal - x)
+    e_free = np.where(zero, 0.0, e)
+    grid = cfg["grid"]
+    values = np.empty(len(grid))
+    for j, (gamma, b) in enumerate(grid):
+        xx = np.where(zero, 0.0, x + gamma * d + b * e_free)
+        values[j] = l1 * float(np.sum(np.abs(xx))) + 0.5 * l2 * float(xx @ xx)
+    STATE[key] = {"round": rnd + 1, "x": x, "e": e_free, "proposal": proposal,
+                  "measured": x, "zero": zero}
+    pieces.update(lost=False, dz=np.asarray(X @ d).ravel(), values=values, epochs=epochs,
+                  ez=np.asarray(X @ e_free).ravel() if np.any(zero & (e != 0)) else None,
+                  fz=np.asarray(X @ np.where(zero, -x, 0.0)).ravel() if np.any(zero & (x != 0))
+                  else None)
     return pieces
 
 
