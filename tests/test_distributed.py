@@ -86,7 +86,8 @@ def test_cocoa_equals_single_process_solve(client, loss, K):
     assert result.objective == pytest.approx(problem.objective(result.x), rel=1e-12)
     h = result.history
     assert len(h) == result.n_rounds and np.all(np.diff(h.time) >= 0)
-    assert np.all(h.bytes_sent == 2 * 8 * N * K)
+    # w to each worker once (two workers here), one vector back per partition
+    assert np.all(h.bytes_sent >= 8 * N * (K + 1)) and np.all(h.bytes_sent <= 2 * 8 * N * K)
 
 
 def test_cocoa_from_a_problem_and_a_list_of_partitions(client):
@@ -140,9 +141,9 @@ def test_proxcocoa_equals_single_process_solve(client, loss, l2, K):
     _agree(result, ref.objective, l2, 1e-9 * result.objective)
     assert result.objective == pytest.approx(problem.objective(result.x), rel=1e-12)
     # only vectors of n_samples travel: one or two to each worker, one to
-    # three back
+    # three back from each partition
     sent = result.history.bytes_sent
-    assert np.all(sent >= 2 * 8 * m * K) and np.all(sent <= 5 * 8 * m * K)
+    assert np.all(sent >= 8 * m * (K + 1)) and np.all(sent <= 5 * 8 * m * K)
 
 
 def test_partitions_stay_on_their_workers(client):

@@ -291,7 +291,7 @@ def _gather(client, futures):
 def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_intercept=False,
           client=None, n_partitions=None, tol=1e-6, relative=False, max_rounds=500,
           local_epochs=50, local_tol=0.05, line_search=True, sigma=None,
-          order="random", max_time=None, random_state=0, verbose=False,
+          actors=True, order="random", max_time=None, random_state=0, verbose=False,
           callback=None):
     r"""Minimize an L2- or L1-regularized linear model on a Dask cluster.
 
@@ -366,6 +366,11 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         driver adds the loss at the margins).  The safe step is one of the
         grid's, so the dual (primal) never gets worse than with the plain
         adding step; False takes the plain step.
+    actors : bool, default=True
+        Run the rounds through one Dask actor per worker, which holds that
+        worker's partitions: each round is one direct message to each worker
+        and back.  False submits one task per partition and round through
+        the scheduler (several times the overhead per round).
     sigma : float, optional
         The aggregation parameter sigma' of the local subproblems (default
         K, the safe value of "adding"); with a smaller one the safe step is
@@ -452,7 +457,8 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     opts = dict(loss=loss, l2=l2, l1=float(l1), fit_intercept=bool(fit_intercept),
                 tol=float(tol), relative=bool(relative), max_rounds=int(max_rounds),
                 epochs=int(local_epochs), local_tol=float(local_tol),
-                line_search=bool(line_search), sigma=sigma, order=order, max_time=max_time,
+                line_search=bool(line_search), sigma=sigma, actors=bool(actors),
+                order=order, max_time=max_time,
                 seed=int(np.random.RandomState(random_state).randint(0, 2**20)),
                 verbose=bool(verbose), callback=callback)
     if l1 > 0:
@@ -486,6 +492,8 @@ class _Rounds:
         self.rounds = [0] * self.K          # each partition's state round
         self.restarts = 0
         self.hist = ([], [], [], [], [])
+        self.hosts = []
+        self.held = {}
         self._where()
 
     def _where(self):
@@ -495,6 +503,72 @@ class _Rounds:
         for f in self.parts:
             holders = list(who.get(f.key, ()))
             self.workers.append(holders[:1] or None)
+
+    def _hosts(self):
+        """One :class:`_worker.Host` actor per worker holding partitions."""
+        self.hosts = []
+        if not self.o["actors"]:
+            return
+        groups = {}
+        for k in range(self.K):
+            groups.setdefault(self.workers[k][0] if self.workers[k] else None, []).append(k)
+        futures = [(ks, self.client.submit(_worker.Host, ks, self.held,
+                                           *[self.parts[k] for k in ks],
+                                           actor=True, pure=False,
+                                           **({} if w is None else dict(workers=[w]))))
+                   for w, ks in groups.items()]
+        self.hosts = [(ks, f.result(), f) for ks, f in futures]
+
+    def _run(self, fn, shared, extra, deadline):
+        """One round of ``fn`` on every partition: ``fn(part_k, fit, k,
+        rounds[k], *shared, *extra[k])``; the results in partition order,
+        None for a partition whose worker was lost."""
+        _, _, distributed = _dask()
+        if not self.o["actors"]:
+            futures = [self._submit(fn, k, *shared, *extra[k]) for k in range(self.K)]
+            return self._collect(futures, deadline)
+        if not self.hosts:
+            self._hosts()
+        shared = tuple({key: v for key, v in a.items() if key not in self.held}
+                       if isinstance(a, dict) else a for a in shared)
+        calls = [(ks, host.run(fn, self.fit, [(k, self.rounds[k], extra[k]) for k in ks],
+                               shared)) for ks, host, _ in self.hosts]
+        timeout = None if deadline is None else max(deadline - time.perf_counter(), 1.0) + 60.0
+        out = [None] * self.K
+        broken = False
+        for ks, call in calls:
+            try:
+                results = call.result(timeout=timeout)
+            except TimeoutError:
+                raise TimeoutError(f"a round of {self.method} did not finish within "
+                                   f"{timeout:.0f} s of max_time; are the workers "
+                                   f"alive?") from None
+            except ModuleNotFoundError as exc:
+                raise ImportError(f"a Dask worker cannot import bcd ({exc}); install bcd with "
+                                  f"its 'distributed' extra in the workers' "
+                                  f"environment.") from exc
+            except (OSError, distributed.client.FutureCancelledError):
+                # the worker died (its connection closed)
+                broken = True
+                continue
+            except Exception as exc:  # noqa: BLE001 - a lost worker, or the task's error
+                if type(exc).__name__ in ("KilledWorker", "CommClosedError",
+                                          "StreamClosedError"):
+                    broken = True
+                    continue
+                raise
+            for k, r in zip(ks, results):
+                out[k] = r
+        if broken:
+            # a worker died: its actor is gone; new ones are made for the next
+            # round, where the partitions are (recomputed) now
+            self.hosts = []
+        return out
+
+    def _messages(self):
+        """The messages of a round to the workers: one per actor, or one per
+        partition with tasks."""
+        return len(self.hosts) if self.hosts else self.K
 
     def _submit(self, fn, k, *args):
         where = {} if not self.workers[k] else dict(workers=self.workers[k],
@@ -530,6 +604,7 @@ class _Rounds:
     def _lost(self, lost):
         if not lost:
             return
+        self.hosts = []
         self.restarts += len(lost)
         warnings.warn(f"bcd.distributed: the state of partition(s) {lost} was lost (a worker "
                       f"died or the partition moved); they restart from the last combined "
@@ -582,6 +657,7 @@ class _Rounds:
         try:
             x, c = self.final(best)
         finally:
+            self.hosts = []
             self.client.run(_worker.forget, self.fit)
         if best is None:
             raise RuntimeError(f"{self.method} stopped ({status}) before measuring any point.")
@@ -667,10 +743,11 @@ class _CoCoA(_Rounds):
         self.last = None
 
     def round(self, rnd, deadline):
-        futures = [self._submit(_worker.cocoa_round, k, self.w, self.c, self.steps[k],
-                                self.cfg) for k in range(self.K)]
-        out = self._collect(futures, deadline)
-        self.sent = 2 * 8 * self.n * self.K
+        out = self._run(_worker.cocoa_round, (self.w, self.c, self.cfg),
+                        [(self.steps[k],) for k in range(self.K)], deadline)
+        # w to every worker (once for all its partitions), dv back from
+        # every partition
+        self.sent = 8 * self.n * (self._messages() + self.K)
         lost = [k for k, r in enumerate(out) if r is None or r["lost"]]
         self.pending = out
         if lost:
@@ -771,6 +848,7 @@ class _Prox(_Rounds):
         self.sigma = float(self.K) if opts["sigma"] is None else float(opts["sigma"])
         safe = min(1.0, self.sigma / self.K)
         [s_future] = client.scatter([s], broadcast=True)
+        self.held = {"weights": s_future}
         self.grid = _grid(self.K, safe) if opts["line_search"] else [(safe, 0.0)]
         self.cfg = dict(weights=s_future, l1=opts["l1"], l2=opts["l2"], sigma=self.sigma,
                         curvature=_worker.CURVATURE[loss], epochs=opts["epochs"],
@@ -816,12 +894,11 @@ class _Prox(_Rounds):
     def round(self, rnd, deadline):
         rho = self._rho()
         self.extra_sent = self.extra
-        futures = [self._submit(_worker.prox_round, k, rho, self.steps[k], self.cfg,
-                                self.extra_sent) for k in range(self.K)]
-        out = self._collect(futures, deadline)
+        out = self._run(_worker.prox_round, (rho, self.cfg, self.extra_sent),
+                        [(self.steps[k],) for k in range(self.K)], deadline)
         # to the workers: rho (and the extrapolated point); back: the change
         # of the margins (and the corrections of the line search's move)
-        self.sent = (1 + int(self.extra_sent is not None)) * 8 * self.m * self.K + sum(
+        self.sent = (1 + int(self.extra_sent is not None)) * 8 * self.m * self._messages() + sum(
             8 * self.m * (1 + int(r.get("ez") is not None) + int(r.get("fz") is not None))
             for r in out if r is not None and not r["lost"])
         self.pending = out

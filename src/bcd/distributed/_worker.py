@@ -21,6 +21,25 @@ STATE = {}
 CURVATURE = {"squared": 1.0, "logistic": 0.25, "squared_hinge": 2.0, "hinge": None}
 
 
+class Host:
+    """A Dask actor on one worker that holds that worker's partitions and
+    runs a round's local solves for all of them in one call: the round's
+    vectors travel directly between the driver and the worker (no
+    scheduler on the way, one message per worker and round; the same vector
+    for several partitions is sent once)."""
+
+    def __init__(self, ks, held, *parts):
+        self.parts = dict(zip(ks, parts))
+        self.held = held          # the fit's vectors sent once (the sample weights)
+
+    def run(self, fn, fit, calls, shared):
+        """``[fn(part_k, fit, k, rnd, *shared, *extra) for k, rnd, extra in calls]``,
+        the configuration dictionaries among ``shared`` completed with the
+        vectors the actor holds."""
+        shared = tuple({**a, **self.held} if isinstance(a, dict) else a for a in shared)
+        return [fn(self.parts[k], fit, k, rnd, *shared, *extra) for k, rnd, extra in calls]
+
+
 def forget(fit):
     """Drop every partition state of ``fit`` held by this worker; how many."""
     keys = [key for key in STATE if key[0] == fit]
@@ -176,6 +195,42 @@ def _conj_value(loss, q, t, s):
     return float(np.sum(a - 0.25 * a * a / s[live]))
 
 
+#: the most entries of the (rows x grid points) blocks of :func:`_conj_grid`
+GRID_BLOCK = 1 << 18
+
+
+def _conj_grid(loss, q, d, e, t, s, grid):
+    """:func:`_conj_value` at q + gamma d + b e for every (gamma, b) of the
+    grid, in blocks of rows (vectorized over the grid points)."""
+    gam = np.array([g for g, _ in grid])
+    mom = np.array([b for _, b in grid])
+    live = s > 0
+    q, d, e, t, s = q[live], d[live], e[live], t[live], s[live]
+    total = np.zeros(len(grid))
+    step = max(1, GRID_BLOCK // max(len(grid), 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for a in range(0, q.shape[0], step):
+            sl = slice(a, a + step)
+            Q = q[sl, None] + d[sl, None] * gam + e[sl, None] * mom
+            ss = s[sl, None]
+            if loss == "squared":
+                total += t[sl] @ Q - 0.5 * np.sum(Q * Q / ss, axis=0)
+                continue
+            if loss == "logistic":
+                bad = np.any((Q <= 0.0) | (Q >= 1.0), axis=0)
+                ent = Q * np.log(Q) + (1.0 - Q) * np.log1p(-Q)
+                total -= s[sl] @ np.where(np.isfinite(ent), ent, 0.0)
+            else:
+                bad = np.any(Q < 0.0, axis=0)
+                if loss == "hinge":
+                    bad |= np.any(Q > ss, axis=0)
+                    total += np.sum(Q, axis=0)
+                else:
+                    total += np.sum(Q - 0.25 * Q * Q / ss, axis=0)
+            total[bad] = -np.inf
+    return total
+
+
 def _fenchel_young(loss, z, q, t, s):
     """The partition's share of the duality gap at margins z:
     sum_i s_i phi(z_i) - (-s_i phi*(-beta_i / s_i)) + beta_i z_i >= 0."""
@@ -183,7 +238,7 @@ def _fenchel_young(loss, z, q, t, s):
     return primal - _conj_value(loss, q, t, s) + float(_signed(loss, q, t, s) @ z)
 
 
-def cocoa_round(part, fit, k, rnd, w, c, step, cfg):
+def cocoa_round(part, fit, k, rnd, w, c, cfg, step):
     """One CoCoA+ round on row partition ``k``.
 
     ``step = (gamma, b)`` is the driver's choice from the last round's line
@@ -259,15 +314,15 @@ def cocoa_round(part, fit, k, rnd, w, c, step, cfg):
     dbeta = _signed(loss, proposal, t, s) - beta
     out["dv"] = np.asarray(X.T @ dbeta).ravel() / ridge if m else np.zeros(w.shape[0])
     # the conjugate part (minus c sum beta) along the grid of (gamma, b)
-    grid = cfg["grid"]
-    values = np.empty(len(grid))
-    for j, (gamma, b) in enumerate(grid):
-        if gamma == 1.0 and b == 0.0:
-            qq = proposal
-        else:
-            qq = q + gamma * d + b * e
-        v = _conj_value(loss, qq, t, s)
-        values[j] = v - c * float(np.sum(_signed(loss, qq, t, s))) if np.isfinite(v) else v
+    values = _conj_grid(loss, q, proposal - q, e, t, s, cfg["grid"])
+    if c != 0.0:
+        sums = (float(np.sum(beta)), float(np.sum(dbeta)), float(np.sum(_signed(loss, e, t, s))))
+        values -= c * np.array([sums[0] + g * sums[1] + b * sums[2] for g, b in cfg["grid"]])
+    if (1.0, 0.0) in cfg["grid"]:
+        # the plain step lands on the proposal itself (no rounding at the
+        # edges of the domain)
+        values[cfg["grid"].index((1.0, 0.0))] = \
+            _conj_value(loss, proposal, t, s) - c * float(np.sum(beta + dbeta))
     out.update(values=values, epochs=epochs)
     STATE[key] = {"round": rnd + 1, "q": q, "e": e, "proposal": proposal,
                   "proposal_alpha": proposal_alpha}
@@ -285,7 +340,7 @@ def _clip(loss, q, s):
     return np.minimum(q, s) if loss == "hinge" else q
 
 
-def prox_round(part, fit, k, rnd, rho, step, cfg, extra=None):
+def prox_round(part, fit, k, rnd, rho, cfg, extra, step):
     """One ProxCoCoA+ round on column partition ``k``.
 
     ``step = (gamma, b)`` is the driver's choice from the last round's line
