@@ -287,3 +287,4 @@ def test_line_search_takes_fewer_rounds_to_the_same_optimum(client, loss):
         _agree(r, ref.objective, 10.0, 1e-8 * r.objective)
         rounds[name] = r.n_rounds
     assert rounds["search"] < rounds["plain"] and rounds["sigma=1"] < rounds["plain"]
+
