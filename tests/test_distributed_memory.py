@@ -1,23 +1,36 @@
 """bcd.distributed with the workers' memory limit below the matrix's size,
-on a LocalCluster of its own (in a module of its own: in one process with
-the other distributed tests' cluster it has hung)."""
+on a LocalCluster of its own, in a child process (run in the process of the
+other distributed tests, after their cluster, it has hung; a child keeps
+the check isolated and bounded by a timeout)."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
-import bcd  # noqa: F401
-
-distributed = pytest.importorskip("distributed")
-da = pytest.importorskip("dask.array")
-import bcd.distributed as bd  # noqa: E402
+pytest.importorskip("distributed")
+pytest.importorskip("dask.array")
 
 
 def test_a_matrix_larger_than_any_workers_memory_limit():
+    """See :func:`check` (run in a child process)."""
+    done = subprocess.run([sys.executable, __file__], capture_output=True, text=True,
+                          timeout=400)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "checked" in done.stdout
+
+
+def check():
     """The workers' memory limit (enforced: a worker past 95% of it is
     killed) is below the size of the matrix, which is generated chunk by
     chunk on the workers; every worker only ever holds its own partitions
     (the keys the scheduler lists for it) and the fit reaches its
     certificate.  (A heavier test: 430 MB of data on four workers.)"""
     import dask
+    import dask.array as da
+    import distributed
+
+    import bcd.distributed as bd
     rows, n, K, n_workers = 6700, 1000, 8, 4
     limit = 400 * 2**20
     full = rows * K * n * 8
@@ -65,3 +78,8 @@ def test_a_matrix_larger_than_any_workers_memory_limit():
         finally:
             client.close()
             cluster.close()
+    print("checked")
+
+
+if __name__ == "__main__":
+    check()
