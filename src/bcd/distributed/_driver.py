@@ -18,6 +18,14 @@ DISTRIBUTED_PROBLEMS = ("LeastSquares", "Logistic", "LinearSVM")
 LOSSES = ("squared", "logistic", "hinge", "squared_hinge")
 #: the sample orders of the local dual coordinate ascent (CoCoA+)
 ORDERS = ("cyclic", "random")
+#: seconds between the driver's checks that a worker it waits on is alive
+POLL = 2.0
+
+
+class _WorkerGone(Exception):
+    """The worker of an actor left the cluster during a call."""
+
+
 #: a fit id counter (with a random prefix: several drivers may share workers)
 _FITS = itertools.count()
 
@@ -304,13 +312,14 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     :class:`bcd.LeastSquares`, :class:`bcd.Logistic` and
     :class:`bcd.LinearSVM`.  Without ``l1`` it runs CoCoA+ (Ma et
     al., 2015): the rows are partitioned over the workers, each round every
-    worker runs ``local_epochs`` passes of bcd's compiled dual coordinate
-    ascent on its rows against the local subproblem with sigma' = K
-    (adding), and sends back one vector of n_features.  With ``l1 > 0`` it
-    runs ProxCoCoA+ (Smith et al., 2015): the columns are partitioned, each
-    worker runs ``local_epochs`` passes of bcd's coordinate descent on its
-    columns against the shared margins, and sends back one vector of
-    n_samples.  Data stay on the workers; only vectors travel.
+    worker solves the local subproblem of its rows with sigma' = K (adding)
+    by bcd's compiled dual coordinate ascent, to ``local_tol`` of its share
+    of the gap, and sends back one vector of n_features; the driver moves
+    by the best of a grid of combined steps (``line_search``).  With
+    ``l1 > 0`` it runs ProxCoCoA+ (Smith et al., 2015): the columns are
+    partitioned, each worker runs bcd's coordinate descent on its columns
+    against the shared margins, and sends back one vector of n_samples.
+    Data stay on the workers; only vectors travel.
 
     Parameters
     ----------
@@ -366,15 +375,15 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         driver adds the loss at the margins).  The safe step is one of the
         grid's, so the dual (primal) never gets worse than with the plain
         adding step; False takes the plain step.
+    sigma : float, optional
+        The aggregation parameter sigma' of the local subproblems (default
+        K, the safe value of "adding"); with a smaller one the safe step is
+        gamma = sigma' / K (needs ``line_search`` to step further).
     actors : bool, default=True
         Run the rounds through one Dask actor per worker, which holds that
         worker's partitions: each round is one direct message to each worker
         and back.  False submits one task per partition and round through
         the scheduler (several times the overhead per round).
-    sigma : float, optional
-        The aggregation parameter sigma' of the local subproblems (default
-        K, the safe value of "adding"); with a smaller one the safe step is
-        gamma = sigma' / K (needs ``line_search`` to step further).
     order : {"random", "cyclic"}, default="random"
         Sample order of the local dual coordinate ascent.
     max_time : float, optional
@@ -517,7 +526,22 @@ class _Rounds:
                                            actor=True, pure=False,
                                            **({} if w is None else dict(workers=[w]))))
                    for w, ks in groups.items()]
-        self.hosts = [(ks, f.result(), f) for ks, f in futures]
+        self.hosts = [(ks, f.result(), f, w) for (ks, f), w in zip(futures, groups)]
+
+    def _wait(self, call, where, deadline):
+        """The result of an actor call, polled so that a worker that died
+        without closing its connection is noticed (``_WorkerGone``), and a
+        round past ``max_time`` (plus a minute) raises TimeoutError."""
+        while True:
+            try:
+                return call.result(timeout=POLL)
+            except TimeoutError:
+                pass
+            if deadline is not None and time.perf_counter() > deadline + 60.0:
+                raise TimeoutError(f"a round of {self.method} did not finish within 60 s "
+                                   f"of max_time; are the workers alive?") from None
+            if where is not None and where not in self.client.scheduler_info()["workers"]:
+                raise _WorkerGone(where)
 
     def _run(self, fn, shared, extra, deadline):
         """One round of ``fn`` on every partition: ``fn(part_k, fit, k,
@@ -532,17 +556,15 @@ class _Rounds:
         shared = tuple({key: v for key, v in a.items() if key not in self.held}
                        if isinstance(a, dict) else a for a in shared)
         calls = [(ks, host.run(fn, self.fit, [(k, self.rounds[k], extra[k]) for k in ks],
-                               shared)) for ks, host, _ in self.hosts]
-        timeout = None if deadline is None else max(deadline - time.perf_counter(), 1.0) + 60.0
+                               shared)) for ks, host, _, _ in self.hosts]
         out = [None] * self.K
         broken = False
-        for ks, call in calls:
+        for (ks, call), (_, _, _, where) in zip(calls, self.hosts):
             try:
-                results = call.result(timeout=timeout)
-            except TimeoutError:
-                raise TimeoutError(f"a round of {self.method} did not finish within "
-                                   f"{timeout:.0f} s of max_time; are the workers "
-                                   f"alive?") from None
+                results = self._wait(call, where, deadline)
+            except _WorkerGone:
+                broken = True
+                continue
             except ModuleNotFoundError as exc:
                 raise ImportError(f"a Dask worker cannot import bcd ({exc}); install bcd with "
                                   f"its 'distributed' extra in the workers' "

@@ -116,22 +116,6 @@ def _rows(X):
     return ("dense", X)
 
 
-def _conjugate(loss, t, s, alpha):
-    """The per-sample part of the dual objective of the partition:
-    sum_i -s_i phi*(-beta_i / s_i) (without the quadratic term)."""
-    from ..problems._dual import logistic_dual_value
-    live = s > 0
-    if loss == "squared":
-        a = alpha[live]
-        return float(a @ t[live] - 0.5 * np.sum(a * a / s[live]))
-    if loss == "logistic":
-        return float(logistic_dual_value(np.ascontiguousarray(alpha), s))
-    if loss == "hinge":
-        return float(np.sum(alpha[live]))
-    a = alpha[live]
-    return float(np.sum(a - 0.25 * a * a / s[live]))
-
-
 def _loss_terms(loss, z, t, s):
     """sum_i s_i phi(z_i), and sum_i s_i phi'(z_i), sum_i s_i phi''(z_i)."""
     if loss == "squared":
