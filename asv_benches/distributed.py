@@ -8,7 +8,8 @@ Run ``python -m asv_benches.distributed [--workers 4] [--quick]``; it prints
   lambda_max / 20 by ProxCoCoA+, on the 20 Newsgroups autos/electronics
   tf-idf matrix (2000 x 29363, the dmba data of ``bench_text``; without it a
   synthetic sparse stand-in of the same shape and density, said so);
-* wall time of the distributed fit at 4 partitions against single-process
+* wall time of the distributed fit at 4 partitions (through actors, and
+  with one scheduler task per partition and round) against single-process
   ``bcd.solve`` and against every solver of dask-ml's
   ``LogisticRegression`` / ``LinearRegression`` on the same cluster, each
   with the relative objective error it reached (medians of ``REPEATS``).
@@ -110,11 +111,34 @@ def main(argv=None):
                 warnings.simplefilter("ignore")
                 r = bd.solve(X, yy if axis else da.from_array(yy, chunks=(X.chunks[0],)),
                              client=client, tol=RTOL, relative=True,
-                             max_rounds=max_rounds, local_epochs=1, **kw)
+                             max_rounds=max_rounds, **kw)
             row.append(f"{r.n_rounds - 1}" + ("" if r.converged else "*"))
         print(f"{name:26}" + "".join(f"{v:>10}" for v in row), flush=True)
     print(f"(* = not converged in {max_rounds} rounds; rounds counted after the first, which "
           f"only measures the start)")
+    # wall time on the sparse matrix itself, against single-process bcd.solve
+    print(f"\nwall time on the sparse matrix, K=4, to a relative gap of {RTOL:g} "
+          f"(median of {repeats})")
+    print(f"{'fit':52} {'seconds':>9} {'rounds':>7} {'ratio to in-memory':>19}")
+    for name in ("L2-logistic (l2=1)", "ridge (l2=1)"):
+        problem, kw = problems[name]
+        yy = y01 if kw["loss"] == "logistic" else y
+        Xs = da.from_array(A, chunks=(tuple(np.diff(np.linspace(0, m, 5).astype(int))), -1),
+                           asarray=False)
+        ys = da.from_array(yy, chunks=(Xs.chunks[0],))
+        t_mem, _ = _median_time(lambda: bcd.solve(problem, formulation="dual", tol=RTOL,
+                                                  tol_mode="relative", warn=False), repeats)
+        for label, actors in (("actors", True), ("one task per partition", False)):
+            def fit():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return bd.solve(Xs, ys, client=client, tol=RTOL, relative=True,
+                                    max_rounds=5000, actors=actors, **kw)
+            t, r = _median_time(fit, repeats)
+            print(f"{name + ': bcd.distributed, ' + label:52} {t:9.3f} {r.n_rounds - 1:7d} "
+                  f"{t / t_mem:19.1f}", flush=True)
+        print(f"{name + ': bcd.solve in memory':52} {t_mem:9.3f} {'':>7} {1.0:19.1f}",
+              flush=True)
     # the time comparison: dense columns of the most frequent terms
     top = np.argsort(-np.diff(sp.csc_matrix(A).indptr))[:DENSE_TERMS]
     A = np.ascontiguousarray(sp.csc_matrix(A)[:, np.sort(top)].toarray())
@@ -145,7 +169,17 @@ def main(argv=None):
                 return bd.solve(Xd, yd, client=client, tol=RTOL, relative=True,
                                 max_rounds=5000, **kw)
         t_dist, r = _median_time(dist, repeats)
-        rows = [(f"{name}: bcd.distributed K={K}", t_dist, r.objective)]
+        rows = [(f"{name}: bcd.distributed K={K} ({r.n_rounds - 1} rounds)", t_dist,
+                 r.objective)]
+
+        def tasks():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return bd.solve(Xd, yd, client=client, tol=RTOL, relative=True,
+                                max_rounds=5000, actors=False, **kw)
+        t_tasks, rt = _median_time(tasks, repeats)
+        rows.append((f"{name}: bcd.distributed K={K}, one task per partition", t_tasks,
+                     rt.objective))
         t_mem, rm = _median_time(lambda: bcd.solve(problem, formulation="dual", tol=RTOL,
                                                    tol_mode="relative", warn=False), repeats)
         rows.append((f"{name}: bcd.solve in memory", t_mem, rm.objective))

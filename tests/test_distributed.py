@@ -86,7 +86,8 @@ def test_cocoa_equals_single_process_solve(client, loss, K):
     assert result.objective == pytest.approx(problem.objective(result.x), rel=1e-12)
     h = result.history
     assert len(h) == result.n_rounds and np.all(np.diff(h.time) >= 0)
-    assert np.all(h.bytes_sent == 2 * 8 * N * K)
+    # w to each worker once (two workers here), one vector back per partition
+    assert np.all(h.bytes_sent >= 8 * N * (K + 1)) and np.all(h.bytes_sent <= 2 * 8 * N * K)
 
 
 def test_cocoa_from_a_problem_and_a_list_of_partitions(client):
@@ -139,7 +140,10 @@ def test_proxcocoa_equals_single_process_solve(client, loss, l2, K):
     assert result.method == "proxcocoa+"
     _agree(result, ref.objective, l2, 1e-9 * result.objective)
     assert result.objective == pytest.approx(problem.objective(result.x), rel=1e-12)
-    assert np.all(result.history.bytes_sent == 2 * 8 * m * K)
+    # only vectors of n_samples travel: one or two to each worker, one to
+    # three back from each partition
+    sent = result.history.bytes_sent
+    assert np.all(sent >= 8 * m * (K + 1)) and np.all(sent <= 5 * 8 * m * K)
 
 
 def test_partitions_stay_on_their_workers(client):
@@ -237,6 +241,12 @@ def test_bad_inputs(client):
         bd.solve(X, da.from_array(labels, chunks=20), loss="hinge", l1=1.0, client=client)
     with pytest.raises(ValueError, match="two classes"):
         bd.solve(X, da.from_array(b, chunks=20), loss="logistic", l2=1.0, client=client)
+    with pytest.raises(ValueError, match="local_tol"):
+        bd.solve(X, da.from_array(b, chunks=20), loss="squared", l2=1.0, client=client,
+                 local_tol=1.5)
+    with pytest.raises(ValueError, match="sigma"):
+        bd.solve(X, da.from_array(b, chunks=20), loss="squared", l2=1.0, client=client,
+                 sigma=0.0)
     with pytest.raises(ValueError, match="local_epochs"):
         bd.solve(X, da.from_array(b, chunks=20), loss="squared", l2=1.0, client=client,
                  local_epochs=0)
@@ -258,3 +268,23 @@ def test_verbose_prints_each_round(client, capsys):
                  client=client, tol=1e-6, relative=True, verbose=True)
     out = capsys.readouterr().out
     assert out.count("round") == r.n_rounds and "gap" in out
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+def test_line_search_takes_fewer_rounds_to_the_same_optimum(client, loss):
+    """The line search over the combined move (and a smaller sigma') reaches
+    the single-process optimum in fewer rounds than the plain adding step."""
+    A, b, labels = _data(9, m=80, n=40)
+    y = b if loss == "squared" else labels
+    problem = _problem(loss, A, b, labels, l2=10.0)
+    ref = bcd.solve(problem, formulation="dual", tol=1e-11)
+    X, yd = _dask(A, (20, 20, 20, 20)), da.from_array(y, chunks=20)
+    rounds = {}
+    for name, kw in (("plain", dict(line_search=False)), ("search", {}),
+                     ("sigma=1", dict(sigma=1.0))):
+        r = bd.solve(X, yd, loss=loss, l2=10.0, client=client, tol=1e-8, relative=True,
+                     max_rounds=3000, **kw)
+        _agree(r, ref.objective, 10.0, 1e-8 * r.objective)
+        rounds[name] = r.n_rounds
+    assert rounds["search"] < rounds["plain"] and rounds["sigma=1"] < rounds["plain"]
+

@@ -18,6 +18,14 @@ DISTRIBUTED_PROBLEMS = ("LeastSquares", "Logistic", "LinearSVM")
 LOSSES = ("squared", "logistic", "hinge", "squared_hinge")
 #: the sample orders of the local dual coordinate ascent (CoCoA+)
 ORDERS = ("cyclic", "random")
+#: seconds between the driver's checks that a worker it waits on is alive
+POLL = 2.0
+
+
+class _WorkerGone(Exception):
+    """The worker of an actor left the cluster during a call."""
+
+
 #: a fit id counter (with a random prefix: several drivers may share workers)
 _FITS = itertools.count()
 
@@ -290,7 +298,8 @@ def _gather(client, futures):
 
 def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_intercept=False,
           client=None, n_partitions=None, tol=1e-6, relative=False, max_rounds=500,
-          local_epochs=1, order="random", max_time=None, random_state=0, verbose=False,
+          local_epochs=50, local_tol=0.05, line_search=True, sigma=None,
+          actors=True, order="random", max_time=None, random_state=0, verbose=False,
           callback=None):
     r"""Minimize an L2- or L1-regularized linear model on a Dask cluster.
 
@@ -303,13 +312,14 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     :class:`bcd.LeastSquares`, :class:`bcd.Logistic` and
     :class:`bcd.LinearSVM`.  Without ``l1`` it runs CoCoA+ (Ma et
     al., 2015): the rows are partitioned over the workers, each round every
-    worker runs ``local_epochs`` passes of bcd's compiled dual coordinate
-    ascent on its rows against the local subproblem with sigma' = K
-    (adding), and sends back one vector of n_features.  With ``l1 > 0`` it
-    runs ProxCoCoA+ (Smith et al., 2015): the columns are partitioned, each
-    worker runs ``local_epochs`` passes of bcd's coordinate descent on its
-    columns against the shared margins, and sends back one vector of
-    n_samples.  Data stay on the workers; only vectors travel.
+    worker solves the local subproblem of its rows with sigma' = K (adding)
+    by bcd's compiled dual coordinate ascent, to ``local_tol`` of its share
+    of the gap, and sends back one vector of n_features; the driver moves
+    by the best of a grid of combined steps (``line_search``).  With
+    ``l1 > 0`` it runs ProxCoCoA+ (Smith et al., 2015): the columns are
+    partitioned, each worker runs bcd's coordinate descent on its columns
+    against the shared margins, and sends back one vector of n_samples.
+    Data stay on the workers; only vectors travel.
 
     Parameters
     ----------
@@ -346,8 +356,34 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     relative : bool, default=False
         Compare the gap with ``tol`` times the primal objective.
     max_rounds : int, default=500
-    local_epochs : int, default=1
-        Passes of the local solver over its partition per round.
+    local_epochs : int, default=50
+        The most passes of the local solver over its partition per round.
+    local_tol : float, default=0.05
+        The local solver stops when its subproblem is solved to this
+        fraction of the partition's share of the global measure: the local
+        subproblem's duality gap against the partition's share of the
+        global gap (CoCoA+), or the block's KKT residual against its value
+        at the round's start (ProxCoCoA+).  0 runs ``local_epochs`` passes.
+    line_search : bool, default=True
+        Move the combined iterate by the best of a grid of steps
+        ``gamma * d + b * e`` (d the round's summed local proposals, e the
+        previous round's move; gamma from the safe step up to 4 K, b in
+        [-0.5, 1.1]), chosen by the exact dual objective (CoCoA+: the
+        workers send the conjugate part of their rows along the grid, the
+        driver adds the quadratic part) or the exact primal objective
+        (ProxCoCoA+: the workers send the penalty of their columns, the
+        driver adds the loss at the margins).  The safe step is one of the
+        grid's, so the dual (primal) never gets worse than with the plain
+        adding step; False takes the plain step.
+    sigma : float, optional
+        The aggregation parameter sigma' of the local subproblems (default
+        K, the safe value of "adding"); with a smaller one the safe step is
+        gamma = sigma' / K (needs ``line_search`` to step further).
+    actors : bool, default=True
+        Run the rounds through one Dask actor per worker, which holds that
+        worker's partitions: each round is one direct message to each worker
+        and back.  False submits one task per partition and round through
+        the scheduler (several times the overhead per round).
     order : {"random", "cyclic"}, default="random"
         Sample order of the local dual coordinate ascent.
     max_time : float, optional
@@ -403,6 +439,14 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     for name, v, lo in (("max_rounds", max_rounds, 1), ("local_epochs", local_epochs, 1)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
             raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}.")
+    if isinstance(local_tol, bool) or not isinstance(local_tol, numbers.Real) or \
+            not 0 <= local_tol < 1:
+        raise ValueError(f"local_tol must be a number in [0, 1), got {local_tol!r}.")
+    if sigma is not None and (isinstance(sigma, bool) or not isinstance(sigma, numbers.Real)
+                              or not sigma > 0):
+        raise ValueError(f"sigma must be None or a number > 0, got {sigma!r}.")
+    if not isinstance(line_search, (bool, np.bool_)):
+        raise TypeError(f"line_search must be True or False, got {line_search!r}.")
     if n_partitions is not None and (isinstance(n_partitions, bool) or not isinstance(
             n_partitions, numbers.Integral) or n_partitions < 1):
         raise ValueError(f"n_partitions must be None or an integer >= 1, got {n_partitions!r}.")
@@ -421,7 +465,9 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         raise ValueError("l2 must be a number >= 0 or a 1-d array of them.")
     opts = dict(loss=loss, l2=l2, l1=float(l1), fit_intercept=bool(fit_intercept),
                 tol=float(tol), relative=bool(relative), max_rounds=int(max_rounds),
-                epochs=int(local_epochs), order=order, max_time=max_time,
+                epochs=int(local_epochs), local_tol=float(local_tol),
+                line_search=bool(line_search), sigma=sigma, actors=bool(actors),
+                order=order, max_time=max_time,
                 seed=int(np.random.RandomState(random_state).randint(0, 2**20)),
                 verbose=bool(verbose), callback=callback)
     if l1 > 0:
@@ -455,6 +501,8 @@ class _Rounds:
         self.rounds = [0] * self.K          # each partition's state round
         self.restarts = 0
         self.hist = ([], [], [], [], [])
+        self.hosts = []
+        self.held = {}
         self._where()
 
     def _where(self):
@@ -464,6 +512,85 @@ class _Rounds:
         for f in self.parts:
             holders = list(who.get(f.key, ()))
             self.workers.append(holders[:1] or None)
+
+    def _hosts(self):
+        """One :class:`_worker.Host` actor per worker holding partitions."""
+        self.hosts = []
+        if not self.o["actors"]:
+            return
+        groups = {}
+        for k in range(self.K):
+            groups.setdefault(self.workers[k][0] if self.workers[k] else None, []).append(k)
+        futures = [(ks, self.client.submit(_worker.Host, ks, self.held,
+                                           *[self.parts[k] for k in ks],
+                                           actor=True, pure=False,
+                                           **({} if w is None else dict(workers=[w]))))
+                   for w, ks in groups.items()]
+        self.hosts = [(ks, f.result(), f, w) for (ks, f), w in zip(futures, groups)]
+
+    def _wait(self, call, where, deadline):
+        """The result of an actor call, polled so that a worker that died
+        without closing its connection is noticed (``_WorkerGone``), and a
+        round past ``max_time`` (plus a minute) raises TimeoutError."""
+        while True:
+            try:
+                return call.result(timeout=POLL)
+            except TimeoutError:
+                pass
+            if deadline is not None and time.perf_counter() > deadline + 60.0:
+                raise TimeoutError(f"a round of {self.method} did not finish within 60 s "
+                                   f"of max_time; are the workers alive?") from None
+            if where is not None and where not in self.client.scheduler_info()["workers"]:
+                raise _WorkerGone(where)
+
+    def _run(self, fn, shared, extra, deadline):
+        """One round of ``fn`` on every partition: ``fn(part_k, fit, k,
+        rounds[k], *shared, *extra[k])``; the results in partition order,
+        None for a partition whose worker was lost."""
+        _, _, distributed = _dask()
+        if not self.o["actors"]:
+            futures = [self._submit(fn, k, *shared, *extra[k]) for k in range(self.K)]
+            return self._collect(futures, deadline)
+        if not self.hosts:
+            self._hosts()
+        shared = tuple({key: v for key, v in a.items() if key not in self.held}
+                       if isinstance(a, dict) else a for a in shared)
+        calls = [(ks, host.run(fn, self.fit, [(k, self.rounds[k], extra[k]) for k in ks],
+                               shared)) for ks, host, _, _ in self.hosts]
+        out = [None] * self.K
+        broken = False
+        for (ks, call), (_, _, _, where) in zip(calls, self.hosts):
+            try:
+                results = self._wait(call, where, deadline)
+            except _WorkerGone:
+                broken = True
+                continue
+            except ModuleNotFoundError as exc:
+                raise ImportError(f"a Dask worker cannot import bcd ({exc}); install bcd with "
+                                  f"its 'distributed' extra in the workers' "
+                                  f"environment.") from exc
+            except (OSError, distributed.client.FutureCancelledError):
+                # the worker died (its connection closed)
+                broken = True
+                continue
+            except Exception as exc:  # noqa: BLE001 - a lost worker, or the task's error
+                if type(exc).__name__ in ("KilledWorker", "CommClosedError",
+                                          "StreamClosedError"):
+                    broken = True
+                    continue
+                raise
+            for k, r in zip(ks, results):
+                out[k] = r
+        if broken:
+            # a worker died: its actor is gone; new ones are made for the next
+            # round, where the partitions are (recomputed) now
+            self.hosts = []
+        return out
+
+    def _messages(self):
+        """The messages of a round to the workers: one per actor, or one per
+        partition with tasks."""
+        return len(self.hosts) if self.hosts else self.K
 
     def _submit(self, fn, k, *args):
         where = {} if not self.workers[k] else dict(workers=self.workers[k],
@@ -499,6 +626,7 @@ class _Rounds:
     def _lost(self, lost):
         if not lost:
             return
+        self.hosts = []
         self.restarts += len(lost)
         warnings.warn(f"bcd.distributed: the state of partition(s) {lost} was lost (a worker "
                       f"died or the partition moved); they restart from the last combined "
@@ -551,6 +679,7 @@ class _Rounds:
         try:
             x, c = self.final(best)
         finally:
+            self.hosts = []
             self.client.run(_worker.forget, self.fit)
         if best is None:
             raise RuntimeError(f"{self.method} stopped ({status}) before measuring any point.")
@@ -567,9 +696,40 @@ class _Rounds:
             data_bytes=self.nbytes)
 
 
+#: the line search of the combined move: step lengths gamma along the
+#: round's summed proposals, from 1 (the adding step of CoCoA+ and
+#: ProxCoCoA+, never worse than the current point) up to GAMMA_TOP times the
+#: number of partitions, by factors of GAMMA_RATIO ...
+GAMMA_RATIO, GAMMA_TOP = 1.25, 4.0
+#: ... and weights b of the previous round's move (momentum)
+MOMENTA = (0.0, -0.5, -0.25, 0.2, 0.4, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1)
+
+
+#: the number of past differences of the dual extrapolation (ProxCoCoA+)
+EXTRAPOLATION = 5
+
+
+def _grid(K, safe=1.0):
+    """The (gamma, b) pairs of the line search with K partitions; the safe
+    step (safe, 0) first."""
+    top = GAMMA_TOP * max(K, 1)
+    count = int(np.floor(np.log(top / safe) / np.log(GAMMA_RATIO) + 1e-9)) + 1
+    gammas = safe * GAMMA_RATIO ** np.arange(count)
+    return [(float(g), b) for b in MOMENTA for g in gammas]
+
+
 class _CoCoA(_Rounds):
-    """CoCoA+ on row partitions: the driver keeps each partition's
-    contribution v_k = R^{-1} A_k^T beta_k and w = sum_k v_k."""
+    """CoCoA+ on row partitions.
+
+    The driver keeps each partition's contribution v_k = R^{-1} A_k^T beta_k
+    and w = sum_k v_k.  Each round every worker proposes a local move (an
+    approximate solution of its sigma' = K subproblem) and returns its
+    change dv_k of w together with the dual's conjugate part of its rows
+    along a grid of combined moves gamma d + b e (d the proposals, e the
+    previous round's move).  The quadratic part of the dual depends only on
+    w, so the driver evaluates the dual exactly at every grid point and
+    takes the best; gamma = 1, b = 0 is the plain CoCoA+ step, so the dual
+    never decreases."""
 
     method = "cocoa+"
 
@@ -581,9 +741,13 @@ class _CoCoA(_Rounds):
         self.ridge = np.broadcast_to(ridge, (n,)).astype(np.float64)
         # the intercept is one more block of the adding scheme
         self.sigma = float(self.K + int(opts["fit_intercept"]))
+        if opts["sigma"] is not None:
+            self.sigma = float(opts["sigma"])
+        safe = min(1.0, self.sigma / (self.K + int(opts["fit_intercept"])))
+        self.grid = _grid(self.K, safe) if opts["line_search"] else [(safe, 0.0)]
         self.cfg = dict(loss=opts["loss"], ridge=ridge if ridge.ndim else np.array([ridge]),
                         sigma=self.sigma, epochs=opts["epochs"], order=opts["order"],
-                        seed=opts["seed"])
+                        seed=opts["seed"], local_tol=opts["local_tol"], grid=self.grid)
         if opts["loss"] != "squared":
             # labels as {-1, +1}, checked across the partitions
             labels = np.unique(np.concatenate(self.client.gather(
@@ -593,45 +757,82 @@ class _CoCoA(_Rounds):
                 raise ValueError(f"y must contain exactly two classes labelled {{-1, +1}} or "
                                  f"{{0, 1}}; got {labels.tolist()[:10]}.")
         self.v = [np.zeros(n) for _ in range(self.K)]
+        self.e = [np.zeros(n) for _ in range(self.K)]
         self.w = np.zeros(n)
+        self.steps = [(1.0, 0.0)] * self.K
         self.c = 0.0
         self.sent = 0
         self.last = None
 
     def round(self, rnd, deadline):
-        futures = [self._submit(_worker.cocoa_round, k, self.w, self.c, self.cfg)
-                   for k in range(self.K)]
-        out = self._collect(futures, deadline)
-        self.sent = 2 * 8 * self.n * self.K
+        out = self._run(_worker.cocoa_round, (self.w, self.c, self.cfg),
+                        [(self.steps[k],) for k in range(self.K)], deadline)
+        # w to every worker (once for all its partitions), dv back from
+        # every partition
+        self.sent = 8 * self.n * (self._messages() + self.K)
         lost = [k for k, r in enumerate(out) if r is None or r["lost"]]
         self.pending = out
         if lost:
             self._lost(lost)
             return None
-        self.measured_at = (self.w.copy(), self.c)
-        quad = 0.5 * float(self.w @ (self.ridge * self.w))
-        primal = sum(r["primal"] for r in out) + quad
-        dual = sum(r["dual"] for r in out) - quad
+        w_sent = self.w
+        fresh = [k for k, r in enumerate(out) if "v0" in r]
+        for k in fresh:
+            # a partition that started (again) at its starting dual point
+            self.v[k] = out[k]["v0"]
+            self.e[k] = np.zeros(self.n)
+        if fresh:
+            self.w = np.sum(self.v, axis=0)
+        self.measured_at = (w_sent.copy(), self.c)
+        primal = sum(r["primal"] for r in out) + 0.5 * float(w_sent @ (self.ridge * w_sent))
+        dual = sum(r["dual"] for r in out) - 0.5 * float(self.w @ (self.ridge * self.w))
         gap = primal - dual
         if self.o["fit_intercept"]:
             slope = sum(r["slope"] for r in out)
             curv = sum(r["curv"] for r in out)
             self.step = -slope / (self.sigma * curv) if curv > 0 else 0.0
             gap += slope * slope / (2.0 * curv) if curv > 0 else (0.0 if slope == 0 else np.inf)
+        self.local_epochs = [r["epochs"] for r in out]
         return gap, primal, gap
 
     def advance(self):
         out = self.pending
+        if any(r is None or r["lost"] for r in out):
+            for k, r in enumerate(out):
+                if r is None or r["lost"]:
+                    # restart the partition at its starting point (its
+                    # contribution leaves w until it reports it again)
+                    self.v[k] = np.zeros(self.n)
+                    self.rounds[k] = 0
+                else:
+                    self.rounds[k] += 1
+                self.e[k] = np.zeros(self.n)
+            # the others keep their dual variables (no move this round)
+            self.steps = [(0.0, 0.0)] * self.K
+            self.w = np.sum(self.v, axis=0)
+            return
+        dw = np.sum([r["dv"] for r in out], axis=0)
+        ew = np.sum(self.e, axis=0)
+        conj = np.sum([r["values"] for r in out], axis=0)
+        # -1/2 ||w + gamma dw + b ew||_R^2 at every grid point
+        Rw, Rd, Re = self.ridge * self.w, self.ridge * dw, self.ridge * ew
+        ww, wd, we = float(self.w @ Rw), float(self.w @ Rd), float(self.w @ Re)
+        dd, de, ee = float(dw @ Rd), float(dw @ Re), float(ew @ Re)
+        best, best_value = 0, -np.inf
+        for j, (g, b) in enumerate(self.grid):
+            quad = ww + g * g * dd + b * b * ee + 2 * g * wd + 2 * b * we + 2 * g * b * de
+            value = conj[j] - 0.5 * quad
+            if value > best_value:
+                best, best_value = j, value
+        g, b = self.grid[best]
         for k, r in enumerate(out):
-            if r is None or r["lost"]:
-                # restart the partition at beta_k = 0 (its contribution leaves w)
-                self.v[k] = np.zeros(self.n)
-                self.rounds[k] = 0
-            else:
-                self.v[k] = r["v"]
-                self.rounds[k] += 1
+            self.e[k] = g * r["dv"] + b * self.e[k]
+            self.v[k] = self.v[k] + self.e[k]
+            self.rounds[k] += 1
+        self.steps = [(g, b)] * self.K
+        self.chosen = (g, b)
         self.w = np.sum(self.v, axis=0)
-        if self.o["fit_intercept"] and all(r is not None and not r["lost"] for r in out):
+        if self.o["fit_intercept"]:
             self.c += self.step
 
     def current(self):
@@ -666,10 +867,19 @@ class _Prox(_Rounds):
             y = np.where(y > 0, 1.0, -1.0)
         self.t = y
         self.s = s
-        self.sigma = float(self.K)
+        self.sigma = float(self.K) if opts["sigma"] is None else float(opts["sigma"])
+        safe = min(1.0, self.sigma / self.K)
         [s_future] = client.scatter([s], broadcast=True)
+        self.held = {"weights": s_future}
+        self.grid = _grid(self.K, safe) if opts["line_search"] else [(safe, 0.0)]
         self.cfg = dict(weights=s_future, l1=opts["l1"], l2=opts["l2"], sigma=self.sigma,
-                        curvature=_worker.CURVATURE[loss], epochs=opts["epochs"])
+                        curvature=_worker.CURVATURE[loss], epochs=opts["epochs"],
+                        local_tol=opts["local_tol"], grid=self.grid)
+        self.steps = [(1.0, 0.0)] * self.K
+        self.ez = [np.zeros(m) for _ in range(self.K)]
+        self.extra = self.extra_sent = None
+        self.history_rho = []
+        self.best_dual = -np.inf
         self.z = np.zeros(m)
         self.c = 0.0
         self.sent = 0
@@ -705,9 +915,14 @@ class _Prox(_Rounds):
 
     def round(self, rnd, deadline):
         rho = self._rho()
-        futures = [self._submit(_worker.prox_round, k, rho, self.cfg) for k in range(self.K)]
-        out = self._collect(futures, deadline)
-        self.sent = 2 * 8 * self.m * self.K
+        self.extra_sent = self.extra
+        out = self._run(_worker.prox_round, (rho, self.cfg, self.extra_sent),
+                        [(self.steps[k],) for k in range(self.K)], deadline)
+        # to the workers: rho (and the extrapolated point); back: the change
+        # of the margins (and the corrections of the line search's move)
+        self.sent = (1 + int(self.extra_sent is not None)) * 8 * self.m * self._messages() + sum(
+            8 * self.m * (1 + int(r.get("ez") is not None) + int(r.get("fz") is not None))
+            for r in out if r is not None and not r["lost"])
         self.pending = out
         lost = [k for k, r in enumerate(out) if r is None or r["lost"]]
         if lost:
@@ -719,16 +934,35 @@ class _Prox(_Rounds):
 
     def _measure(self, out, rho):
         t, s, loss, z = self.t, self.s, self.loss, self.z
-        l1, l2 = self.o["l1"], self.o["l2"]
         primal_loss, slope, curv = _worker._loss_terms(loss, z, t, s)
         primal = primal_loss + sum(r["penalty"] for r in out)
-        # the dual point theta = s phi'(z), scaled into the dual's domain
+        dual = self._dual(rho, max(r["corr"] for r in out),
+                          sum(r.get("conj", 0.0) for r in out))
+        if self.extra_sent is not None:
+            # the extrapolated dual point sent with this round (measured now)
+            dual = max(dual, self._dual(self.extra_sent, max(r["corr2"] for r in out),
+                                        sum(r.get("conj2", 0.0) for r in out)))
+        if not self.o["fit_intercept"]:
+            # a dual point of an earlier round is as good a lower bound
+            self.best_dual = dual = max(dual, self.best_dual)
+        gap = primal - dual
+        if self.o["fit_intercept"]:
+            gap += slope * slope / (2.0 * curv) if curv > 0 else (0.0 if slope == 0 else np.inf)
+        kkt = max(r["kkt"] for r in out)
+        self._extrapolate(rho)
+        return gap, primal, kkt
+
+    def _dual(self, rho, corr, conj):
+        """D at the dual point theta = s rho (phi' at some margins), scaled
+        into the dual's domain; ``corr`` = ||A^T theta||_inf and ``conj`` the
+        penalty's conjugate part at theta (elastic net), from the workers."""
+        t, s, loss = self.t, self.s, self.loss
+        l1, l2 = self.o["l1"], self.o["l2"]
         theta = s * rho
         if l2 > 0:
             scale = 1.0
-            gconj = sum(r["conj"] for r in out)
+            gconj = conj
         else:
-            corr = max(r["corr"] for r in out)
             scale = min(1.0, l1 / corr) if corr > 0 else 1.0
             gconj = 0.0
         theta = theta * scale
@@ -736,7 +970,10 @@ class _Prox(_Rounds):
         if loss == "squared":
             fconj = float(theta[live] @ t[live] + 0.5 * np.sum(theta[live] ** 2 / s[live]))
         elif loss == "logistic":
-            p = np.clip(-t * theta / np.where(live, s, 1.0), 0.0, 1.0)[live]
+            p = -t * theta / np.where(live, s, 1.0)
+            if np.any(p[live] < 0.0) or np.any(p[live] > 1.0):
+                return -np.inf
+            p = p[live]
             sl = s[live]
             with np.errstate(divide="ignore", invalid="ignore"):
                 ent = np.where(p > 0, p * np.log(p), 0.0) + \
@@ -744,27 +981,75 @@ class _Prox(_Rounds):
             fconj = float(sl @ ent)
         else:
             a = -t * theta
+            if np.any(a[live] < 0.0):
+                return -np.inf
             fconj = float(np.sum(-a[live] + 0.25 * a[live] ** 2 / s[live]))
-        dual = -fconj + self.c * float(np.sum(theta)) - gconj
-        gap = primal - dual
-        if self.o["fit_intercept"]:
-            gap += slope * slope / (2.0 * curv) if curv > 0 else (0.0 if slope == 0 else np.inf)
-        kkt = max(r["kkt"] for r in out)
-        return gap, primal, kkt
+        return -fconj + self.c * float(np.sum(theta)) - gconj
+
+    def _extrapolate(self, rho):
+        """Dual extrapolation (Massias et al., 2018, as in celer): from the
+        last EXTRAPOLATION + 1 dual points, the affine combination that
+        cancels their differences best; it is measured, with the workers'
+        help, in the next round (the residual-scaled dual point alone lags
+        the primal: its gap falls only like the square root of the primal's
+        suboptimality)."""
+        self.extra = None
+        if self.o["fit_intercept"] or self.loss != "squared":
+            return
+        self.history_rho.append(rho.copy())
+        del self.history_rho[:-(EXTRAPOLATION + 1)]
+        if len(self.history_rho) <= EXTRAPOLATION:
+            return
+        R = np.array(self.history_rho)
+        U = np.diff(R, axis=0)
+        try:
+            c = np.linalg.solve(U @ U.T, np.ones(EXTRAPOLATION))
+        except np.linalg.LinAlgError:
+            return
+        if not np.all(np.isfinite(c)) or c.sum() == 0:
+            return
+        c /= c.sum()
+        self.extra = c @ R[1:]
 
     def advance(self):
-        lost = False
-        for k, r in enumerate(self.pending):
-            if r is None or r["lost"]:
-                self.rounds[k] = 0
-                lost = True
-            else:
-                self.z = self.z + r["dz"]
-                self.rounds[k] += 1
-        if lost:
-            # a partition's coefficients restart at 0: the margins are
-            # recomputed from the coefficients the others hold
+        out = self.pending
+        if any(r is None or r["lost"] for r in out):
+            for k, r in enumerate(out):
+                self.rounds[k] = 0 if (r is None or r["lost"]) else self.rounds[k] + 1
+                self.ez[k] = np.zeros(self.m)
+            # a partition's coefficients restart at 0, the others stay where
+            # they were measured: the margins are recomputed from them
+            self.steps = [(0.0, 0.0)] * self.K
             self._rebuild()
+        else:
+            # the line search: the loss at z + gamma dz + b ez on the driver,
+            # the penalties from the workers
+            for k, r in enumerate(out):
+                # the previous move on the coordinates that stay free
+                if r["ez"] is not None:
+                    self.ez[k] = r["ez"]
+            dz = np.sum([r["dz"] for r in out], axis=0)
+            ez = np.sum(self.ez, axis=0)
+            fz = np.sum([r["fz"] for r in out if r["fz"] is not None] or [np.zeros(self.m)],
+                        axis=0)
+            pen = np.sum([r["values"] for r in out], axis=0)
+            best, best_value = 0, np.inf
+            for j, (g, b) in enumerate(self.grid):
+                value = _worker._loss_terms(self.loss, self.z + fz + g * dz + b * ez, self.t,
+                                            self.s)[0] + pen[j]
+                if value < best_value:
+                    best, best_value = j, value
+            g, b = self.grid[best]
+            moved = np.zeros(self.m)
+            for k, r in enumerate(out):
+                self.ez[k] = g * r["dz"] + b * self.ez[k]
+                moved += self.ez[k]
+                if r["fz"] is not None:
+                    moved += r["fz"]
+                    self.ez[k] = self.ez[k] + r["fz"]
+                self.rounds[k] += 1
+            self.z = self.z + moved
+            self.steps = [(g, b)] * self.K
         if self.o["fit_intercept"]:
             self._intercept()
 

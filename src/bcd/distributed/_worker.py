@@ -21,6 +21,25 @@ STATE = {}
 CURVATURE = {"squared": 1.0, "logistic": 0.25, "squared_hinge": 2.0, "hinge": None}
 
 
+class Host:
+    """A Dask actor on one worker that holds that worker's partitions and
+    runs a round's local solves for all of them in one call: the round's
+    vectors travel directly between the driver and the worker (no
+    scheduler on the way, one message per worker and round; the same vector
+    for several partitions is sent once)."""
+
+    def __init__(self, ks, held, *parts):
+        self.parts = dict(zip(ks, parts))
+        self.held = held          # the fit's vectors sent once (the sample weights)
+
+    def run(self, fn, fit, calls, shared):
+        """``[fn(part_k, fit, k, rnd, *shared, *extra) for k, rnd, extra in calls]``,
+        the configuration dictionaries among ``shared`` completed with the
+        vectors the actor holds."""
+        shared = tuple({**a, **self.held} if isinstance(a, dict) else a for a in shared)
+        return [fn(self.parts[k], fit, k, rnd, *shared, *extra) for k, rnd, extra in calls]
+
+
 def forget(fit):
     """Drop every partition state of ``fit`` held by this worker; how many."""
     keys = [key for key in STATE if key[0] == fit]
@@ -97,22 +116,6 @@ def _rows(X):
     return ("dense", X)
 
 
-def _conjugate(loss, t, s, alpha):
-    """The per-sample part of the dual objective of the partition:
-    sum_i -s_i phi*(-beta_i / s_i) (without the quadratic term)."""
-    from ..problems._dual import logistic_dual_value
-    live = s > 0
-    if loss == "squared":
-        a = alpha[live]
-        return float(a @ t[live] - 0.5 * np.sum(a * a / s[live]))
-    if loss == "logistic":
-        return float(logistic_dual_value(np.ascontiguousarray(alpha), s))
-    if loss == "hinge":
-        return float(np.sum(alpha[live]))
-    a = alpha[live]
-    return float(np.sum(a - 0.25 * a * a / s[live]))
-
-
 def _loss_terms(loss, z, t, s):
     """sum_i s_i phi(z_i), and sum_i s_i phi'(z_i), sum_i s_i phi''(z_i)."""
     if loss == "squared":
@@ -131,15 +134,110 @@ def _loss_terms(loss, z, t, s):
         float(s @ np.where(inside, -2.0 * t * u, 0.0)), float(s @ np.where(inside, 2.0, 0.0))
 
 
-def cocoa_round(part, fit, k, rnd, w, c, cfg):
+def _q_of(loss, alpha):
+    """The dual variables in the parameterization in which the driver's
+    line search is linear: the logistic loss's probabilities
+    sigmoid(logit) in (0, 1), the other losses' variables as kept."""
+    if loss == "logistic":
+        return np.exp(-np.logaddexp(0.0, -alpha))
+    return alpha
+
+
+def _alpha_of(loss, q):
+    """Inverse of :func:`_q_of` (q strictly inside (0, 1) for the logistic
+    loss)."""
+    if loss == "logistic":
+        return np.log(q) - np.log1p(-q)
+    return q
+
+
+def _signed(loss, q, t, s):
+    """beta, the signed dual variables, from q."""
+    if loss == "squared":
+        return q
+    if loss == "logistic":
+        return t * s * q
+    return t * q
+
+
+def _conj_value(loss, q, t, s):
+    """The conjugate part of the partition's dual objective,
+    sum_i -s_i phi*(-beta_i / s_i), at q; -inf where q leaves the dual's
+    domain (the logistic loss's open interval, the hinge losses' bounds)."""
+    live = s > 0
+    a = q[live]
+    if loss == "squared":
+        return float(a @ t[live] - 0.5 * np.sum(a * a / s[live]))
+    if loss == "logistic":
+        if a.size and (a.min() <= 0.0 or a.max() >= 1.0):
+            return -np.inf
+        return float(-(s[live] @ (a * np.log(a) + (1.0 - a) * np.log1p(-a))))
+    if a.size and a.min() < 0.0:
+        return -np.inf
+    if loss == "hinge":
+        return float(np.sum(a)) if not np.any(a > s[live]) else -np.inf
+    return float(np.sum(a - 0.25 * a * a / s[live]))
+
+
+#: the most entries of the (rows x grid points) blocks of :func:`_conj_grid`
+GRID_BLOCK = 1 << 18
+
+
+def _conj_grid(loss, q, d, e, t, s, grid):
+    """:func:`_conj_value` at q + gamma d + b e for every (gamma, b) of the
+    grid, in blocks of rows (vectorized over the grid points)."""
+    gam = np.array([g for g, _ in grid])
+    mom = np.array([b for _, b in grid])
+    live = s > 0
+    q, d, e, t, s = q[live], d[live], e[live], t[live], s[live]
+    total = np.zeros(len(grid))
+    step = max(1, GRID_BLOCK // max(len(grid), 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for a in range(0, q.shape[0], step):
+            sl = slice(a, a + step)
+            Q = q[sl, None] + d[sl, None] * gam + e[sl, None] * mom
+            ss = s[sl, None]
+            if loss == "squared":
+                total += t[sl] @ Q - 0.5 * np.sum(Q * Q / ss, axis=0)
+                continue
+            if loss == "logistic":
+                bad = np.any((Q <= 0.0) | (Q >= 1.0), axis=0)
+                ent = Q * np.log(Q) + (1.0 - Q) * np.log1p(-Q)
+                total -= s[sl] @ np.where(np.isfinite(ent), ent, 0.0)
+            else:
+                bad = np.any(Q < 0.0, axis=0)
+                if loss == "hinge":
+                    bad |= np.any(Q > ss, axis=0)
+                    total += np.sum(Q, axis=0)
+                else:
+                    total += np.sum(Q - 0.25 * Q * Q / ss, axis=0)
+            total[bad] = -np.inf
+    return total
+
+
+def _fenchel_young(loss, z, q, t, s):
+    """The partition's share of the duality gap at margins z:
+    sum_i s_i phi(z_i) - (-s_i phi*(-beta_i / s_i)) + beta_i z_i >= 0."""
+    primal = _loss_terms(loss, z, t, s)[0]
+    return primal - _conj_value(loss, q, t, s) + float(_signed(loss, q, t, s) @ z)
+
+
+def cocoa_round(part, fit, k, rnd, w, c, cfg, step):
     """One CoCoA+ round on row partition ``k``.
 
-    Measures the partition's pieces of the primal and dual objectives at the
-    shared point (w, c) and its dual variables, then runs ``cfg["epochs"]``
-    passes of dual coordinate ascent on the local subproblem (the dual of
-    its rows with the quadratic term scaled by sigma', around w), and
-    returns the new contribution R^{-1} A_k^T beta_k to w."""
-    from ..problems._dual import linear_dual, _beta_array
+    ``step = (gamma, b)`` is the driver's choice from the last round's line
+    search: the partition's dual variables move to q + gamma d + b e (d its
+    last local proposal, e the move of the round before, both in the
+    parameterization of :func:`_q_of`), which is the move the driver made on
+    w.  Then the round measures the partition's pieces of the primal and
+    dual objectives at the shared point (w, c), and solves the local
+    subproblem (the dual of its rows with the quadratic term scaled by
+    sigma', around w) by bcd's compiled dual coordinate ascent: passes until
+    the local subproblem's duality gap is below ``cfg["local_tol"]`` times
+    the partition's share of the global gap, at most ``cfg["epochs"]``.  It
+    returns the proposal's change R^{-1} A_k^T (beta' - beta) of w and the
+    dual's conjugate part along the line-search grid ``cfg["grid"]``."""
+    from ..problems._dual import linear_dual
     from ..problems.dual import START_LOGIT
     X, t, s = part[:3]
     key = (fit, k)
@@ -148,38 +246,98 @@ def cocoa_round(part, fit, k, rnd, w, c, cfg):
     state = STATE.get(key)
     if rnd == 0:
         alpha = np.full(m, START_LOGIT) if loss == "logistic" else np.zeros(m)
+        q = _q_of(loss, alpha)
+        e = np.zeros(m)
     elif state is None or state["round"] != rnd:
         return {"lost": True}
     else:
-        alpha = state["alpha"]
+        q, e = state["q"], state["e"]
+        gamma, b = step
+        if gamma == 1.0 and b == 0.0:
+            moved = state["proposal"] - q
+            q = state["proposal"]
+            alpha = state["proposal_alpha"]
+        else:
+            moved = gamma * (state["proposal"] - q) + b * e
+            q = _clip(loss, q + moved, s)
+            alpha = _alpha_of(loss, q)
+        e = moved
     ridge = np.asarray(cfg["ridge"], dtype=np.float64)
     w = np.asarray(w, dtype=np.float64)
     z = np.asarray(X @ w).ravel() + c if m else np.zeros(0)
     primal, slope, curv = _loss_terms(loss, z, t, s)
-    beta = _beta_array(loss, alpha, t, s)
-    dual = _conjugate(loss, t, s, alpha) - c * float(np.sum(beta))
-    if m and cfg["epochs"] > 0:
+    beta = _signed(loss, q, t, s)
+    conj = _conj_value(loss, q, t, s)
+    dual = conj - c * float(np.sum(beta))
+    share = primal - conj + float(beta @ z)
+    out = {"lost": False, "primal": primal, "dual": dual, "slope": slope, "curv": curv}
+    if rnd == 0:
+        # the starting point's contribution to w (non-zero for the logistic loss)
+        out["v0"] = np.asarray(X.T @ beta).ravel() / ridge if m else np.zeros(w.shape[0])
+    proposal_alpha = alpha.copy()
+    epochs = 0
+    if m and cfg["epochs"] > 0 and share > 0:
         w_local = w.copy()
-        linear_dual(_rows(X), t, s, np.ascontiguousarray(ridge / cfg["sigma"]), loss, alpha,
-                    w_local, 0.0, int(cfg["epochs"]), 0.0, cfg["order"],
-                    int(cfg["seed"]) + 7919 * k + rnd, False, 0,
-                    (np.ones(m), float(c), None) if c != 0.0 else None, False, False)
-        beta = _beta_array(loss, alpha, t, s)
-    v = np.asarray(X.T @ beta).ravel() / ridge if m else np.zeros(w.shape[0])
-    STATE[key] = {"round": rnd + 1, "alpha": alpha}
-    return {"lost": False, "v": v, "primal": primal, "dual": dual, "slope": slope,
-            "curv": curv}
+        target = cfg["local_tol"] * share
+        batch = 1
+        intercept = (np.ones(m), float(c), None) if c != 0.0 else None
+        while epochs < cfg["epochs"]:
+            batch = min(batch, cfg["epochs"] - epochs)
+            linear_dual(_rows(X), t, s, np.ascontiguousarray(ridge / cfg["sigma"]), loss,
+                        proposal_alpha, w_local, 0.0, batch, 0.0, cfg["order"],
+                        int(cfg["seed"]) + 7919 * k + 104729 * rnd + epochs, False, 0,
+                        intercept, False, False)
+            epochs += batch
+            z_local = np.asarray(X @ w_local).ravel() + c
+            local = _fenchel_young(loss, z_local, _q_of(loss, proposal_alpha), t, s)
+            if local <= target:
+                break
+            batch = min(2 * batch, 8)
+    proposal = _q_of(loss, proposal_alpha)
+    d = proposal - q
+    dbeta = _signed(loss, proposal, t, s) - beta
+    out["dv"] = np.asarray(X.T @ dbeta).ravel() / ridge if m else np.zeros(w.shape[0])
+    # the conjugate part (minus c sum beta) along the grid of (gamma, b)
+    values = _conj_grid(loss, q, proposal - q, e, t, s, cfg["grid"])
+    if c != 0.0:
+        sums = (float(np.sum(beta)), float(np.sum(dbeta)), float(np.sum(_signed(loss, e, t, s))))
+        values -= c * np.array([sums[0] + g * sums[1] + b * sums[2] for g, b in cfg["grid"]])
+    if (1.0, 0.0) in cfg["grid"]:
+        # the plain step lands on the proposal itself (no rounding at the
+        # edges of the domain)
+        values[cfg["grid"].index((1.0, 0.0))] = \
+            _conj_value(loss, proposal, t, s) - c * float(np.sum(beta + dbeta))
+    out.update(values=values, epochs=epochs)
+    STATE[key] = {"round": rnd + 1, "q": q, "e": e, "proposal": proposal,
+                  "proposal_alpha": proposal_alpha}
+    return out
 
 
-def prox_round(part, fit, k, rnd, rho, cfg):
+def _clip(loss, q, s):
+    """q after a line-search move, kept inside the dual's domain against
+    rounding (the driver only picks moves whose grid values were finite)."""
+    if loss == "logistic":
+        return np.clip(q, 1e-300, 1.0 - 1e-16)
+    if loss == "squared":
+        return q
+    q = np.maximum(q, 0.0)
+    return np.minimum(q, s) if loss == "hinge" else q
+
+
+def prox_round(part, fit, k, rnd, rho, cfg, extra, step):
     """One ProxCoCoA+ round on column partition ``k``.
 
-    ``rho`` holds phi'(z_i) at the shared margins z (unweighted).  Measures
-    the partition's pieces of the objective, the dual and the KKT residual,
-    then runs ``cfg["epochs"]`` passes of bcd's coordinate descent on the
-    local subproblem (the quadratic upper bound of the loss along its
-    columns, scaled by sigma', plus the penalty) and returns the change of
-    the margins A_k dx_k."""
+    ``step = (gamma, b)`` is the driver's choice from the last round's line
+    search: the coefficients move to x + gamma d + b e (d the last local
+    proposal, e the move before), the move the driver made on the margins.
+    ``rho`` holds phi'(z_i) at the shared margins z (unweighted).  The round
+    measures the partition's pieces of the objective, the dual and the KKT
+    residual at x, then solves the local subproblem (the quadratic upper
+    bound of the loss along its columns, scaled by sigma', plus the
+    penalty) by bcd's coordinate descent, to a KKT residual of
+    ``cfg["local_tol"]`` times the block's, at most ``cfg["epochs"]``
+    passes.  It returns the proposal's change of the margins A_k d and the
+    penalty of its columns along the line-search grid ``cfg["grid"]``."""
     from .. import LeastSquares, L1, solve
     X = part[0]
     key = (fit, k)
@@ -187,11 +345,16 @@ def prox_round(part, fit, k, rnd, rho, cfg):
     state = STATE.get(key)
     if rnd == 0:
         x = np.zeros(n_k)
+        e = np.zeros(n_k)
     elif state is None or state["round"] != rnd:
         return {"lost": True}
     else:
-        x = state["x"]
-    measured = x.copy()
+        gamma, b = step
+        x, e, zero = state["x"], state["e"], state["zero"]
+        moved = np.where(zero, -x, gamma * (state["proposal"] - x) + b * e)
+        x = state["proposal"] if (gamma == 1.0 and b == 0.0) else \
+            np.where(zero, 0.0, x + moved)
+        e = moved
     s = cfg["weights"]
     l1, l2 = cfg["l1"], cfg["l2"]
     rho = np.asarray(rho, dtype=np.float64)
@@ -200,12 +363,19 @@ def prox_round(part, fit, k, rnd, rho, cfg):
     # the KKT residual of the block: distance of -(g + l2 x) to l1 d|x|
     h = g + l2 * x
     kkt = np.where(x != 0.0, np.abs(h + l1 * np.sign(x)), np.maximum(np.abs(h) - l1, 0.0))
+    block_kkt = float(np.max(kkt, initial=0.0))
     pieces = {"penalty": penalty, "corr": float(np.max(np.abs(g), initial=0.0)),
-              "kkt": float(np.max(kkt, initial=0.0))}
+              "kkt": block_kkt}
     if l2 > 0:
         pieces["conj"] = float(np.sum(np.maximum(np.abs(g) - l1, 0.0) ** 2) / (2.0 * l2))
-    dz = np.zeros(X.shape[0])
-    if n_k and cfg["epochs"] > 0:
+    if extra is not None:
+        g2 = np.asarray(X.T @ (s * np.asarray(extra, dtype=np.float64))).ravel()
+        pieces["corr2"] = float(np.max(np.abs(g2), initial=0.0))
+        if l2 > 0:
+            pieces["conj2"] = float(np.sum(np.maximum(np.abs(g2) - l1, 0.0) ** 2) / (2.0 * l2))
+    proposal = x
+    epochs = 0
+    if n_k and cfg["epochs"] > 0 and block_kkt > 0:
         scale = cfg["sigma"] * cfg["curvature"]
         z_k = np.asarray(X @ x).ravel()
         live = s > 0
@@ -215,13 +385,29 @@ def prox_round(part, fit, k, rnd, rho, cfg):
                                sample_weight=(s * scale)[live])
         result = solve(problem, rule="cyclic", blocks="fixed", block_size=1,
                        update="exact" if l1 == 0 else "gradient", x0=x,
-                       max_iter=int(cfg["epochs"]) * n_k, tol=0.0, warn=False,
+                       max_iter=int(cfg["epochs"]) * n_k,
+                       tol=cfg["local_tol"] * block_kkt, warn=False,
                        working_set=False, extrapolation=0, screening=False)
-        x_new = np.asarray(result.x, dtype=np.float64)
-        dz = np.asarray(X @ (x_new - x)).ravel()
-        x = x_new
-    STATE[key] = {"round": rnd + 1, "x": x, "measured": measured}
-    pieces.update(lost=False, dz=dz)
+        proposal = np.asarray(result.x, dtype=np.float64)
+        epochs = result.n_iter / n_k
+    # the coordinates the proposal sets to zero go to zero whatever the step
+    # (a line-search step other than 1 would leave them small and of either
+    # sign, which the L1 penalty's certificate never forgives); the others
+    # move by gamma d + b e
+    zero = (proposal == 0.0) if l1 > 0 else np.zeros(n_k, dtype=bool)
+    d = np.where(zero, 0.0, proposal - x)
+    e_free = np.where(zero, 0.0, e)
+    grid = cfg["grid"]
+    values = np.empty(len(grid))
+    for j, (gamma, b) in enumerate(grid):
+        xx = np.where(zero, 0.0, x + gamma * d + b * e_free)
+        values[j] = l1 * float(np.sum(np.abs(xx))) + 0.5 * l2 * float(xx @ xx)
+    STATE[key] = {"round": rnd + 1, "x": x, "e": e_free, "proposal": proposal,
+                  "measured": x, "zero": zero}
+    pieces.update(lost=False, dz=np.asarray(X @ d).ravel(), values=values, epochs=epochs,
+                  ez=np.asarray(X @ e_free).ravel() if np.any(zero & (e != 0)) else None,
+                  fz=np.asarray(X @ np.where(zero, -x, 0.0)).ravel() if np.any(zero & (x != 0))
+                  else None)
     return pieces
 
 

@@ -1,0 +1,107 @@
+"""Scale: a synthetic sparse least-squares problem larger than any worker's
+memory limit, generated chunk by chunk on the workers and fitted by
+bcd.distributed (CoCoA+, ridge) to a relative duality gap of 1e-4.
+
+Run ``python -m asv_benches.distributed_scale [--rows 20000000]
+[--features 100000] [--density 1e-4] [--workers 8] [--partitions 32]
+[--memory-limit 600MiB]``; it prints the matrix's size against the workers'
+memory limit, the fit's time and rounds, and the peak resident memory of
+every worker (sampled each round).  The issue's target is 2e7 x 1e5 at
+0.01% density (2e8 non-zeros, 2.4 GB in CSR) on workers whose limit is at
+most a quarter of that; the defaults are that problem, on 8 workers of
+600 MiB (each holds an eighth of the matrix, 300 MB, beside the ~110 MB of
+a worker process with bcd imported).
+
+Each worker's memory limit is enforced (a worker past 95% of it is killed;
+spilling and pausing are off, so a partition never leaves its worker).
+"""
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+
+def _chunk(seed, rows, n, density):
+    """One row partition: CSR with ~density * n non-zeros per row, values
+    N(0, 1), and targets from a fixed sparse signal plus noise."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    per_row = rng.binomial(n, density, size=rows)
+    indptr = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(per_row, out=indptr[1:])
+    indices = rng.integers(0, n, size=indptr[-1]).astype(np.int32)
+    data = rng.standard_normal(indptr[-1])
+    X = sp.csr_matrix((data, indices, indptr), shape=(rows, n))
+    X.sum_duplicates()
+    signal = np.random.default_rng(0).standard_normal(n) * (np.arange(n) % 100 == 0)
+    y = X @ signal + 0.1 * rng.standard_normal(rows)
+    return X, y
+
+
+def _peak_rss():
+    import psutil
+    return psutil.Process(os.getpid()).memory_info().rss
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=20_000_000)
+    parser.add_argument("--features", type=int, default=100_000)
+    parser.add_argument("--density", type=float, default=1e-4)
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--partitions", type=int, default=32)
+    parser.add_argument("--memory-limit", default="600MiB")
+    parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument("--tol", type=float, default=1e-4)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    import dask
+    from dask import delayed
+    from dask.utils import parse_bytes
+    from distributed import Client, LocalCluster
+
+    import bcd.distributed as bd
+
+    limit = parse_bytes(args.memory_limit)
+    K, m, n = args.partitions, args.rows, args.features
+    sizes = [len(p) for p in np.array_split(np.arange(m), K)]
+    config = {"distributed.worker.memory.target": False,
+              "distributed.worker.memory.spill": False,
+              "distributed.worker.memory.pause": False,
+              "distributed.worker.memory.terminate": 0.95}
+    with dask.config.set(config):
+        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                               memory_limit=limit, dashboard_address=None, silence_logs=50)
+        client = Client(cluster)
+        chunks = [delayed(_chunk)(k + 1, r, n, args.density) for k, r in enumerate(sizes)]
+        X = [delayed(lambda c: c[0])(c) for c in chunks]
+        y = [delayed(lambda c: c[1])(c) for c in chunks]
+        peaks = {}
+
+        def spy(rnd, w):
+            for worker, rss in client.run(_peak_rss).items():
+                peaks[worker] = max(peaks.get(worker, 0), rss)
+
+        t = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = bd.solve(X, y, loss="squared", l2=args.l2, client=client, tol=args.tol,
+                         relative=True, max_rounds=500, callback=spy)
+        elapsed = time.perf_counter() - t
+        print(f"matrix: {m} x {n}, density {args.density:g}: {r.data_bytes / 2**30:.2f} GiB "
+              f"in CSR, {r.data_bytes / limit:.1f} x the memory limit of a worker "
+              f"({limit / 2**30:.2f} GiB); {args.workers} workers, {K} partitions")
+        print(f"fit (generation on the workers included): {elapsed:.1f} s, "
+              f"{r.n_rounds - 1} rounds, relative gap {r.duality_gap / abs(r.objective):.2e}, "
+              f"converged {r.converged}, restarts {r.n_restarts}")
+        for worker, peak in sorted(peaks.items()):
+            print(f"  peak resident memory of {worker}: {peak / 2**30:.2f} GiB")
+        client.close()
+        cluster.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
