@@ -721,9 +721,10 @@ cdef inline Py_ssize_t _leader_rows(Py_ssize_t n_rows, Py_ssize_t ncols, Py_ssiz
                                     long nt) noexcept nogil:
     """Candidate rows for the leader of a small team, which also updates a
     factor of ``s`` rows (s^2 multiply-adds, costing about
-    ``FACTOR_COST`` of a kernel entry each): as many that its share of the
-    step's work is even."""
-    cdef double rows = (n_rows * <double>ncols - (nt - 1) * FACTOR_COST * <double>s * s)         / (nt * <double>max(ncols, 1))
+    ``FACTOR_COST`` of a kernel entry each): as many as make its share of
+    the step's work even."""
+    cdef double rows = ((n_rows * <double>ncols - (nt - 1) * FACTOR_COST * <double>s * s)
+                        / (nt * <double>max(ncols, 1)))
     return max(0, min(n_rows, <Py_ssize_t>(rows + 0.5)))
 
 
@@ -767,16 +768,18 @@ cdef class CyMaxImprovementSelector(CySelector):
     For each added coordinate, thread 0 scores the candidates, picks the
     best, draws the next ones and posts the step; then every thread takes
     its share of two phases separated by a barrier: (1) the candidates'
-    rows of H, in equal segments of at most ``SEGMENT`` columns, and one range of rows
-    of W h per thread, the ranges of equal work; (2) W^T l and delta over
-    chunks of ``CHUNK`` columns, with each chunk's part of every
-    candidate's H_cB delta.  The items go to the threads by a fixed rule (item i to
-    thread i mod n, the costlier first and alternating direction per round
-    of n): no counter is shared, as handing items out one at a time from a
-    cache line that every thread writes cost more than the imbalance it
-    saves, even for two threads.  Whoever computes an entry, it is computed
-    by the same operations in the same order: the iterates are bitwise the
-    same on 1 thread or 16.
+    rows of H, in equal segments of at most ``SEGMENT`` columns, and one
+    range of rows of W h per thread, the ranges of equal work; (2) W^T l
+    and delta over chunks of ``CHUNK`` columns, with each chunk's part of
+    every candidate's H_cB delta.  The items go to the threads by a fixed
+    rule (item i to thread i mod n, the costlier first and alternating
+    direction per round of n): no counter is shared, as handing items out
+    one at a time from a cache line that every thread writes cost more
+    than the imbalance it saves, even for two threads.  In a team of
+    ``SMALL_TEAM`` threads, the leader instead updates W and delta alone
+    while the others evaluate rows, and each thread dots its own rows.
+    Whoever computes an entry, it is computed by the same operations in the
+    same order: the iterates are bitwise the same on 1 thread or 16.
     """
 
     def __init__(self, unit_ptr, unit_coords, unit_L, Py_ssize_t k, seed,
