@@ -452,3 +452,26 @@ def test_float32_x_at_a_bound_float32_cannot_represent_stays_in_the_box():
     assert np.any(x > 0.2 - 1e-7)               # the bound is active
     assert np.isfinite(result.objective)
     assert result.objective == pytest.approx(problem.objective(x), rel=1e-12)
+
+
+def test_ctrl_c_in_the_python_part_of_a_path_solve_stops_a_cv_fit(monkeypatch):
+    # a SIGINT that lands in a solve's set-up (Python code) stops the path of
+    # the fold without an interrupted solve; the CV fit must still stop
+    import bcd._solve
+    from bcd.linear_model import LassoCV
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 10))
+    y = X[:, 0] + 0.1 * rng.standard_normal(80)
+    real, calls = bcd._solve.solve, []
+
+    def solve(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bcd._solve, "solve", solve)
+    model = LassoCV(alphas=10, cv=3)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(X, y)
+    assert len(calls) == 5 and not hasattr(model, "coef_")

@@ -334,6 +334,12 @@ class SolveRecord:
             raise
         for r in result.results:
             self._note(problem, r)
+        if result.status == "interrupted" and \
+                not any(r.status == "interrupted" for r in result.results):
+            # Ctrl-C in the Python part of a solve stopped the path without
+            # an interrupted solve: the path itself is the failure, so that
+            # the caller (a CV fold, see run_folds) sees the interruption
+            self.failures.append(result)
         self.interrupted = self.interrupted or result.status == "interrupted"
         self.timed_out = self.timed_out or result.status == "max_time"
         return result
