@@ -60,6 +60,16 @@ def _median_time(fn, repeats):
     return statistics.median(times), out
 
 
+def _fit(X, y, client, max_rounds=5000, **kw):
+    """``bcd.distributed.solve`` to the benchmark's relative gap, its
+    warnings (e.g. of an unconverged fit) silenced."""
+    import bcd.distributed as bd
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return bd.solve(X, y, client=client, tol=RTOL, relative=True, max_rounds=max_rounds,
+                        **kw)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=4)
@@ -71,7 +81,6 @@ def main(argv=None):
     from distributed import Client, LocalCluster
 
     import bcd
-    import bcd.distributed as bd
 
     A, y, what = data()
     y01 = (y > 0).astype(float)
@@ -107,11 +116,8 @@ def main(argv=None):
                                                                   .astype(int))), -1)),
                               asarray=False)
             yy = y01 if kw["loss"] == "logistic" else y
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                r = bd.solve(X, yy if axis else da.from_array(yy, chunks=(X.chunks[0],)),
-                             client=client, tol=RTOL, relative=True,
-                             max_rounds=max_rounds, **kw)
+            r = _fit(X, yy if axis else da.from_array(yy, chunks=(X.chunks[0],)), client,
+                     max_rounds, **kw)
             row.append(f"{r.n_rounds - 1}" + ("" if r.converged else "*"))
         print(f"{name:26}" + "".join(f"{v:>10}" for v in row), flush=True)
     print(f"(* = not converged in {max_rounds} rounds; rounds counted after the first, which "
@@ -129,12 +135,7 @@ def main(argv=None):
         t_mem, _ = _median_time(lambda: bcd.solve(problem, formulation="dual", tol=RTOL,
                                                   tol_mode="relative", warn=False), repeats)
         for label, actors in (("actors", True), ("one task per partition", False)):
-            def fit():
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    return bd.solve(Xs, ys, client=client, tol=RTOL, relative=True,
-                                    max_rounds=5000, actors=actors, **kw)
-            t, r = _median_time(fit, repeats)
+            t, r = _median_time(lambda: _fit(Xs, ys, client, actors=actors, **kw), repeats)
             print(f"{name + ': bcd.distributed, ' + label:52} {t:9.3f} {r.n_rounds - 1:7d} "
                   f"{t / t_mem:19.1f}", flush=True)
         print(f"{name + ': bcd.solve in memory':52} {t_mem:9.3f} {'':>7} {1.0:19.1f}",
@@ -163,21 +164,12 @@ def main(argv=None):
         Xd = da.from_array(A, chunks=(m // K, -1), asarray=False)
         yd = da.from_array(yy, chunks=(m // K,))
 
-        def dist():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return bd.solve(Xd, yd, client=client, tol=RTOL, relative=True,
-                                max_rounds=5000, **kw)
-        t_dist, r = _median_time(dist, repeats)
+        t_dist, r = _median_time(lambda: _fit(Xd, yd, client, **kw), repeats)
         rows = [(f"{name}: bcd.distributed K={K} ({r.n_rounds - 1} rounds)", t_dist,
                  r.objective)]
 
-        def tasks():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return bd.solve(Xd, yd, client=client, tol=RTOL, relative=True,
-                                max_rounds=5000, actors=False, **kw)
-        t_tasks, rt = _median_time(tasks, repeats)
+        t_tasks, rt = _median_time(lambda: _fit(Xd, yd, client, actors=False, **kw),
+                                   repeats)
         rows.append((f"{name}: bcd.distributed K={K}, one task per partition", t_tasks,
                      rt.objective))
         t_mem, rm = _median_time(lambda: bcd.solve(problem, formulation="dual", tol=RTOL,
