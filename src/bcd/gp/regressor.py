@@ -142,6 +142,15 @@ class GPRegressor(RegressorBase):
         ``kernel`` and ``noise`` and before the ``n_restarts`` random ones;
         the best of all starts is kept.  The result of each start is in
         ``hyper_["starts"]``.
+    max_time : float, optional
+        Wall-clock limit in seconds on learning the hyperparameters: when it
+        runs out, the best hyperparameters reached are kept, with a
+        ``ConvergenceWarning``.  The weights at those hyperparameters are
+        then computed in full (reused from the last likelihood evaluation
+        where it has them, else one dense factorization, or a GBCD solve
+        within what remains of ``max_time`` for ``optimizer=None``), so a
+        fit can outlast ``max_time`` by that solve.  Ctrl-C stops any part
+        of the fit (:class:`bcd.gp.FitInterrupted`).
 
     Attributes
     ----------
