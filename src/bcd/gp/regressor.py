@@ -150,7 +150,7 @@ class GPRegressor(RegressorBase):
         where it has them, else one dense factorization, or a GBCD solve
         within what remains of ``max_time`` for ``optimizer=None``), so a
         fit can outlast ``max_time`` by that solve.  Ctrl-C stops any part
-        of the fit (:class:`bcd.gp.FitInterrupted`).
+        of the fit (``bcd.gp.FitInterrupted``, a ``KeyboardInterrupt``).
 
     Attributes
     ----------
