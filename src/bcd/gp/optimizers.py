@@ -96,8 +96,8 @@ def _fit_cv_admm(space, X, y, *, cv, scheme, n_restarts, rng, executor, options,
 
 
 def _ml_tasks(n_samples, n_tasks):
-    from .hyper.ml import check_dense_memory
-    return check_dense_memory(n_samples, n_tasks)
+    from .hyper.ml import ml_plan
+    return ml_plan(n_samples, n_tasks)[1]
 
 
 # ------------------------------------------------------------------ final weights
@@ -106,25 +106,34 @@ def _positive_or_none(seconds):
     return None if seconds is None else max(seconds, 1e-6)
 
 
-def solve_weights(est, X, y, problem, hyper, space, tol, options, control):
+def solve_weights(est, X, y, problem, hyper, space, tol, options, control, x0=None):
     """alpha by :func:`bcd.solve` with the estimator's rule and options
-    (variable blocks, exact updates), within what remains of ``max_time``."""
+    (variable blocks, exact updates), within what remains of ``max_time``,
+    from ``x0`` when given."""
     from .._solve import solve
 
     result = solve(problem, rule=est.rule, blocks="variable", block_size=est.block_size,
                    update="exact", tol=tol, max_iter=est.max_iter,
                    max_time=_positive_or_none(control.remaining()),
-                   random_state=est.random_state,
+                   random_state=est.random_state, x0=x0,
                    verbose=est.verbose, **options)
     return Weights(problem, result.x, result.n_iter, result)
 
 
-def cholesky_weights(est, X, y, problem, hyper, space, tol, options, control):
+def ml_weights(est, X, y, problem, hyper, space, tol, options, control):
     """alpha = C^-1 y as the marginal likelihood computed it at the learned
-    hyperparameters (exact, no further work), or from a new factorization
-    when the noise had to be raised to the admissible minimum."""
+    hyperparameters.  The exact method's alpha needs no further work (a new
+    factorization when the noise had to be raised to the admissible
+    minimum, or, under a deadline, a GBCD solve within what remains of it);
+    the estimates' alpha, a conjugate-gradient solution, starts a
+    :func:`solve_weights` run that brings it to ``tol``."""
     alpha = hyper.get("alpha")
-    if alpha is None or problem.noise != space.unpack(hyper["theta"])[1]:
+    same = alpha is not None and problem.noise == space.unpack(hyper["theta"])[1]
+    if hyper.get("method", "exact") != "exact" or (not same and
+                                                   control.remaining() is not None):
+        return solve_weights(est, X, y, problem, hyper, space, tol, options, control,
+                             x0=alpha if same else None)
+    if not same:
         alpha = dense_solve(problem, problem.y, control)
     return Weights(problem, np.asarray(alpha, dtype=np.float64), hyper["n_iter"])
 
@@ -192,7 +201,7 @@ def rescaled_solve_weights(est, X, y, problem, hyper, space, tol, options, contr
 #: optimizer name -> its row
 OPTIMIZERS = {
     None: Optimizer(None, None, folds=False, weights=solve_weights),
-    "ml": Optimizer("ml", _fit_ml, folds=False, weights=cholesky_weights,
+    "ml": Optimizer("ml", _fit_ml, folds=False, weights=ml_weights,
                     concurrent_tasks=_ml_tasks),
     "cv": Optimizer("cv", _fit_cv, folds=True, weights=rescaled_solve_weights),
     "cv_admm": Optimizer("cv_admm", _fit_cv_admm, folds=True, weights=solve_weights),

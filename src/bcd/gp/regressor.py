@@ -94,8 +94,15 @@ class GPRegressor(RegressorBase):
         not ``"fixed"``, and the noise unless ``noise_bounds="fixed"``) are
         learned; ``kernel`` and ``noise`` are the starting point.  ``None``
         uses them as given.  ``"ml"`` maximizes the log marginal likelihood
-        by L-BFGS-B on the log-parameters with analytic gradients, exactly
-        (dense Cholesky: O(n^3) time, O(n^2) memory; n up to about 10,000).
+        on the log-parameters with its gradient: up to 5,000 samples
+        exactly, by L-BFGS-B and a dense Cholesky factorization (O(n^3)
+        time, O(n^2) memory); above, without factorizing, by estimates
+        (preconditioned conjugate gradients, stochastic Lanczos quadrature
+        for the log-determinant and Hutchinson's estimator for its
+        gradient, about 1e-3 relative error in the likelihood reached),
+        with the kernel matrix kept while it fits the memory and computed on
+        the fly beyond (O(n) memory); ``hyper_["method"]`` says which
+        (``"exact"``, ``"stored"`` or ``"streamed"``).
         ``"cv"`` minimizes the cross-validation error by L-BFGS-B with its
         exact gradient, each fold's systems solved by GBCD (warm-started;
         O(n) memory, kernel computed on the fly); the overall scale of the
@@ -143,14 +150,14 @@ class GPRegressor(RegressorBase):
         the best of all starts is kept.  The result of each start is in
         ``hyper_["starts"]``.
     max_time : float, optional
-        Wall-clock limit in seconds on learning the hyperparameters: when it
-        runs out, the best hyperparameters reached are kept, with a
-        ``ConvergenceWarning``.  The weights at those hyperparameters are
-        then computed in full (reused from the last likelihood evaluation
-        where it has them, else one dense factorization, or a GBCD solve
-        within what remains of ``max_time`` for ``optimizer=None``), so a
-        fit can outlast ``max_time`` by that solve.  Ctrl-C stops any part
-        of the fit (``bcd.gp.FitInterrupted``, a ``KeyboardInterrupt``).
+        Wall-clock limit in seconds on the whole fit: when it runs out while
+        the hyperparameters are learned, the best ones reached are kept,
+        with a ``ConvergenceWarning``; the weights at those hyperparameters
+        are then reused from the last exact likelihood evaluation where it
+        has them, or else solved by GBCD within what remains of
+        ``max_time`` (a solve stopped by the deadline reports it in
+        ``result_.status``).  Ctrl-C stops any part of the fit
+        (``bcd.gp.FitInterrupted``, a ``KeyboardInterrupt``).
 
     Attributes
     ----------

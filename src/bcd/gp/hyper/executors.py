@@ -78,9 +78,30 @@ class DaskExecutor:
     def submit(self, fn, *args):
         return self.client.submit(fn, *args, pure=False, retries=self.retries)
 
+    def _wait(self, futures):
+        """Wait for ``futures`` in short slices, so that a stop requested
+        while this thread waits (Ctrl-C caught by the main thread of a fit
+        whose drivers run on threads, or the deadline) cancels them at once:
+        :class:`Stopped`."""
+        from distributed import wait
+
+        while True:
+            try:
+                wait(futures, timeout=0.1)
+                return
+            except Exception as exc:
+                if "timeout" not in type(exc).__name__.lower():
+                    raise
+            reason = self.control.stopped()
+            if reason is not None:
+                self.client.cancel(futures)
+                raise Stopped(reason)
+
     def gather(self, futures):
         futures = list(futures)
         try:
+            if self.control is not None:
+                self._wait(futures)
             return self.client.gather(futures)
         except KeyboardInterrupt:
             # the tasks run elsewhere: cancel them and stop here at once

@@ -1,6 +1,13 @@
 """``optimizer="ml"``: the log marginal likelihood maximised by L-BFGS-B on
-the log-parameters, with its analytic gradient, by a dense Cholesky
-factorization (O(n^3) time, O(n^2) memory)."""
+the log-parameters, with its analytic gradient.
+
+Up to :data:`EXACT_MAX_SAMPLES` samples it is computed exactly, by a dense
+Cholesky factorization (O(n^3) time, O(n^2) memory).  Above, it is
+estimated without factorizing (:mod:`.ml_iterative`: preconditioned
+conjugate gradients, stochastic Lanczos quadrature and Hutchinson's trace
+estimator), with the kernel matrix kept while it fits the memory available
+(a matrix product per iteration), and evaluated on the fly beyond (O(n)
+memory).  :func:`ml_plan` makes the choice."""
 import math
 import warnings
 
@@ -14,6 +21,13 @@ from .executors import local_tasks, threads_per_task
 #: the dense matrices of the tasks running at once may take at most this
 #: fraction of the memory available when the fit starts
 DENSE_MEMORY_FRACTION = 0.8
+#: the largest number of samples whose marginal likelihood is computed
+#: exactly; above, an evaluation by estimates is faster by a factor that
+#: grows like n (4.2 s against 10.4 s at n = 4,000 on two cores), but its
+#: log-determinant is an estimate
+EXACT_MAX_SAMPLES = 5000
+#: the methods of :func:`ml_plan`
+ML_METHODS = ("exact", "stored", "streamed")
 
 
 def dense_bytes(n):
@@ -83,43 +97,65 @@ def log_marginal_likelihood(space, theta, X, y, eval_gradient=True, n_threads=No
     return (lml, grad, alpha) if return_alpha else (lml, grad)
 
 
+def evaluate(method, space, theta, X, y, n_threads=None, control=None, return_alpha=False):
+    """The log marginal likelihood and its gradient by ``method`` (one of
+    :data:`ML_METHODS`)."""
+    if method == "exact":
+        return log_marginal_likelihood(space, theta, X, y, n_threads=n_threads,
+                                       control=control, return_alpha=return_alpha)
+    from .ml_iterative import log_marginal_likelihood_iterative
+    return log_marginal_likelihood_iterative(space, theta, X, y, n_threads=n_threads,
+                                             control=control, return_alpha=return_alpha,
+                                             store=method == "stored")
+
+
 def ml_task(X, y, space, theta0, n_threads=None, maxiter=15000, control=None, progress=None,
-            label=""):
+            label="", method="exact"):
     """One L-BFGS-B run from theta0: (theta, -lml, history, converged, message,
     iterations, evaluations, alpha at theta (None if unknown), why it stopped
     early (None, "interrupted" or "max_time"))."""
     def fun(theta):
-        lml, grad, alpha = log_marginal_likelihood(space, theta, X, y, n_threads=n_threads,
-                                                   control=control, return_alpha=True)
+        lml, grad, alpha = evaluate(method, space, theta, X, y, n_threads=n_threads,
+                                    control=control, return_alpha=True)
         return -lml, -grad, alpha
 
     def report(k, value, theta):
         progress.show(f"ml{label}: iteration {k}  log marginal likelihood {-value:.8g}  "
                       f"{describe_theta(space, theta)}  time {progress.elapsed():.1f}s")
 
-    res, history = lbfgs(fun, theta0, space.bounds, maxiter, control,
-                         None if progress is None else report)
+    if method == "exact":
+        res, history = lbfgs(fun, theta0, space.bounds, maxiter, control,
+                             None if progress is None else report)
+    else:
+        from .ml_iterative import gradient_lbfgs
+        res, history = gradient_lbfgs(fun, theta0, space.bounds, control=control,
+                                      report=None if progress is None else report)
     return (res.x, float(res.fun), history, bool(res.success), str(res.message), int(res.nit),
             int(res.nfev), res.extra, res.stopped)
 
 
-def check_dense_memory(n, n_tasks):
-    """How many marginal-likelihood tasks may run at once within the memory
-    available (at least one), or a ValueError when one does not fit."""
+def ml_plan(n, n_tasks, available=None):
+    """(method, tasks): how the marginal likelihood of n samples is
+    evaluated, one of :data:`ML_METHODS`, and how many of ``n_tasks``
+    starts may run at once within the memory available (``available``
+    bytes; default: what the system reports).
+
+    ``"exact"`` (dense Cholesky) up to :data:`EXACT_MAX_SAMPLES` samples
+    while the matrix fits; ``"stored"`` (estimates, the kernel matrix kept)
+    while it fits; ``"streamed"`` (estimates, the kernel evaluated on the
+    fly) beyond, one task per core's share as for any other start."""
     from ..._resources import available_memory
 
-    need = dense_bytes(n)
-    available = available_memory()
     if available is None:
-        return n_tasks
-    budget = DENSE_MEMORY_FRACTION * available
-    if need > budget:
-        raise ValueError(
-            f"optimizer='ml' factors the dense {n} x {n} kernel matrix, {need / 2**30:.1f} GiB, "
-            f"but {available / 2**30:.1f} GiB of memory is available; at this size learn the "
-            f"hyperparameters with optimizer='cv' or 'cv_admm' (matrix-free), on a subset, "
-            f"or use SparseGPRegressor.")
-    return max(1, min(n_tasks, int(budget // need)))
+        available = available_memory()
+    need = dense_bytes(n)
+    if available is None:
+        fits = n_tasks
+    else:
+        fits = int(DENSE_MEMORY_FRACTION * available // need)
+    if fits < 1:
+        return "streamed", n_tasks
+    return ("exact" if n <= EXACT_MAX_SAMPLES else "stored"), max(1, min(n_tasks, fits))
 
 
 def fit_ml(space, X, y, n_restarts, rng, executor, progress=None, maxiter=15000,
@@ -128,13 +164,15 @@ def fit_ml(space, X, y, n_restarts, rng, executor, progress=None, maxiter=15000,
     log-uniform draws (one task each); the best run by the marginal
     likelihood."""
     starts = start_points(space, rng, n_restarts, candidates)
+    method = ml_plan(X.shape[0], 1)[0]
     Xf, yf = executor.scatter(X), executor.scatter(y)
     nt = threads_per_task(executor)
     # progress lines come from the tasks of a local pool (a Dask worker's
     # output is not the caller's)
     local = progress if local_tasks(executor) else None
     futures = [executor.submit(ml_task, Xf, yf, space, t0, nt, maxiter, control, local,
-                               f" (start {i + 1} of {len(starts)})" if len(starts) > 1 else "")
+                               f" (start {i + 1} of {len(starts)})" if len(starts) > 1 else "",
+                               method)
                for i, t0 in enumerate(starts)]
     runs = executor.gather(futures)
     best = min(range(len(runs)), key=lambda i: runs[i][1])
@@ -149,6 +187,6 @@ def fit_ml(space, X, y, n_restarts, rng, executor, progress=None, maxiter=15000,
         warnings.warn(f"The L-BFGS-B fit of the hyperparameters stopped before converging "
                       f"({message}); the best hyperparameters found are kept.",
                       convergence_warning(), stacklevel=4)
-    return dict(theta=theta, lml=-obj, history=np.asarray(history), runs=runs,
+    return dict(theta=theta, lml=-obj, history=np.asarray(history), runs=runs, method=method,
                 n_iter=nit, n_evaluations=nfev, alpha=alpha, stopped=stopped,
                 starts=[dict(start=s, theta=r[0], lml=-r[1]) for s, r in zip(starts, runs)])
