@@ -2,10 +2,11 @@
 
 Three optimizers, used by :class:`bcd.gp.GPRegressor`:
 
-* ``"ml"``: the log marginal likelihood maximised by L-BFGS-B on the
-  log-parameters, with its analytic gradient; exact, by a dense Cholesky
-  factorization (O(n^3) time, O(n^2) memory: the reference, for n up to about
-  10,000).
+* ``"ml"``: the log marginal likelihood maximised on the log-parameters
+  with its gradient; exact, by L-BFGS-B and a dense Cholesky factorization
+  (O(n^3) time, O(n^2) memory: the reference) up to 5,000 points, and
+  estimated above (:mod:`.ml_iterative`: preconditioned conjugate
+  gradients, stochastic Lanczos quadrature, Hutchinson's estimator).
 * ``"cv"``: the cross-validation error minimized by L-BFGS-B with its exact
   gradient: per fold and evaluation, z = C_T^-1 y_T and the adjoint
   w = C_T^-1 K_TV (K_VT z - y_V) by GBCD solves warm-started at the previous
@@ -22,7 +23,8 @@ local thread pool (the compiled kernels release the GIL) or a
 ``dask.distributed.Client``.  Everything sent to a task pickles.
 
 The package holds one module per concern: :mod:`.common` (the space of
-log-parameters, starts, folds, L-BFGS-B, the exact solve), :mod:`.ml`,
+log-parameters, starts, folds, L-BFGS-B, the exact solve), :mod:`.ml`
+(with :mod:`.ml_iterative`),
 :mod:`.cv_exact`, :mod:`.cv_admm` and :mod:`.executors`.  The estimators
 choose among them through the table :data:`bcd.gp.optimizers.OPTIMIZERS`.
 """
