@@ -53,7 +53,7 @@ def test_every_argument_and_option_has_help(capsys):
 @pytest.mark.parametrize("command, option, default", [
     ("demo", "--iterations", "500"), ("demo", "--block-size", "5"),
     ("reproduce", "--iterations", "500"), ("reproduce", "--draws", "10"),
-    ("gp-demo", "--n-train", "5000"), ("gp-demo", "--n-test", "1000"),
+    ("gp-demo", "--n-train", "10000"), ("gp-demo", "--n-test", "1000"),
     ("gp-demo", "--cg-max-time", "300.0")])
 def test_numeric_options_show_their_defaults(capsys, command, option, default):
     entries = _entries(_help(capsys, command))

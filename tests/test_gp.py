@@ -872,3 +872,24 @@ def test_cache_size_accepts_numpy_integers():
     result = bcd.solve(problem, rule="gbcd", block_size=5, update="exact", tol=1e-8,
                        random_state=0)
     assert result.converged
+
+
+def test_a_team_on_busy_cores_grows_blocks_alone(big_problem):
+    # four times more threads than cores: the team's threads do not all run
+    # at once, its leader keeps yielding at the barriers, and the next blocks
+    # grow on one thread instead (a barrier per step would otherwise wait for
+    # a time slice); the iterates do not change
+    import os
+    X, y, _ = big_problem
+    kernel = SquaredExponential(LS_BIG, variance=VAR_BIG)
+    xs, solo = [], []
+    for threads in (1, 4 * (os.cpu_count() or 1)):
+        problem = bcd.GaussianProcess(X, y, kernel, NOISE_BIG, n_threads=threads)
+        k, units, selector, parts = assemble_parts(problem, "gbcd", "variable", 100, "exact",
+                                                   None, np.random.RandomState(3), None,
+                                                   {"mi_candidates": 60})
+        parts.run(20)
+        xs.append(np.asarray(k.get_x()).copy())
+        solo.append(selector.n_solo_blocks)
+    assert np.array_equal(xs[1], xs[0])
+    assert solo[0] == 0 and solo[1] > 0

@@ -103,8 +103,9 @@ def main(argv=None):
                           "m in {16, 64}, 2 seeds, smaller datasets (a few minutes at most)")
     gp = sub.add_parser("gp-demo", help="Gaussian process regression on Friedman1: GBCD, "
                                         "Cholesky and conjugate gradients")
-    gp.add_argument("--n-train", type=int, default=5000,
-                    help="training points (default: %(default)s)")
+    gp.add_argument("--n-train", type=int, default=10000,
+                    help="training points (default: %(default)s, a size where GBCD beats "
+                         "the dense factorization on 2 cores)")
     gp.add_argument("--n-test", type=int, default=1000,
                     help="test points for the RMSE (default: %(default)s)")
     gp.add_argument("--solvers", default="gbcd,cholesky,cg",

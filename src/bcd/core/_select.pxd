@@ -79,7 +79,7 @@ cdef struct MIFactor:
 
 cdef extern from "_team.h" nogil:
     ctypedef struct bcd_team:
-        pass
+        long yields
     long bcd_team_flag_words(long n)
     void bcd_team_init(bcd_team* t, long n, long* flags)
     void bcd_team_post(bcd_team* t, long step)
@@ -131,6 +131,9 @@ cdef class CyMaxImprovementSelector(CySelector):
     cdef int outcome               # 0 nothing pending, 1 joined, 2 left out, 3 indefinite
     cdef double z_new              # z of the joined coordinate
     cdef Py_ssize_t grown          # the block size _grow returned
+    # blocks still to grow alone after a team could not run at once
+    cdef Py_ssize_t solo_left
+    cdef public Py_ssize_t n_solo_blocks   # blocks grown alone for that reason
 
     cdef Py_ssize_t _grow(self, CyProblem prob, int* block, bcd_team* team, long nt,
                           double* scratch, long* epoch) noexcept nogil

@@ -700,10 +700,19 @@ cdef extern from *:
     #define BCD_MI_SMALL_TEAM 2
     /* a multiply-add of the factor's products, in kernel entries */
     #define BCD_MI_FACTOR_COST 0.1
+    /* a team whose leader yielded at more than one barrier in this many
+       (and at more than BCD_MI_MIN_YIELDS in all) did not run at once: the
+       next BCD_MI_SOLO_BLOCKS blocks grow on one thread */
+    #define BCD_MI_YIELD_RATIO 16
+    #define BCD_MI_MIN_YIELDS 8
+    #define BCD_MI_SOLO_BLOCKS 16
     """
     const Py_ssize_t SEGMENT "BCD_MI_SEGMENT"
     const long SMALL_TEAM "BCD_MI_SMALL_TEAM"
     const double FACTOR_COST "BCD_MI_FACTOR_COST"
+    const long YIELD_RATIO "BCD_MI_YIELD_RATIO"
+    const long MIN_YIELDS "BCD_MI_MIN_YIELDS"
+    const Py_ssize_t SOLO_BLOCKS "BCD_MI_SOLO_BLOCKS"
     long bcd_team_size() nogil
 
 
@@ -878,13 +887,19 @@ cdef class CyMaxImprovementSelector(CySelector):
 
     cdef Py_ssize_t select(self, CyProblem prob, int* block) noexcept nogil:
         cdef int rt = prob.row_threads(self.k, self.kappa * self.k)
-        cdef long nt = max(1, rt), me, step, epoch = 0
+        cdef long nt = max(1, rt), me, step, epoch = 0, barriers
         cdef Py_ssize_t stride
         cdef double* scratch
         cdef long* flags = NULL
         cdef bcd_team team
         # rows one at a time from any thread, or only all together
         self.together = rt == 0
+        if nt > 1 and self.solo_left > 0:
+            # the last team could not run at once (busy cores): alone for a
+            # while (the iterates are the same for any team size)
+            self.solo_left -= 1
+            self.n_solo_blocks += 1
+            nt = 1
         # per-thread scratch on cache lines of its own: for hessian_row, then
         # a chunk of u and v
         self.n_scratch = prob.row_scratch(self.k)
@@ -924,6 +939,10 @@ cdef class CyMaxImprovementSelector(CySelector):
                         if step < 0:
                             break
                         self._step(prob, &team, me, nt, scratch + me * stride, &epoch)
+            # the leader's barriers: two per step of a large team, one of a small
+            barriers = (1 if self.small else 2) * max(1, self.grown)
+            if team.yields > MIN_YIELDS and team.yields * YIELD_RATIO > barriers:
+                self.solo_left = SOLO_BLOCKS
         free(flags)
         free(scratch)
         return self.grown

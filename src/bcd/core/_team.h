@@ -17,7 +17,10 @@
  * and each flag lives on a cache line of its own thread.  The flags hold
  * the number of the barrier episode (they only grow), so they are never
  * reset.  Waiting threads spin briefly, then yield the processor, so an
- * oversubscribed machine still makes progress.
+ * oversubscribed machine still makes progress; the leader counts the
+ * barriers at which it had to yield (``yields``), so that its caller can
+ * tell that the team does not run at once (more threads than free cores)
+ * and work alone instead.
  *
  * Protocol, for every thread t of n (t = 0 is the leader):
  *     bcd_team_init(team, n, flags) once, before the region (flags: room
@@ -64,6 +67,7 @@ typedef struct {
     char pad[128 - sizeof(long)];
     long ready;         /* a value the leader publishes within a step */
     char pad2[128 - sizeof(long)];
+    long yields;        /* barriers at which the leader yielded the processor */
     long n;             /* threads */
     long rounds;        /* ceil(log2 n) */
     long *flags;        /* thread t's flag of round r: flags[t * BCD_TEAM_LINE + r] */
@@ -89,6 +93,7 @@ static inline void bcd_team_init(bcd_team *t, long n, long *flags) {
         r++;
     t->post = 0;
     t->ready = 0;
+    t->yields = 0;
     t->n = n;
     t->rounds = r;
     /* the flags of thread 0 start on a 128-byte boundary */
@@ -146,6 +151,8 @@ static inline void bcd_team_barrier(bcd_team *t, long me, long *epoch) {
         spins = 0;
         while (__atomic_load_n(&t->flags[from * BCD_TEAM_LINE + r], __ATOMIC_ACQUIRE) < e)
             bcd_team_relax(&spins);
+        if (me == 0 && spins >= BCD_TEAM_SPINS)
+            t->yields++;        /* only the leader writes it */
     }
 }
 
