@@ -79,7 +79,7 @@ cdef struct MIFactor:
 
 cdef extern from "_team.h" nogil:
     ctypedef struct bcd_team:
-        long yields
+        long stalls
     long bcd_team_flag_words(long n)
     void bcd_team_init(bcd_team* t, long n, long* flags)
     void bcd_team_post(bcd_team* t, long step)
@@ -133,6 +133,7 @@ cdef class CyMaxImprovementSelector(CySelector):
     cdef Py_ssize_t grown          # the block size _grow returned
     # blocks still to grow alone after a team could not run at once
     cdef Py_ssize_t solo_left
+    cdef Py_ssize_t solo_period    # blocks alone after the next stalled team
     cdef public Py_ssize_t n_solo_blocks   # blocks grown alone for that reason
 
     cdef Py_ssize_t _grow(self, CyProblem prob, int* block, bcd_team* team, long nt,

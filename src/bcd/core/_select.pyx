@@ -700,19 +700,23 @@ cdef extern from *:
     #define BCD_MI_SMALL_TEAM 2
     /* a multiply-add of the factor's products, in kernel entries */
     #define BCD_MI_FACTOR_COST 0.1
-    /* a team whose leader yielded at more than one barrier in this many
-       (and at more than BCD_MI_MIN_YIELDS in all) did not run at once: the
-       next BCD_MI_SOLO_BLOCKS blocks grow on one thread */
-    #define BCD_MI_YIELD_RATIO 16
-    #define BCD_MI_MIN_YIELDS 8
+    /* a team whose leader stalled (_team.h) at more than one barrier in
+       this many (and at more than BCD_MI_MIN_STALLS in all) did not run at
+       once: the next blocks grow on one thread, BCD_MI_SOLO_BLOCKS of them,
+       twice as many after each team that stalls again (at most
+       BCD_MI_SOLO_MAX), as few again after a team that does not */
+    #define BCD_MI_STALL_RATIO 16
+    #define BCD_MI_MIN_STALLS 8
     #define BCD_MI_SOLO_BLOCKS 16
+    #define BCD_MI_SOLO_MAX 1024
     """
     const Py_ssize_t SEGMENT "BCD_MI_SEGMENT"
     const long SMALL_TEAM "BCD_MI_SMALL_TEAM"
     const double FACTOR_COST "BCD_MI_FACTOR_COST"
-    const long YIELD_RATIO "BCD_MI_YIELD_RATIO"
-    const long MIN_YIELDS "BCD_MI_MIN_YIELDS"
+    const long STALL_RATIO "BCD_MI_STALL_RATIO"
+    const long MIN_STALLS "BCD_MI_MIN_STALLS"
     const Py_ssize_t SOLO_BLOCKS "BCD_MI_SOLO_BLOCKS"
+    const Py_ssize_t SOLO_MAX "BCD_MI_SOLO_MAX"
     long bcd_team_size() nogil
 
 
@@ -941,8 +945,12 @@ cdef class CyMaxImprovementSelector(CySelector):
                         self._step(prob, &team, me, nt, scratch + me * stride, &epoch)
             # the leader's barriers: two per step of a large team, one of a small
             barriers = (1 if self.small else 2) * max(1, self.grown)
-            if team.yields > MIN_YIELDS and team.yields * YIELD_RATIO > barriers:
-                self.solo_left = SOLO_BLOCKS
+            if team.stalls > MIN_STALLS and team.stalls * STALL_RATIO > barriers:
+                self.solo_period = min(2 * self.solo_period, SOLO_MAX) \
+                    if self.solo_period else SOLO_BLOCKS
+                self.solo_left = self.solo_period
+            else:
+                self.solo_period = 0
         free(flags)
         free(scratch)
         return self.grown

@@ -18,9 +18,11 @@
  * the number of the barrier episode (they only grow), so they are never
  * reset.  Waiting threads spin briefly, then yield the processor, so an
  * oversubscribed machine still makes progress; the leader counts the
- * barriers at which it had to yield (``yields``), so that its caller can
- * tell that the team does not run at once (more threads than free cores)
- * and work alone instead.
+ * barriers at which it waited more than BCD_TEAM_STALL_US microseconds
+ * (``stalls``: a thread that had lost its core, not an uneven share of a
+ * step, which costs tens of microseconds), so that its caller can tell
+ * that the team does not run at once (more threads than free cores) and
+ * work alone instead.
  *
  * Protocol, for every thread t of n (t = 0 is the leader):
  *     bcd_team_init(team, n, flags) once, before the region (flags: room
@@ -39,9 +41,16 @@
 #if defined(_WIN32)
 #include <windows.h>
 #define BCD_YIELD() SwitchToThread()
+static inline double bcd_team_now_us(void) { return 1e3 * (double)GetTickCount64(); }
 #else
 #include <sched.h>
+#include <time.h>
 #define BCD_YIELD() sched_yield()
+static inline double bcd_team_now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
+}
 #endif
 
 #if !defined(__GNUC__) && !defined(__clang__)
@@ -58,6 +67,8 @@
 
 /* spins before a waiting thread starts yielding the processor */
 #define BCD_TEAM_SPINS 4096
+/* a wait at a barrier longer than this (microseconds) is a stall */
+#define BCD_TEAM_STALL_US 1000.0
 /* longs per thread in the flags: a 128-byte line (two 64-byte lines, as
    adjacent-line prefetchers pair them), one word per barrier round */
 #define BCD_TEAM_LINE 16
@@ -67,7 +78,7 @@ typedef struct {
     char pad[128 - sizeof(long)];
     long ready;         /* a value the leader publishes within a step */
     char pad2[128 - sizeof(long)];
-    long yields;        /* barriers at which the leader yielded the processor */
+    long stalls;        /* barriers at which the leader waited over BCD_TEAM_STALL_US */
     long n;             /* threads */
     long rounds;        /* ceil(log2 n) */
     long *flags;        /* thread t's flag of round r: flags[t * BCD_TEAM_LINE + r] */
@@ -93,7 +104,7 @@ static inline void bcd_team_init(bcd_team *t, long n, long *flags) {
         r++;
     t->post = 0;
     t->ready = 0;
-    t->yields = 0;
+    t->stalls = 0;
     t->n = n;
     t->rounds = r;
     /* the flags of thread 0 start on a 128-byte boundary */
@@ -143,17 +154,23 @@ static inline long bcd_team_wait(bcd_team *t, long seen) {
 static inline void bcd_team_barrier(bcd_team *t, long me, long *epoch) {
     long r, from, e = ++*epoch;
     unsigned spins;
+    double since = 0.0;
     for (r = 0; r < t->rounds; r++) {
         __atomic_store_n(&t->flags[me * BCD_TEAM_LINE + r], e, __ATOMIC_RELEASE);
         from = me - (1L << r);
         if (from < 0)
             from += t->n;
         spins = 0;
-        while (__atomic_load_n(&t->flags[from * BCD_TEAM_LINE + r], __ATOMIC_ACQUIRE) < e)
+        while (__atomic_load_n(&t->flags[from * BCD_TEAM_LINE + r], __ATOMIC_ACQUIRE) < e) {
             bcd_team_relax(&spins);
-        if (me == 0 && spins >= BCD_TEAM_SPINS)
-            t->yields++;        /* only the leader writes it */
+            /* the leader times its long waits (the clock is read only once
+               spinning gave up) */
+            if (me == 0 && spins == BCD_TEAM_SPINS && since == 0.0)
+                since = bcd_team_now_us();
+        }
     }
+    if (since != 0.0 && bcd_team_now_us() - since > BCD_TEAM_STALL_US)
+        t->stalls++;            /* only the leader writes it */
 }
 
 #endif
