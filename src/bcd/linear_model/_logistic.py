@@ -320,12 +320,62 @@ class LogisticClassifierMixin(LinearClassifierMixin):
 
 
 def validate_classification(estimator, X, y, sample_weight, sparse_formats=SPARSE_FORMATS):
-    """``(X, y, classes, y_idx, sample_weight)`` validated for ``fit``."""
+    """``(X, y, classes, y_idx, sample_weight)`` validated for ``fit``.
+
+    With a ``solver`` scikit-learn runs on its own compiled code with 32-bit
+    indices ("liblinear", "sag", "saga"), sparse matrices with 64-bit
+    indices are refused as scikit-learn refuses them; with
+    ``solver="liblinear"``, so are more than two classes (liblinear's
+    one-vs-rest is not scikit-learn's model since 1.7)."""
+    solver = getattr(estimator, "solver", "auto")
     X, y = validate_data(estimator, X, y, accept_sparse=sparse_formats,
-                         dtype=[np.float64, np.float32], multi_output=False)
+                         dtype=[np.float64, np.float32], multi_output=False,
+                         accept_large_sparse=solver not in SMALL_INDEX_SOLVERS)
     classes, y_idx = encode_classes(y)
+    if solver == "liblinear" and classes.size > 2:
+        raise ValueError("The 'liblinear' solver does not support multiclass classification "
+                         "(n_classes >= 3). Either use another solver or wrap the estimator "
+                         "in a OneVsRestClassifier to keep applying a one-versus-rest scheme.")
     sw = check_sample_weight(sample_weight, X)
     return X, y, classes, y_idx, sw
+
+
+#: scikit-learn's solvers that refuse sparse matrices with 64-bit indices
+SMALL_INDEX_SOLVERS = ("liblinear", "sag", "saga")
+
+
+def check_solver(solver, penalty, dual):
+    """Refuse, with scikit-learn's ValueError, what a solver named after one
+    of scikit-learn's does not fit in scikit-learn: a penalty other than L2
+    or none except with "liblinear" and "saga", ``dual=True`` except with
+    "liblinear", the elastic net except with "saga", and no penalty with
+    "liblinear".  ``solver="auto"`` (bcd's choice) fits every combination.
+
+    The same arguments then fail in the same way with either library; bcd
+    would fit these combinations, but code written for scikit-learn never
+    passes them, and code written for bcd names no solver."""
+    if solver == "auto":
+        return
+    if solver not in ("liblinear", "saga") and penalty not in ("l2", None):
+        raise ValueError(f"Solver {solver} supports only 'l2' or None penalties, got "
+                         f"{penalty} penalty. (solver='auto' fits every penalty.)")
+    if solver != "liblinear" and dual:
+        raise ValueError(f"Solver {solver} supports only dual=False, got dual={dual}. "
+                         f"(solver='auto' solves the L2 dual.)")
+    if penalty == "elasticnet" and solver != "saga":
+        raise ValueError(f"Only 'saga' solver supports elasticnet penalty, got solver={solver}. "
+                         f"(solver='auto' fits it too.)")
+    if solver == "liblinear" and penalty is None:
+        raise ValueError("C=np.inf as well as penalty=None is not supported for the liblinear "
+                         "solver. (solver='auto' fits the unpenalized model.)")
+
+
+def check_liblinear_values(X):
+    """scikit-learn's refusal of ``X.max() > 1e30`` with ``solver="liblinear"``."""
+    if X.shape[0] * X.shape[1] and X.max() > 1e30:
+        raise ValueError("Using the 'liblinear' solver while X contains a maximum value > 1e30 "
+                         "results in a frozen fit. Please choose another solver or rescale the "
+                         "input X.")
 
 
 def resolve_penalty(penalty, C, l1_ratio, ratio_name="l1_ratio"):
@@ -430,8 +480,16 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
       coordinate at a time.
 
     ``dual=True`` selects the dual (as ``"liblinear"``) for the L2 penalty.
-    Every solver handles every penalty and the multinomial loss (scikit-learn
-    refuses some pairs; bcd fits them).
+    A solver named after one of scikit-learn's refuses, with scikit-learn's
+    ValueError, the arguments scikit-learn refuses with it, so that code
+    behaves the same with either library: the L1 penalty and the elastic
+    net except with "liblinear" and "saga" (the elastic net: "saga" only),
+    ``dual=True`` except with "liblinear", no penalty and more than two
+    classes with "liblinear", ``X.max() > 1e30`` with "liblinear", sparse
+    matrices with 64-bit indices with "liblinear", "sag" and "saga".
+    ``solver="auto"`` fits every one of these.  With ``"liblinear"`` the
+    model is float64 whatever the data, as in scikit-learn; the other
+    solvers keep float32 data's dtype.
 
     Parameters
     ----------
@@ -479,7 +537,8 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
         fits are reproducible).
     solver : str, default="auto"
         The method: "auto", "lbfgs", "liblinear", "newton-cg",
-        "newton-cholesky", "sag" or "saga", mapped as listed above.
+        "newton-cholesky", "sag" or "saga", mapped as listed above (with
+        scikit-learn's refusals).
     max_iter : int, default=1000
         Maximum number of passes over the coordinates (primal coordinate
         descent: ``max_iter * n_coordinates`` block updates), over the
@@ -607,6 +666,7 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
         """
         self._validate_params()
         penalty, C = resolve_penalty(self.penalty, self.C, self.l1_ratio)
+        check_solver(self.solver, penalty, self.dual)
         l1, l2 = logistic_strengths(penalty, C, self.l1_ratio)
         if self.n_jobs is not None:
             warnings.warn(f"'n_jobs' has no effect since scikit-learn 1.8 and will be removed in "
@@ -615,6 +675,8 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
         if is_dask_array(X):
             return self._fit_dask(X, y, sample_weight, l1, l2)
         X, y, classes, y_idx, sw = validate_classification(self, X, y, sample_weight)
+        if self.solver == "liblinear":
+            check_liblinear_values(X)
         sw = class_sample_weight(self.class_weight, classes, y_idx, sw)
         design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept,
                                 liblinear_bias(self))
@@ -642,8 +704,11 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
             coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
         record.warn()
         self.classes_ = classes
-        self.coef_ = coef.astype(X.dtype)
-        self.intercept_ = intercept.astype(X.dtype)
+        # float32 data keep their dtype, except with liblinear, whose
+        # scikit-learn models are float64 whatever the data
+        dtype = np.float64 if self.solver == "liblinear" else X.dtype
+        self.coef_ = coef.astype(dtype)
+        self.intercept_ = intercept.astype(dtype)
         self.n_iter_ = np.array([record.n_passes])
         return self
 
