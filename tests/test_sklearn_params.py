@@ -601,3 +601,55 @@ def test_check_input_false_needs_the_solver_layout():
     for Est in (ElasticNet, sk.ElasticNet):
         Est(alpha=0.1).fit(np.ascontiguousarray(X), y, sample_weight=sw, check_input=False)
     np.testing.assert_array_equal(sw, 1.25)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("solver", ["lbfgs", "auto", "saga"])
+def test_sklearn_callbacks_see_every_iteration(classes, solver):
+    # scikit-learn's (experimental) callbacks: one subtask per iteration as
+    # max_iter counts them, each ending with the model a fit of that many
+    # iterations returns, and one empty task after the last, as with
+    # scikit-learn's lbfgs
+    pytest.importorskip("sklearn.callback")
+    from sklearn.callback import FitCallback  # noqa: F401
+
+    class Recorder:
+        def __init__(self):
+            self.events = []
+
+        def setup(self, estimator, context):
+            self.events.append(("setup", None, None))
+
+        def teardown(self, estimator, context):
+            self.events.append(("teardown", None, None))
+
+        def on_fit_task_begin(self, estimator, context, *, fitted_estimator=None):
+            self.events.append(("begin", context, fitted_estimator))
+
+        def on_fit_task_end(self, estimator, context, *, fitted_estimator=None):
+            self.events.append(("end", context, fitted_estimator))
+
+    X, y = _classification(n=80, d=4, classes=classes, seed=8)
+    kwargs = dict(solver=solver, tol=1e-6, random_state=0, max_iter=200)
+    recorder = Recorder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)    # saga's multinomial fit
+        model = LogisticRegression(**kwargs).set_callbacks(recorder).fit(X, y)
+    n_iter = int(model.n_iter_[0])
+    names = [e[0] for e in recorder.events]
+    assert names[0] == "setup" and names[-1] == "teardown"
+    assert names.count("begin") == names.count("end") == 1 + n_iter + 1
+    ends = [e for e in recorder.events if e[0] == "end" and e[1].task_name == "iteration"]
+    assert [e[1].task_id for e in ends] == list(range(n_iter + 1))
+    assert ends[-1][2] is None
+    for i in sorted({1, n_iter // 2, n_iter}):
+        seen = ends[i - 1][2]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            short = LogisticRegression(**dict(kwargs, max_iter=i)).fit(X, y)
+        np.testing.assert_allclose(seen.coef_, short.coef_, rtol=1e-7, atol=1e-12)
+        np.testing.assert_array_equal(seen.predict(X), short.predict(X))
+    # the last iteration's model is the fitted one; the root task ends with it
+    np.testing.assert_allclose(ends[n_iter - 1][2].coef_, model.coef_, rtol=1e-7, atol=1e-12)
+    assert recorder.events[-2][0] == "end" and recorder.events[-2][1].parent is None
+    np.testing.assert_array_equal(recorder.events[-2][2].coef_, model.coef_)

@@ -288,7 +288,8 @@ class SolveRecord:
         options.update(method_options(self.method, problem))
         options.update(extra)
         options.update(self.options)
-        if max_iter is not None and "max_iter" not in self.options:
+        hooks = extra.get("callback") is not None
+        if hooks or (max_iter is not None and "max_iter" not in self.options):
             # passes over the data: over the samples for the dual, Newton
             # steps for Newton, else passes over the coordinates, as many
             # block updates as there are blocks of the configuration's size
@@ -301,7 +302,14 @@ class SolveRecord:
                 size = int(size) if isinstance(size, (int, np.integer)) and size > 0 else 1
                 n = max(1, int(problem.n_coordinates))
                 per_pass = -(-n // min(size, n))
-            options["max_iter"] = int(max_iter) * per_pass
+            if max_iter is not None and "max_iter" not in self.options:
+                options["max_iter"] = int(max_iter) * per_pass
+            if hooks and formulation == "dual":
+                # the estimator's per-iteration hooks (scikit-learn's
+                # callbacks): the dual's own loop calls none
+                del options["callback"]
+            elif hooks:
+                options.setdefault("callback_every", per_pass)       # once per pass
         if self.deadline is not None:
             # the solve's max_time holds for its iteration loop: leave the
             # time of its set-up and final evaluation, as last measured

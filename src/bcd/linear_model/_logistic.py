@@ -28,7 +28,63 @@ from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRec
                     SparseCoefMixin, check_sample_weight, class_sample_weight, dense_coef,
                     design_matrix, svc_design, validate_data, verbose_options, weighted_sum)
 
+try:                                    # scikit-learn >= 1.9: its (experimental) callbacks
+    from sklearn.callback import CallbackSupportMixin, with_callbacks
+except ImportError:                     # pragma: no cover - older scikit-learn
+    class CallbackSupportMixin:
+        """No callbacks before scikit-learn 1.9."""
+
+    def with_callbacks(method):
+        return method
+
 PENALTIES = ("l2", "l1", "elasticnet")
+
+
+class IterationHooks:
+    """scikit-learn's callback hooks (``sklearn.callback``) around the
+    iterations of one solve, as :func:`bcd.solve`'s ``callback``.
+
+    Each solver iteration as ``max_iter`` counts them (a pass over the
+    coordinates, or a Newton step) is a subtask of the fit's context, named
+    "iteration": it begins with the model where it starts and ends with the
+    model it reaches (``fitted_estimator``: a copy of the estimator with
+    that model).  The task begun after the last iteration is ended empty
+    by :meth:`close`, as scikit-learn's lbfgs does."""
+
+    def __init__(self, context, estimator, X, y, metadata, design, classes, dtype, x_start):
+        self.context, self.estimator = context, estimator
+        self.data = dict(X=X, y=y, metadata=metadata)
+        self.design, self.classes, self.dtype = design, classes, dtype
+        self.count = 0
+        self.task = self._begin(x_start)
+
+    def attributes(self, x):
+        coef, intercept = self.design.model(x)
+        return {"coef_": coef.astype(self.dtype), "intercept_": intercept.astype(self.dtype),
+                "classes_": self.classes}
+
+    def _begin(self, x):
+        task = self.context.subcontext(task_name="iteration")
+        task.call_on_fit_task_begin(estimator=self.estimator, **self.data,
+                                    reconstruction_attributes=lambda: self.attributes(x))
+        return task
+
+    def __call__(self, info):
+        self._end(info.x)
+
+    def _end(self, x):
+        self.task.call_on_fit_task_end(estimator=self.estimator, **self.data,
+                                       reconstruction_attributes=lambda: self.attributes(x))
+        self.count += 1
+        self.task = self._begin(x)
+
+    def close(self, x=None, n_iter=0):
+        """End the hooks of a solve that returned ``x`` after ``n_iter``
+        iterations: the solver calls its callback after every iteration
+        but the one that meets the tolerance, which ends with ``x``."""
+        if x is not None and self.count == n_iter - 1:
+            self._end(x)
+        self.task.call_on_fit_task_end(estimator=self.estimator)
 
 
 def logistic_strengths(penalty, C, l1_ratio):
@@ -185,10 +241,14 @@ class LogisticDesign:
             W = np.vstack([W, b])
         return np.ascontiguousarray(W).ravel()
 
-    def fit(self, record, l1, l2, tol, max_iter, x0=None):
-        """Solve at the weights ``l1``, ``l2``: ``(coef, intercept, result)``."""
+    def fit(self, record, l1, l2, tol, max_iter, x0=None, callback=None):
+        """Solve at the weights ``l1``, ``l2``: ``(coef, intercept, result)``;
+        ``callback`` (a :func:`bcd.solve` callback) is called once per pass
+        or Newton step (not through the dual)."""
         problem = self.problem(l1, l2)
-        result = record.solve(problem, x0, max_iter, self.solve_tol(record, problem, tol, l2))
+        extra = {} if callback is None else {"callback": callback}
+        result = record.solve(problem, x0, max_iter, self.solve_tol(record, problem, tol, l2),
+                              **extra)
         coef, intercept = self.model(result.x, centre_coef=(l1 == 0 and l2 == 0))
         return coef, intercept, result
 
@@ -445,7 +505,8 @@ def logistic_method(solver, dual, penalty):
 SOLVERS = ("auto", "lbfgs", "liblinear", "newton-cg", "newton-cholesky", "sag", "saga")
 
 
-class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator):
+class LogisticRegression(CallbackSupportMixin, SparseCoefMixin, LogisticClassifierMixin,
+                         BCDEstimator):
     r"""Logistic regression (binary or multinomial), fitted by block
     coordinate descent.
 
@@ -646,8 +707,15 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
         self.solver_options = solver_options
         self.max_time = max_time
 
+    @with_callbacks
     def fit(self, X, y, sample_weight=None):
         """Fit the model by block coordinate descent.
+
+        With scikit-learn's callbacks (``set_callbacks``, scikit-learn 1.9's
+        experimental ``sklearn.callback``), the fit is a task whose
+        subtasks are the solver's iterations (passes over the coordinates or
+        Newton steps; none through the dual), each hook given the model
+        reached as ``fitted_estimator``.
 
         Parameters
         ----------
@@ -693,23 +761,39 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
         record = SolveRecord(self, verbose_options(self.solver_options, self.verbose),
                              method=logistic_method(self.solver, self.dual, penalty),
                              random_state=self.random_state)
+        # float32 data keep their dtype, except with liblinear, whose
+        # scikit-learn models are float64 whatever the data
+        dtype = np.float64 if self.solver == "liblinear" else X.dtype
+        start = np.zeros(design.A.shape[1] * design.width) if x0 is None else x0
+        hooks = None
+        if getattr(self, "_skl_callbacks", None) or hasattr(self, "_parent_callback_ctx"):
+            context = self._init_callback_context(max_subtasks=max(self.max_iter, 1) + 1)
+            metadata = None if sample_weight is None else {"sample_weight": sw}
+            context.call_on_fit_task_begin(estimator=self, X=X, y=y, metadata=metadata)
+            hooks = IterationHooks(context, self, X, y, metadata, design, classes, dtype, start)
+        final = None
         if self.max_iter == 0 and "max_iter" not in (self.solver_options or {}):
             # no iteration: the starting model (whatever the method's own start)
-            x = np.zeros(design.A.shape[1] * design.width) if x0 is None else x0
-            coef, intercept = design.model(x)
+            coef, intercept = design.model(start)
             warnings.warn(f"{type(self).__name__}: max_iter=0: the model is the starting "
                           f"point. The max_iter was reached which means the coef_ did not "
                           f"converge.", ConvergenceWarning, stacklevel=2)
         else:
-            coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
+            coef, intercept, result = design.fit(record, l1, l2, self.tol, self.max_iter, x0,
+                                                 callback=hooks)
+            final = result.x
+        if hooks is not None:
+            hooks.close(final, record.n_passes)
         record.warn()
         self.classes_ = classes
-        # float32 data keep their dtype, except with liblinear, whose
-        # scikit-learn models are float64 whatever the data
-        dtype = np.float64 if self.solver == "liblinear" else X.dtype
         self.coef_ = coef.astype(dtype)
         self.intercept_ = intercept.astype(dtype)
         self.n_iter_ = np.array([record.n_passes])
+        if hooks is not None:
+            context.call_on_fit_task_end(estimator=self, X=X, y=y, metadata=metadata,
+                                         reconstruction_attributes=lambda: {
+                                             "coef_": self.coef_, "intercept_": self.intercept_,
+                                             "classes_": classes})
         return self
 
     def _fit_dask(self, X, y, sample_weight, l1, l2):
