@@ -408,9 +408,9 @@ class SolveRecord:
             if self.method in ("lbfgs", "newton-cg"):
                 # scikit-learn's words for its solver of that name, which
                 # bcd runs as the method above
-                reached += (f" {self.method} failed to converge (bcd runs "
-                            f"{'Newton steps' if formulation == 'newton' else 'coordinate descent'}"
-                            f" for solver='{self.method}'). Increase the number of iterations.")
+                steps = "Newton steps" if formulation == "newton" else "coordinate descent"
+                reached += (f" {self.method} failed to converge (bcd runs {steps} for "
+                            f"solver='{self.method}'). Increase the number of iterations.")
         warnings.warn(f"{self.name}: {what} did not converge ({result.status}: "
                       f"{result.message}).{reached}  Increase max_iter, loosen tol or scale "
                       f"the data.", ConvergenceWarning, stacklevel=3)

@@ -10,6 +10,7 @@ or 0), which divided by ``C`` is the summed objective of
 :class:`bcd.Logistic` (two classes) or :class:`bcd.Multinomial` (more) with
 the L1 weight ``rho / C`` and the ridge weight ``(1 - rho) / C``.
 """
+import contextlib
 import numbers
 import warnings
 
@@ -29,13 +30,14 @@ from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRec
                     design_matrix, svc_design, validate_data, verbose_options, weighted_sum)
 
 try:                                    # scikit-learn >= 1.9: its (experimental) callbacks
-    from sklearn.callback import CallbackSupportMixin, with_callbacks
+    from sklearn.callback import CallbackSupportMixin
+    from sklearn.callback._callback_support import callback_management_context
 except ImportError:                     # pragma: no cover - older scikit-learn
     class CallbackSupportMixin:
         """No callbacks before scikit-learn 1.9."""
 
-    def with_callbacks(method):
-        return method
+    def callback_management_context(estimator):
+        return contextlib.nullcontext()
 
 PENALTIES = ("l2", "l1", "elasticnet")
 
@@ -707,7 +709,6 @@ class LogisticRegression(CallbackSupportMixin, SparseCoefMixin, LogisticClassifi
         self.solver_options = solver_options
         self.max_time = max_time
 
-    @with_callbacks
     def fit(self, X, y, sample_weight=None):
         """Fit the model by block coordinate descent.
 
@@ -732,69 +733,73 @@ class LogisticRegression(CallbackSupportMixin, SparseCoefMixin, LogisticClassifi
         self : object
             The fitted estimator.
         """
-        self._validate_params()
-        penalty, C = resolve_penalty(self.penalty, self.C, self.l1_ratio)
-        check_solver(self.solver, penalty, self.dual)
-        l1, l2 = logistic_strengths(penalty, C, self.l1_ratio)
-        if self.n_jobs is not None:
-            warnings.warn(f"'n_jobs' has no effect since scikit-learn 1.8 and will be removed in "
-                          f"1.10. You provided 'n_jobs={self.n_jobs}', please leave it "
-                          f"unspecified.", FutureWarning, stacklevel=2)
-        if is_dask_array(X):
-            return self._fit_dask(X, y, sample_weight, l1, l2)
-        X, y, classes, y_idx, sw = validate_classification(self, X, y, sample_weight)
-        if self.solver == "liblinear":
-            check_liblinear_values(X)
-        sw = class_sample_weight(self.class_weight, classes, y_idx, sw)
-        design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept,
-                                liblinear_bias(self))
-        x0 = None
-        previous = getattr(self, "coef_", None)
-        if self.warm_start and previous is not None:
-            previous = dense_coef(previous)
-            intercept = getattr(self, "intercept_", None)
-            if intercept is None or not self.fit_intercept:
-                intercept = np.zeros(design.width)
-            if np.shape(previous) == (design.width, X.shape[1]) \
-                    and np.size(intercept) == design.width:
-                x0 = design.start(previous, intercept)
-        record = SolveRecord(self, verbose_options(self.solver_options, self.verbose),
-                             method=logistic_method(self.solver, self.dual, penalty),
-                             random_state=self.random_state)
-        # float32 data keep their dtype, except with liblinear, whose
-        # scikit-learn models are float64 whatever the data
-        dtype = np.float64 if self.solver == "liblinear" else X.dtype
-        start = np.zeros(design.A.shape[1] * design.width) if x0 is None else x0
-        hooks = None
-        if getattr(self, "_skl_callbacks", None) or hasattr(self, "_parent_callback_ctx"):
-            context = self._init_callback_context(max_subtasks=max(self.max_iter, 1) + 1)
-            metadata = None if sample_weight is None else {"sample_weight": sw}
-            context.call_on_fit_task_begin(estimator=self, X=X, y=y, metadata=metadata)
-            hooks = IterationHooks(context, self, X, y, metadata, design, classes, dtype, start)
-        final = None
-        if self.max_iter == 0 and "max_iter" not in (self.solver_options or {}):
-            # no iteration: the starting model (whatever the method's own start)
-            coef, intercept = design.model(start)
-            warnings.warn(f"{type(self).__name__}: max_iter=0: the model is the starting "
-                          f"point. The max_iter was reached which means the coef_ did not "
-                          f"converge.", ConvergenceWarning, stacklevel=2)
-        else:
-            coef, intercept, result = design.fit(record, l1, l2, self.tol, self.max_iter, x0,
-                                                 callback=hooks)
-            final = result.x
-        if hooks is not None:
-            hooks.close(final, record.n_passes)
-        record.warn()
-        self.classes_ = classes
-        self.coef_ = coef.astype(dtype)
-        self.intercept_ = intercept.astype(dtype)
-        self.n_iter_ = np.array([record.n_passes])
-        if hooks is not None:
-            context.call_on_fit_task_end(estimator=self, X=X, y=y, metadata=metadata,
-                                         reconstruction_attributes=lambda: {
-                                             "coef_": self.coef_, "intercept_": self.intercept_,
-                                             "classes_": classes})
-        return self
+        # scikit-learn's callbacks: torn down however the fit ends (a context
+        # manager rather than a decorator, so that warnings point at the caller)
+        with callback_management_context(self):
+            self._validate_params()
+            penalty, C = resolve_penalty(self.penalty, self.C, self.l1_ratio)
+            check_solver(self.solver, penalty, self.dual)
+            l1, l2 = logistic_strengths(penalty, C, self.l1_ratio)
+            if self.n_jobs is not None:
+                warnings.warn(f"'n_jobs' has no effect since scikit-learn 1.8 and will be "
+                              f"removed in 1.10. You provided 'n_jobs={self.n_jobs}', please "
+                              f"leave it unspecified.", FutureWarning, stacklevel=2)
+            if is_dask_array(X):
+                return self._fit_dask(X, y, sample_weight, l1, l2)
+            X, y, classes, y_idx, sw = validate_classification(self, X, y, sample_weight)
+            if self.solver == "liblinear":
+                check_liblinear_values(X)
+            sw = class_sample_weight(self.class_weight, classes, y_idx, sw)
+            design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept,
+                                    liblinear_bias(self))
+            x0 = None
+            previous = getattr(self, "coef_", None)
+            if self.warm_start and previous is not None:
+                previous = dense_coef(previous)
+                intercept = getattr(self, "intercept_", None)
+                if intercept is None or not self.fit_intercept:
+                    intercept = np.zeros(design.width)
+                if np.shape(previous) == (design.width, X.shape[1]) \
+                        and np.size(intercept) == design.width:
+                    x0 = design.start(previous, intercept)
+            record = SolveRecord(self, verbose_options(self.solver_options, self.verbose),
+                                 method=logistic_method(self.solver, self.dual, penalty),
+                                 random_state=self.random_state)
+            # float32 data keep their dtype, except with liblinear, whose
+            # scikit-learn models are float64 whatever the data
+            dtype = np.float64 if self.solver == "liblinear" else X.dtype
+            start = np.zeros(design.A.shape[1] * design.width) if x0 is None else x0
+            hooks = None
+            if getattr(self, "_skl_callbacks", None) or hasattr(self, "_parent_callback_ctx"):
+                context = self._init_callback_context(max_subtasks=max(self.max_iter, 1) + 1)
+                metadata = None if sample_weight is None else {"sample_weight": sw}
+                context.call_on_fit_task_begin(estimator=self, X=X, y=y, metadata=metadata)
+                hooks = IterationHooks(context, self, X, y, metadata, design, classes, dtype,
+                                       start)
+            final = None
+            if self.max_iter == 0 and "max_iter" not in (self.solver_options or {}):
+                # no iteration: the starting model (whatever the method's own start)
+                coef, intercept = design.model(start)
+                warnings.warn(f"{type(self).__name__}: max_iter=0: the model is the starting "
+                              f"point. The max_iter was reached which means the coef_ did not "
+                              f"converge.", ConvergenceWarning, stacklevel=2)
+            else:
+                coef, intercept, result = design.fit(record, l1, l2, self.tol, self.max_iter, x0,
+                                                     callback=hooks)
+                final = result.x
+            if hooks is not None:
+                hooks.close(final, record.n_passes)
+            record.warn()
+            self.classes_ = classes
+            self.coef_ = coef.astype(dtype)
+            self.intercept_ = intercept.astype(dtype)
+            self.n_iter_ = np.array([record.n_passes])
+            if hooks is not None:
+                model = {"coef_": self.coef_, "intercept_": self.intercept_,
+                         "classes_": classes}
+                context.call_on_fit_task_end(estimator=self, X=X, y=y, metadata=metadata,
+                                             reconstruction_attributes=model)
+            return self
 
     def _fit_dask(self, X, y, sample_weight, l1, l2):
         """``fit`` on a dask array: binary labels, through bcd.distributed."""
