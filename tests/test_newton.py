@@ -1,6 +1,8 @@
 """formulation="newton": Newton steps on weighted least-squares models
 solved by coordinate descent, checked against L-BFGS-B references and the
 optimality certificate at the returned point."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -78,9 +80,35 @@ def test_refusals():
         bcd.solve(bcd.LinearSVM(A, y, loss="hinge"), formulation="newton")
     problem = _problem("poisson", False, False, None)
     for options in (dict(rule="cyclic"), dict(blocks="fixed"), dict(extrapolation=3),
-                    dict(working_set=True), dict(callback=lambda info: None)):
+                    dict(working_set=True), dict(check_every=2)):
         with pytest.raises(ValueError, match="formulation='newton' takes only"):
             bcd.solve(problem, formulation="newton", **options)
+    with pytest.raises(TypeError, match="callback must be callable"):
+        bcd.solve(problem, formulation="newton", callback=3)
+
+
+def test_callback_sees_every_newton_step():
+    # the iterate after step k is the result of a solve with max_iter=k;
+    # True stops the solve, with status "callback" and no warning
+    problem = _problem("logistic", False, True, None)
+    seen = []
+    full = bcd.solve(problem, formulation="newton", tol=1e-10,
+                     callback=lambda info: seen.append((info.iteration, info.x, info.objective)))
+    assert [k for k, _, _ in seen] == list(range(1, full.n_iter + 1))
+    for k, x, objective in seen:
+        short = bcd.solve(problem, formulation="newton", tol=1e-10, max_iter=k, warn=False)
+        np.testing.assert_array_equal(short.x, x)
+        assert objective == pytest.approx(problem.objective(x), rel=1e-12)
+    np.testing.assert_array_equal(seen[-1][1], full.x)
+    every = []
+    bcd.solve(problem, formulation="newton", tol=1e-10, callback_every=2,
+              callback=lambda info: every.append(info.iteration))
+    assert every == [k for k, _, _ in seen if k % 2 == 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stopped = bcd.solve(problem, formulation="newton", tol=1e-10,
+                            callback=lambda info: info.iteration >= 2)
+    assert stopped.status == "callback" and stopped.n_iter == 2 and not stopped.converged
 
 
 def test_stopping_statuses():

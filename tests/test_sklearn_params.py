@@ -460,3 +460,196 @@ def test_label_propagation_knn_counts_the_point_among_its_neighbours():
     LabelPropagation(kernel="knn", n_neighbors=40).fit(X, y)
     with pytest.raises(ValueError, match="n_neighbors=41 must be at most"):
         LabelPropagation(kernel="knn", n_neighbors=41).fit(X, y)
+
+
+def test_max_iter_counts_passes_whatever_the_block_size():
+    # the automatic configuration of a small multinomial problem updates
+    # one block of every coordinate (one Newton-type step per pass):
+    # max_iter=k allows k passes, as scikit-learn's k iterations, and each
+    # ends farther from the optimum than the next
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    full = LogisticRegression(tol=1e-8).fit(X, y)
+    distances = []
+    for k in (1, 2, 3):
+        with pytest.warns(ConvergenceWarning):
+            short = LogisticRegression(tol=1e-8, max_iter=k).fit(X, y)
+        assert short.n_iter_[0] == k
+        distances.append(np.abs(short.coef_ - full.coef_).sum())
+    assert full.n_iter_[0] > 3
+    assert distances[0] > distances[1] > distances[2]
+    # scikit-learn's one iteration from zero is as far (its Newton step:
+    # the same model to the tolerance of its solve)
+    theirs = sk.LogisticRegression(solver="newton-cholesky", max_iter=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        theirs.fit(X, y)
+    assert distances[0] > 2.0 and np.abs(theirs.coef_ - full.coef_).sum() > 2.0
+
+
+@pytest.mark.parametrize("Estimator", [LogisticRegression, LogisticRegressionCV])
+def test_named_solvers_refuse_what_scikit_learn_refuses(Estimator):
+    # the same arguments fail with the same ValueError in both libraries;
+    # solver="auto" fits them all
+    X, y = _classification(n=60, d=4, classes=3, seed=5)
+    Xb, yb = X, (y == 0).astype(int)
+    cv = Estimator is LogisticRegressionCV
+    ratio = (lambda r: {"l1_ratios": (r,)}) if cv else (lambda r: {"l1_ratio": r})
+    extra = {"Cs": 2, "cv": 2, "scoring": "neg_log_loss", "use_legacy_attributes": False} \
+        if cv else {}
+    skl = getattr(sk, Estimator.__name__)
+    cases = [(dict(solver="liblinear"), X, y)]
+    cases += [(dict(solver=s, **ratio(1.0)), Xb, yb)
+              for s in ("lbfgs", "newton-cg", "newton-cholesky", "sag")]
+    cases += [(dict(solver=s, dual=True), Xb, yb)
+              for s in ("lbfgs", "newton-cg", "newton-cholesky", "sag", "saga")]
+    cases += [(dict(solver="liblinear", **ratio(0.5)), Xb, yb)]
+    if not cv:
+        cases += [(dict(solver="liblinear", C=np.inf), Xb, yb)]
+    for kwargs, A, b in cases:
+        with pytest.raises(ValueError) as theirs:
+            skl(**kwargs, **extra).fit(A, b)
+        with pytest.raises(ValueError) as ours:
+            Estimator(**kwargs, **extra).fit(A, b)
+        # scikit-learn's message starts ours (which adds what bcd fits instead)
+        first = str(theirs.value).split(".")[0].split(",")[0]
+        assert first in str(ours.value), (kwargs, str(ours.value))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        Estimator(solver="auto", dual=True, **ratio(1.0), **extra).fit(X, y)
+
+
+def test_liblinear_refusals_and_float64_model():
+    X, y = _classification(n=40, d=3, seed=6)
+    big = np.array([[0.0], [1e100]])
+    for Est in (LogisticRegression, sk.LogisticRegression):
+        with pytest.raises(ValueError, match="maximum value > 1e30"):
+            Est(solver="liblinear").fit(big, [0, 1])
+    # 64-bit sparse indices: refused by the solvers scikit-learn runs with
+    # 32-bit ones, fitted by the others
+    A = sp.csr_matrix(X)
+    A.indices, A.indptr = A.indices.astype(np.int64), A.indptr.astype(np.int64)
+    for solver in ("liblinear", "sag", "saga"):
+        with pytest.raises(ValueError, match="32-bit integer indices"):
+            LogisticRegression(solver=solver).fit(A, y)
+        with pytest.raises(ValueError, match="32-bit integer indices"):
+            sk.LogisticRegression(solver=solver).fit(A, y)
+    dense = LogisticRegression(solver="lbfgs", tol=1e-10).fit(X, y)
+    wide = LogisticRegression(solver="lbfgs", tol=1e-10).fit(A, y)
+    np.testing.assert_allclose(wide.coef_, dense.coef_, atol=1e-8)
+    # float32 data: liblinear's model is float64 in scikit-learn, the others keep float32
+    X32 = X.astype(np.float32)
+    for solver in ("liblinear", "lbfgs", "saga"):
+        ours = LogisticRegression(solver=solver).fit(X32, y)
+        theirs = sk.LogisticRegression(solver=solver).fit(X32, y)
+        assert ours.coef_.dtype == theirs.coef_.dtype
+        assert ours.intercept_.dtype == theirs.intercept_.dtype
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "newton-cg"])
+def test_convergence_warning_names_the_solver(solver):
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    y = (y == 1).astype(int)
+    with pytest.warns(ConvergenceWarning,
+                      match=f"{solver} failed to converge.* Increase the number of iterations"):
+        model = LogisticRegression(solver=solver, max_iter=2, tol=1e-15).fit(X, y)
+    assert model.n_iter_[0] == 2
+
+
+def test_copy_x_false_centers_in_place_and_fits_the_same_model():
+    rng = np.random.RandomState(7)
+    X = np.asfortranarray(rng.standard_normal((40, 8)) + 2.0)
+    y = X @ rng.standard_normal(8) + 0.3
+    sw = rng.uniform(0.5, 2.0, 40)
+    ref = sk.ElasticNet(alpha=0.05, tol=1e-12, max_iter=100000).fit(X, y, sample_weight=sw)
+    kept = X.copy(order="F")
+    ours = ElasticNet(alpha=0.05, tol=1e-10).fit(kept, y, sample_weight=sw)
+    np.testing.assert_array_equal(kept, X)                  # copy_X=True: untouched
+    given = X.copy(order="F")
+    lean = ElasticNet(alpha=0.05, tol=1e-10, copy_X=False).fit(given, y, sample_weight=sw)
+    assert np.any(given != X)                               # overwritten, as scikit-learn's
+    np.testing.assert_allclose(lean.coef_, ref.coef_, atol=1e-7)
+    np.testing.assert_allclose(lean.intercept_, ref.intercept_, atol=1e-7)
+    np.testing.assert_allclose(lean.coef_, ours.coef_, atol=1e-12)
+    np.testing.assert_allclose(lean.dual_gap_, ours.dual_gap_, rtol=1e-6, atol=1e-14)
+    # a C-ordered X needs converting, so it is copied and left as it was
+    c_order = np.ascontiguousarray(X)
+    ElasticNet(alpha=0.05, copy_X=False).fit(c_order, y)
+    np.testing.assert_array_equal(c_order, X)
+    # several targets: X is copied (each target's fit needs the original)
+    both = X.copy(order="F")
+    Y = np.column_stack([y, -y])
+    multi = ElasticNet(alpha=0.05, tol=1e-10, copy_X=False).fit(both, Y)
+    np.testing.assert_array_equal(both, X)
+    single = ElasticNet(alpha=0.05, tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(multi.coef_[0], single.coef_, atol=1e-8)
+
+
+def test_check_input_false_needs_the_solver_layout():
+    X, y = _regression()
+    F = np.asfortranarray(X)
+    for dtype in (np.float64, np.float32):
+        ElasticNet(alpha=0.1).fit(F.astype(dtype), y, check_input=False)
+    for Est in (ElasticNet, sk.ElasticNet):
+        with pytest.raises(ValueError):
+            Est(alpha=0.1).fit(np.ascontiguousarray(X), y, check_input=False)
+    # check_input=True converts it; with sample weights scikit-learn
+    # rescales a copy and accepts any layout, as bcd does
+    ElasticNet(alpha=0.1).fit(np.ascontiguousarray(X), y)
+    sw = np.full(X.shape[0], 1.25)
+    for Est in (ElasticNet, sk.ElasticNet):
+        Est(alpha=0.1).fit(np.ascontiguousarray(X), y, sample_weight=sw, check_input=False)
+    np.testing.assert_array_equal(sw, 1.25)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("solver", ["lbfgs", "auto", "saga"])
+def test_sklearn_callbacks_see_every_iteration(classes, solver):
+    # scikit-learn's (experimental) callbacks: one subtask per iteration as
+    # max_iter counts them, each ending with the model a fit of that many
+    # iterations returns, and one empty task after the last, as with
+    # scikit-learn's lbfgs
+    pytest.importorskip("sklearn.callback")
+    from sklearn.callback import FitCallback  # noqa: F401
+
+    class Recorder:
+        def __init__(self):
+            self.events = []
+
+        def setup(self, estimator, context):
+            self.events.append(("setup", None, None))
+
+        def teardown(self, estimator, context):
+            self.events.append(("teardown", None, None))
+
+        def on_fit_task_begin(self, estimator, context, *, fitted_estimator=None):
+            self.events.append(("begin", context, fitted_estimator))
+
+        def on_fit_task_end(self, estimator, context, *, fitted_estimator=None):
+            self.events.append(("end", context, fitted_estimator))
+
+    X, y = _classification(n=80, d=4, classes=classes, seed=8)
+    kwargs = dict(solver=solver, tol=1e-6, random_state=0, max_iter=200)
+    recorder = Recorder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)    # saga's multinomial fit
+        model = LogisticRegression(**kwargs).set_callbacks(recorder).fit(X, y)
+    n_iter = int(model.n_iter_[0])
+    names = [e[0] for e in recorder.events]
+    assert names[0] == "setup" and names[-1] == "teardown"
+    assert names.count("begin") == names.count("end") == 1 + n_iter + 1
+    ends = [e for e in recorder.events if e[0] == "end" and e[1].task_name == "iteration"]
+    assert [e[1].task_id for e in ends] == list(range(n_iter + 1))
+    assert ends[-1][2] is None
+    for i in sorted({1, n_iter // 2, n_iter}):
+        seen = ends[i - 1][2]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            short = LogisticRegression(**dict(kwargs, max_iter=i)).fit(X, y)
+        np.testing.assert_allclose(seen.coef_, short.coef_, rtol=1e-7, atol=1e-12)
+        np.testing.assert_array_equal(seen.predict(X), short.predict(X))
+    # the last iteration's model is the fitted one; the root task ends with it
+    np.testing.assert_allclose(ends[n_iter - 1][2].coef_, model.coef_, rtol=1e-7, atol=1e-12)
+    assert recorder.events[-2][0] == "end" and recorder.events[-2][1].parent is None
+    np.testing.assert_array_equal(recorder.events[-2][2].coef_, model.coef_)

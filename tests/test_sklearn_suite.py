@@ -27,12 +27,13 @@ QUICK = ("label_propagation",)
 
 #: the smallest pass rate of each module (items that build a bcd estimator,
 #: excluded items counted as failures).  The target is 95%; these are the
-#: rates measured with scikit-learn 1.9.1 (147/156, 249/292, 77/78) less a
-#: margin of one or two items, so that a regression fails the test (see the
-#: estimators page for what still fails: only excluded items)
+#: rates measured with scikit-learn 1.9.1 (149/156 = 95.5%, 284/292 = 97.3%,
+#: 77/78) less a margin of two items, so that a regression fails the test (see
+#: the estimators page, or EXCLUDED and KNOWN_FAILURES in _sklearn_suite.py,
+#: for what still fails and why)
 REQUIRED = {
-    "coordinate_descent": 0.93,
-    "logistic": 0.84,
+    "coordinate_descent": 0.94,
+    "logistic": 0.965,
     "label_propagation": 0.96,
 }
 

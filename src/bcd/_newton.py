@@ -69,7 +69,7 @@ def _objective(problem, z, x):
         + _penalty_value(problem, x)
 
 
-def run_newton(problem, tol, max_iter, max_time, x0, random_state, solve):
+def run_newton(problem, tol, max_iter, max_time, x0, random_state, solve, callback=None):
     """``(x, status, n_iter, optimality, inner_passes)``: Newton steps on
     the quadratic models of ``problem`` until the optimality measure (the
     gradient's inf-norm, or the KKT residual with a penalty) is at most
@@ -78,7 +78,9 @@ def run_newton(problem, tol, max_iter, max_time, x0, random_state, solve):
     "diverged" and "stalled" (no step decreased F).
 
     ``solve`` is :func:`bcd.solve`, which solves the models (passed in by
-    it: this driver sits below the entry point that dispatches to it)."""
+    it: this driver sits below the entry point that dispatches to it).
+    ``callback(k, x, F)``, if given, is called after each step ``k`` (from
+    1) with the iterate and its objective; True stops (status "callback")."""
     check_newton(problem)
     t0 = time.perf_counter()
     n = problem.n_coordinates
@@ -154,12 +156,15 @@ def run_newton(problem, tol, max_iter, max_time, x0, random_state, solve):
                 x, z, k = x + d, z + zd, k + 1
                 F = _objective(problem, z, x)
                 opt, grad = opt_new, grad_new
-                continue
-            x = x + step * d
-            z = z + step * zd
-            F = F_new
-            k += 1
-            opt, grad = _optimality(problem, x)
+            else:
+                x = x + step * d
+                z = z + step * zd
+                F = F_new
+                k += 1
+                opt, grad = _optimality(problem, x)
+            if callback is not None and callback(k, x, F):
+                status = "callback"
+                break
     except KeyboardInterrupt:
         # Ctrl-C in the Python part of a step (building the model, the
         # search): the last accepted iterate, with its own certificate

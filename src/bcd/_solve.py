@@ -158,7 +158,8 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         The same seed reproduces the same iterates.
     callback : callable, optional
         ``callback(info)`` with an :class:`IterationInfo`, called every
-        ``callback_every`` iterations.  Returning ``True`` stops the solve;
+        ``callback_every`` iterations (with ``formulation="newton"``: Newton
+        steps).  Returning ``True`` stops the solve;
         ``None`` or ``False`` continue (any other value warns and
         continues).
     verbose : bool or int, default=False
@@ -430,6 +431,28 @@ def _configure(problem, config, given_options, auto_row, args):
     return plan
 
 
+def _newton_callback(callback, every, dtype):
+    """The Newton driver's callback ``(k, x, F) -> stop`` around the user's
+    ``callback(IterationInfo) -> True to stop``, called every ``every`` steps
+    (None without a callback)."""
+    every = check_scalar(every, "callback_every", low=1, high=_INT_MAX, integer=True)
+    if callback is None:
+        return None
+    if not callable(callback):
+        raise TypeError(f"callback must be callable, got {callback!r}.")
+
+    def step_cb(k, x, objective):
+        if k % every:
+            return False
+        answer = callback(IterationInfo(k, x.astype(dtype), float(objective)))
+        if answer is None or isinstance(answer, (bool, np.bool_)):
+            return bool(answer)
+        warnings.warn(f"callback returned {answer!r}; only True stops the solve (None "
+                      f"or False continue).", UserWarning, stacklevel=2)
+        return False
+    return step_cb
+
+
 def _engine_callback(callback, dtype):
     """The engine's callback ``(iteration, state) -> stop`` around the user's
     ``callback(IterationInfo) -> True to stop``."""
@@ -598,7 +621,7 @@ def _driver_result(problem, x, status, n_iter, optimality, tol, elapsed, options
         progress.end(progress.format(n_iter, objective, optimality, status))
     with np.errstate(over="ignore"):
         x_out = x.astype(problem.dtype, copy=False)
-    if warn and status != "converged":
+    if warn and status not in ("converged", "callback"):
         detail = "" if status == "diverged" else f" Optimality {optimality:.3e} > tol {tol:.3e}."
         warnings.warn(message + detail, ConvergenceWarning, stacklevel=4)
     history = History([n_iter], [objective], [optimality], [elapsed])
@@ -617,9 +640,10 @@ def _solve_newton(problem, given, given_options, args, auto_row):
     """:func:`solve` with ``formulation="newton"``; ``args`` are its arguments."""
     check_newton(problem)
     max_iter, tol, tol_mode, max_time, x0 = _driver_arguments(
-        "newton", problem, given, given_options, args, (),
-        "max_iter (Newton iterations), tol, tol_mode, max_time, x0, random_state, verbose "
-        "and warn")
+        "newton", problem, given, given_options, args, ("callback",),
+        "max_iter (Newton iterations), tol, tol_mode, max_time, x0, random_state, verbose, "
+        "callback (after every callback_every Newton steps) and warn")
+    step_callback = _newton_callback(args["callback"], args["callback_every"], problem.dtype)
     max_iter = NEWTON_ITERATIONS if max_iter is None else max_iter
     tol = 1e-6 if tol is None else tol
     if tol_mode == "relative":
@@ -630,7 +654,8 @@ def _solve_newton(problem, given, given_options, args, auto_row):
               file=progress.stream, flush=True)
     t0 = time.perf_counter()
     x, status, n_iter, optimality, inner = run_newton(problem, tol, max_iter, max_time, x0,
-                                                      args["random_state"], solve)
+                                                      args["random_state"], solve,
+                                                      step_callback)
     options = dict(formulation="newton", tol=tol, tol_mode=tol_mode, max_iter=max_iter,
                    inner_iterations=inner, auto=None if auto_row is None else auto_row.name)
     message = None

@@ -167,12 +167,14 @@ def solver_kwargs(solver_options):
 def solve_passes(problem, result):
     """The iterations of a solve as ``max_iter`` counts them: passes over
     the samples (dual), Newton steps, or passes over the coordinates (block
-    updates times their size over the number of coordinates, rounded up)."""
+    updates over the number of blocks of their size that cover the
+    coordinates, rounded up)."""
     if result.options.get("formulation") in ("dual", "newton"):
         return int(result.n_iter)
     size = result.options.get("block_size")
     size = int(size) if isinstance(size, (int, np.integer)) and size > 0 else 1
-    return -(-int(result.n_iter) * size // max(1, int(problem.n_coordinates)))
+    n = max(1, int(problem.n_coordinates))
+    return -(-int(result.n_iter) // -(-n // min(size, n)))
 
 
 def svc_design(X, fit_intercept, intercept_scaling):
@@ -260,16 +262,21 @@ class SolveRecord:
             raise KeyboardInterrupt(f"{self.name}.fit was interrupted during a solve; the "
                                     f"estimator is left as it was before the fit.")
 
+    def configuration(self, problem, options):
+        """The configuration ``problem`` will be solved with: ``options``
+        where they fix one, else that of the automatic choice."""
+        formulation = options.get("formulation", "auto")
+        explicit = any(options.get(k, "auto") != "auto" for k in configuration_options())
+        if formulation != "auto" or explicit:
+            return options
+        config, _ = auto.choose(problem, TABLES)
+        return config
+
     def formulation(self, problem, options):
         """The formulation ``problem`` will be solved by: "dual" (whose
         ``max_iter`` counts passes over the samples), "newton" (Newton
         steps) or "primal"."""
-        formulation = options.get("formulation", "auto")
-        explicit = any(options.get(k, "auto") != "auto" for k in configuration_options())
-        if formulation != "auto" or explicit:
-            return formulation
-        config, _ = auto.choose(problem, TABLES)
-        return config.get("formulation", "primal")
+        return self.configuration(problem, options).get("formulation", "primal")
 
     def dual(self, problem):
         """Whether ``problem`` will be solved through its dual."""
@@ -281,12 +288,28 @@ class SolveRecord:
         options.update(method_options(self.method, problem))
         options.update(extra)
         options.update(self.options)
-        if max_iter is not None and "max_iter" not in self.options:
+        hooks = extra.get("callback") is not None
+        if hooks or (max_iter is not None and "max_iter" not in self.options):
             # passes over the data: over the samples for the dual, Newton
-            # steps for Newton, else passes over the coordinates
-            formulation = self.formulation(problem, options)
-            options["max_iter"] = int(max_iter) * (
-                1 if formulation in ("dual", "newton") else int(problem.n_coordinates))
+            # steps for Newton, else passes over the coordinates, as many
+            # block updates as there are blocks of the configuration's size
+            # (one update of a block of all the coordinates is one pass)
+            config = self.configuration(problem, options)
+            formulation = config.get("formulation", "primal")
+            per_pass = 1
+            if formulation not in ("dual", "newton"):
+                size = config.get("block_size")
+                size = int(size) if isinstance(size, (int, np.integer)) and size > 0 else 1
+                n = max(1, int(problem.n_coordinates))
+                per_pass = -(-n // min(size, n))
+            if max_iter is not None and "max_iter" not in self.options:
+                options["max_iter"] = int(max_iter) * per_pass
+            if hooks and formulation == "dual":
+                # the estimator's per-iteration hooks (scikit-learn's
+                # callbacks): the dual's own loop calls none
+                del options["callback"]
+            elif hooks:
+                options.setdefault("callback_every", per_pass)       # once per pass
         if self.deadline is not None:
             # the solve's max_time holds for its iteration loop: leave the
             # time of its set-up and final evaluation, as last measured
@@ -382,6 +405,12 @@ class SolveRecord:
             elif formulation == "newton":
                 reached += (f" Newton solver did not converge after {int(result.n_iter)} "
                             f"iterations.")
+            if self.method in ("lbfgs", "newton-cg"):
+                # scikit-learn's words for its solver of that name, which
+                # bcd runs as the method above
+                steps = "Newton steps" if formulation == "newton" else "coordinate descent"
+                reached += (f" {self.method} failed to converge (bcd runs {steps} for "
+                            f"solver='{self.method}'). Increase the number of iterations.")
         warnings.warn(f"{self.name}: {what} did not converge ({result.status}: "
                       f"{result.message}).{reached}  Increase max_iter, loosen tol or scale "
                       f"the data.", ConvergenceWarning, stacklevel=3)

@@ -53,12 +53,15 @@ class LeastSquaresDesign:
     and its screening apply; sparse ``X`` gets a column of ones for the
     intercept instead, unpenalized (two columns, +1 and -1, whose non-negative
     coordinates make a free intercept when the coefficients are constrained
-    non-negative by an L1 penalty).  ``X`` is never modified or densified.
+    non-negative by an L1 penalty).  ``X`` is never densified, and never
+    modified unless ``overwrite`` (the estimators' ``copy_X=False``) allows
+    it: a dense Fortran-ordered float64 ``X`` is then centered in place
+    instead of in a copy (as scikit-learn does), which saves a copy of it.
 
     ``sample_weight`` must already sum to ``n_samples`` (or be None).
     """
 
-    def __init__(self, X, y, sample_weight, fit_intercept, positive):
+    def __init__(self, X, y, sample_weight, fit_intercept, positive, overwrite=False):
         self.n_samples, self.n_features = X.shape
         self.sample_weight = sample_weight
         self.positive = bool(positive)
@@ -68,11 +71,18 @@ class LeastSquaresDesign:
         self.y_mean = float(np.average(y, weights=sw)) if fit_intercept else 0.0
         self.b = y - self.y_mean
         self.X = X
+        # the column means taken out of X itself (copy_X=False), which the
+        # residual adds back; None: X is the caller's data as given
+        self._x_shift = None
         self.centered = fit_intercept and not sp.issparse(X)
         if self.centered:
             with np.errstate(over="ignore", invalid="ignore"):
                 self.x_mean = np.asarray(np.average(X, axis=0, weights=sw), dtype=np.float64)
-            A = np.array(X, dtype=np.float64, order="F")
+            in_place = (overwrite and isinstance(X, np.ndarray) and X.dtype == np.float64
+                        and X.flags.f_contiguous and X.flags.writeable)
+            A = X if in_place else np.array(X, dtype=np.float64, order="F")
+            if in_place:
+                self._x_shift = self.x_mean
             with np.errstate(over="ignore", invalid="ignore"):
                 A -= self.x_mean
             if not (np.all(np.isfinite(self.x_mean)) and np.all(np.isfinite(A))):
@@ -166,7 +176,10 @@ class LeastSquaresDesign:
     def residual(self, coef, intercept):
         """y - X coef - intercept."""
         y = self.b + self.y_mean
-        return y - np.asarray(self.X @ coef).ravel() - intercept
+        fitted = np.asarray(self.X @ coef).ravel()
+        if self._x_shift is not None:
+            fitted = fitted + float(self._x_shift @ coef)
+        return y - fitted - intercept
 
     def objective(self, coef, intercept, l1, l2):
         """The summed objective of the model."""
@@ -321,8 +334,14 @@ class _PenalizedLeastSquares(SparseCoefMixin, RegressorMixin, LinearPredictorMix
             Non-negative weights, rescaled internally to sum to
             ``n_samples`` as scikit-learn does.
         check_input : bool, default=True
-            Accepted for compatibility with scikit-learn; the input is
-            always checked (the checks cost little next to the solve).
+            False promises, as in scikit-learn, that a dense ``X`` is
+            already a Fortran-ordered (column-major) float64 or float32
+            array, the layout the solver works on, so that nothing needs
+            converting: a ValueError is raised otherwise, as scikit-learn's
+            solver raises one, except with ``sample_weight``, where
+            scikit-learn works on a rescaled copy of ``X`` and accepts any
+            layout.  The other checks run whatever its value (they cost
+            little next to the solve).
 
         Returns
         -------
@@ -343,6 +362,12 @@ class _PenalizedLeastSquares(SparseCoefMixin, RegressorMixin, LinearPredictorMix
             self.dual_gap_ = result.duality_gap / X.shape[0]
             self.n_iter_ = result.n_rounds
             return self
+        if not check_input and sample_weight is None and isinstance(X, np.ndarray) and not (
+                X.dtype in (np.float64, np.float32) and X.flags.f_contiguous):
+            raise ValueError(f"check_input=False: X must be a Fortran-ordered (column-major) "
+                             f"float64 or float32 array, which is used without conversion; "
+                             f"got a {'C-ordered ' if X.flags.c_contiguous else ''}"
+                             f"{X.dtype} array. Pass check_input=True to have it converted.")
         X, y = validate_data(self, X, y, accept_sparse=SPARSE_FORMATS,
                              dtype=[np.float64, np.float32], y_numeric=True,
                              multi_output=True)
@@ -381,7 +406,10 @@ class _PenalizedLeastSquares(SparseCoefMixin, RegressorMixin, LinearPredictorMix
         intercepts_out = np.empty(n_targets)
         gaps, n_iters = [], []
         for t in range(n_targets):
-            design = LeastSquaresDesign(X, Y[:, t], sw, self.fit_intercept, positive)
+            # copy_X=False lets a single target's fit center X in place
+            design = LeastSquaresDesign(X, Y[:, t], sw, self.fit_intercept, positive,
+                                        overwrite=not getattr(self, "copy_X", True)
+                                        and n_targets == 1)
             x0 = None
             if previous is not None:
                 x0 = design.start(previous[t], intercepts[t], l1)
@@ -480,8 +508,11 @@ class ElasticNet(_PenalizedLeastSquares):
         UserWarning (and nothing checked) when ``fit_intercept`` centers
         ``X``, whose Gram matrix then differs from the one given.
     copy_X : bool, default=True
-        Accepted for compatibility: ``X`` is never modified (dense data are
-        centered in a copy).
+        True: ``X`` is never modified (dense data are centered in a copy).
+        False, as in scikit-learn, allows ``X`` to be overwritten: with
+        ``fit_intercept`` and one target, a dense Fortran-ordered float64
+        ``X`` (one used without conversion) is centered in place, which
+        saves a copy of it; other data are still copied.
     random_state : int, RandomState instance or None, default=None
         Seed of the random order with ``selection="random"`` (None: a fixed
         seed, so that fits are reproducible).
@@ -614,8 +645,11 @@ class Lasso(_PenalizedLeastSquares):
         UserWarning (and nothing checked) when ``fit_intercept`` centers
         ``X``, whose Gram matrix then differs from the one given.
     copy_X : bool, default=True
-        Accepted for compatibility: ``X`` is never modified (dense data are
-        centered in a copy).
+        True: ``X`` is never modified (dense data are centered in a copy).
+        False, as in scikit-learn, allows ``X`` to be overwritten: with
+        ``fit_intercept`` and one target, a dense Fortran-ordered float64
+        ``X`` (one used without conversion) is centered in place, which
+        saves a copy of it; other data are still copied.
     random_state : int, RandomState instance or None, default=None
         Seed of the random order with ``selection="random"`` (None: a fixed
         seed, so that fits are reproducible).

@@ -28,8 +28,8 @@ from ._base import (BCDEstimator, LinearPredictorMixin, SolveRecord, SparseCoefM
 from ._coordinate_descent import LeastSquaresDesign, least_squares_strengths
 from ._logistic import (PENALTIES, SOLVERS, LogisticClassifierMixin, LogisticDesign,
                         liblinear_bias,
-                        LogisticRegression, logistic_method, logistic_strengths,
-                        validate_classification)
+                        LogisticRegression, check_solver, logistic_method,
+                        logistic_strengths, validate_classification)
 
 #: sparse formats of the cross-validated estimators (COO input becomes CSR,
 #: whose rows the folds select)
@@ -857,6 +857,7 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
             groups = check_fit_params(self, params)
             score_weight = sample_weight
         penalty, l1_ratios = resolve_cv_penalty(self.penalty, self.l1_ratios)
+        check_solver(self.solver, penalty, self.dual)
         if isinstance(self.scoring, str) and self.scoring == "warn":
             warnings.warn("The default value of the parameter 'scoring' will change from None, "
                           "i.e. accuracy, to 'neg_log_loss' in scikit-learn 1.11. To silence "

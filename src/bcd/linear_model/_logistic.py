@@ -10,6 +10,7 @@ or 0), which divided by ``C`` is the summed objective of
 :class:`bcd.Logistic` (two classes) or :class:`bcd.Multinomial` (more) with
 the L1 weight ``rho / C`` and the ridge weight ``(1 - rho) / C``.
 """
+import contextlib
 import numbers
 import warnings
 
@@ -28,7 +29,64 @@ from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRec
                     SparseCoefMixin, check_sample_weight, class_sample_weight, dense_coef,
                     design_matrix, svc_design, validate_data, verbose_options, weighted_sum)
 
+try:                                    # scikit-learn >= 1.9: its (experimental) callbacks
+    from sklearn.callback import CallbackSupportMixin
+    from sklearn.callback._callback_support import callback_management_context
+except ImportError:                     # pragma: no cover - older scikit-learn
+    class CallbackSupportMixin:
+        """No callbacks before scikit-learn 1.9."""
+
+    def callback_management_context(estimator):
+        return contextlib.nullcontext()
+
 PENALTIES = ("l2", "l1", "elasticnet")
+
+
+class IterationHooks:
+    """scikit-learn's callback hooks (``sklearn.callback``) around the
+    iterations of one solve, as :func:`bcd.solve`'s ``callback``.
+
+    Each solver iteration as ``max_iter`` counts them (a pass over the
+    coordinates, or a Newton step) is a subtask of the fit's context, named
+    "iteration": it begins with the model where it starts and ends with the
+    model it reaches (``fitted_estimator``: a copy of the estimator with
+    that model).  The task begun after the last iteration is ended empty
+    by :meth:`close`, as scikit-learn's lbfgs does."""
+
+    def __init__(self, context, estimator, X, y, metadata, design, classes, dtype, x_start):
+        self.context, self.estimator = context, estimator
+        self.data = dict(X=X, y=y, metadata=metadata)
+        self.design, self.classes, self.dtype = design, classes, dtype
+        self.count = 0
+        self.task = self._begin(x_start)
+
+    def attributes(self, x):
+        coef, intercept = self.design.model(x)
+        return {"coef_": coef.astype(self.dtype), "intercept_": intercept.astype(self.dtype),
+                "classes_": self.classes}
+
+    def _begin(self, x):
+        task = self.context.subcontext(task_name="iteration")
+        task.call_on_fit_task_begin(estimator=self.estimator, **self.data,
+                                    reconstruction_attributes=lambda: self.attributes(x))
+        return task
+
+    def __call__(self, info):
+        self._end(info.x)
+
+    def _end(self, x):
+        self.task.call_on_fit_task_end(estimator=self.estimator, **self.data,
+                                       reconstruction_attributes=lambda: self.attributes(x))
+        self.count += 1
+        self.task = self._begin(x)
+
+    def close(self, x=None, n_iter=0):
+        """End the hooks of a solve that returned ``x`` after ``n_iter``
+        iterations: the solver calls its callback after every iteration
+        but the one that meets the tolerance, which ends with ``x``."""
+        if x is not None and self.count == n_iter - 1:
+            self._end(x)
+        self.task.call_on_fit_task_end(estimator=self.estimator)
 
 
 def logistic_strengths(penalty, C, l1_ratio):
@@ -185,10 +243,14 @@ class LogisticDesign:
             W = np.vstack([W, b])
         return np.ascontiguousarray(W).ravel()
 
-    def fit(self, record, l1, l2, tol, max_iter, x0=None):
-        """Solve at the weights ``l1``, ``l2``: ``(coef, intercept, result)``."""
+    def fit(self, record, l1, l2, tol, max_iter, x0=None, callback=None):
+        """Solve at the weights ``l1``, ``l2``: ``(coef, intercept, result)``;
+        ``callback`` (a :func:`bcd.solve` callback) is called once per pass
+        or Newton step (not through the dual)."""
         problem = self.problem(l1, l2)
-        result = record.solve(problem, x0, max_iter, self.solve_tol(record, problem, tol, l2))
+        extra = {} if callback is None else {"callback": callback}
+        result = record.solve(problem, x0, max_iter, self.solve_tol(record, problem, tol, l2),
+                              **extra)
         coef, intercept = self.model(result.x, centre_coef=(l1 == 0 and l2 == 0))
         return coef, intercept, result
 
@@ -320,12 +382,62 @@ class LogisticClassifierMixin(LinearClassifierMixin):
 
 
 def validate_classification(estimator, X, y, sample_weight, sparse_formats=SPARSE_FORMATS):
-    """``(X, y, classes, y_idx, sample_weight)`` validated for ``fit``."""
+    """``(X, y, classes, y_idx, sample_weight)`` validated for ``fit``.
+
+    With a ``solver`` scikit-learn runs on its own compiled code with 32-bit
+    indices ("liblinear", "sag", "saga"), sparse matrices with 64-bit
+    indices are refused as scikit-learn refuses them; with
+    ``solver="liblinear"``, so are more than two classes (liblinear's
+    one-vs-rest is not scikit-learn's model since 1.7)."""
+    solver = getattr(estimator, "solver", "auto")
     X, y = validate_data(estimator, X, y, accept_sparse=sparse_formats,
-                         dtype=[np.float64, np.float32], multi_output=False)
+                         dtype=[np.float64, np.float32], multi_output=False,
+                         accept_large_sparse=solver not in SMALL_INDEX_SOLVERS)
     classes, y_idx = encode_classes(y)
+    if solver == "liblinear" and classes.size > 2:
+        raise ValueError("The 'liblinear' solver does not support multiclass classification "
+                         "(n_classes >= 3). Either use another solver or wrap the estimator "
+                         "in a OneVsRestClassifier to keep applying a one-versus-rest scheme.")
     sw = check_sample_weight(sample_weight, X)
     return X, y, classes, y_idx, sw
+
+
+#: scikit-learn's solvers that refuse sparse matrices with 64-bit indices
+SMALL_INDEX_SOLVERS = ("liblinear", "sag", "saga")
+
+
+def check_solver(solver, penalty, dual):
+    """Refuse, with scikit-learn's ValueError, what a solver named after one
+    of scikit-learn's does not fit in scikit-learn: a penalty other than L2
+    or none except with "liblinear" and "saga", ``dual=True`` except with
+    "liblinear", the elastic net except with "saga", and no penalty with
+    "liblinear".  ``solver="auto"`` (bcd's choice) fits every combination.
+
+    The same arguments then fail in the same way with either library; bcd
+    would fit these combinations, but code written for scikit-learn never
+    passes them, and code written for bcd names no solver."""
+    if solver == "auto":
+        return
+    if solver not in ("liblinear", "saga") and penalty not in ("l2", None):
+        raise ValueError(f"Solver {solver} supports only 'l2' or None penalties, got "
+                         f"{penalty} penalty. (solver='auto' fits every penalty.)")
+    if solver != "liblinear" and dual:
+        raise ValueError(f"Solver {solver} supports only dual=False, got dual={dual}. "
+                         f"(solver='auto' solves the L2 dual.)")
+    if penalty == "elasticnet" and solver != "saga":
+        raise ValueError(f"Only 'saga' solver supports elasticnet penalty, got solver={solver}. "
+                         f"(solver='auto' fits it too.)")
+    if solver == "liblinear" and penalty is None:
+        raise ValueError("C=np.inf as well as penalty=None is not supported for the liblinear "
+                         "solver. (solver='auto' fits the unpenalized model.)")
+
+
+def check_liblinear_values(X):
+    """scikit-learn's refusal of ``X.max() > 1e30`` with ``solver="liblinear"``."""
+    if X.shape[0] * X.shape[1] and X.max() > 1e30:
+        raise ValueError("Using the 'liblinear' solver while X contains a maximum value > 1e30 "
+                         "results in a frozen fit. Please choose another solver or rescale the "
+                         "input X.")
 
 
 def resolve_penalty(penalty, C, l1_ratio, ratio_name="l1_ratio"):
@@ -395,7 +507,8 @@ def logistic_method(solver, dual, penalty):
 SOLVERS = ("auto", "lbfgs", "liblinear", "newton-cg", "newton-cholesky", "sag", "saga")
 
 
-class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator):
+class LogisticRegression(CallbackSupportMixin, SparseCoefMixin, LogisticClassifierMixin,
+                         BCDEstimator):
     r"""Logistic regression (binary or multinomial), fitted by block
     coordinate descent.
 
@@ -430,8 +543,16 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
       coordinate at a time.
 
     ``dual=True`` selects the dual (as ``"liblinear"``) for the L2 penalty.
-    Every solver handles every penalty and the multinomial loss (scikit-learn
-    refuses some pairs; bcd fits them).
+    A solver named after one of scikit-learn's refuses, with scikit-learn's
+    ValueError, the arguments scikit-learn refuses with it, so that code
+    behaves the same with either library: the L1 penalty and the elastic
+    net except with "liblinear" and "saga" (the elastic net: "saga" only),
+    ``dual=True`` except with "liblinear", no penalty and more than two
+    classes with "liblinear", ``X.max() > 1e30`` with "liblinear", sparse
+    matrices with 64-bit indices with "liblinear", "sag" and "saga".
+    ``solver="auto"`` fits every one of these.  With ``"liblinear"`` the
+    model is float64 whatever the data, as in scikit-learn; the other
+    solvers keep float32 data's dtype.
 
     Parameters
     ----------
@@ -479,7 +600,8 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
         fits are reproducible).
     solver : str, default="auto"
         The method: "auto", "lbfgs", "liblinear", "newton-cg",
-        "newton-cholesky", "sag" or "saga", mapped as listed above.
+        "newton-cholesky", "sag" or "saga", mapped as listed above (with
+        scikit-learn's refusals).
     max_iter : int, default=1000
         Maximum number of passes over the coordinates (primal coordinate
         descent: ``max_iter * n_coordinates`` block updates), over the
@@ -590,6 +712,12 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
     def fit(self, X, y, sample_weight=None):
         """Fit the model by block coordinate descent.
 
+        With scikit-learn's callbacks (``set_callbacks``, scikit-learn 1.9's
+        experimental ``sklearn.callback``), the fit is a task whose
+        subtasks are the solver's iterations (passes over the coordinates or
+        Newton steps; none through the dual), each hook given the model
+        reached as ``fitted_estimator``.
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
@@ -605,47 +733,73 @@ class LogisticRegression(SparseCoefMixin, LogisticClassifierMixin, BCDEstimator)
         self : object
             The fitted estimator.
         """
-        self._validate_params()
-        penalty, C = resolve_penalty(self.penalty, self.C, self.l1_ratio)
-        l1, l2 = logistic_strengths(penalty, C, self.l1_ratio)
-        if self.n_jobs is not None:
-            warnings.warn(f"'n_jobs' has no effect since scikit-learn 1.8 and will be removed in "
-                          f"1.10. You provided 'n_jobs={self.n_jobs}', please leave it "
-                          f"unspecified.", FutureWarning, stacklevel=2)
-        if is_dask_array(X):
-            return self._fit_dask(X, y, sample_weight, l1, l2)
-        X, y, classes, y_idx, sw = validate_classification(self, X, y, sample_weight)
-        sw = class_sample_weight(self.class_weight, classes, y_idx, sw)
-        design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept,
-                                liblinear_bias(self))
-        x0 = None
-        previous = getattr(self, "coef_", None)
-        if self.warm_start and previous is not None:
-            previous = dense_coef(previous)
-            intercept = getattr(self, "intercept_", None)
-            if intercept is None or not self.fit_intercept:
-                intercept = np.zeros(design.width)
-            if np.shape(previous) == (design.width, X.shape[1]) \
-                    and np.size(intercept) == design.width:
-                x0 = design.start(previous, intercept)
-        record = SolveRecord(self, verbose_options(self.solver_options, self.verbose),
-                             method=logistic_method(self.solver, self.dual, penalty),
-                             random_state=self.random_state)
-        if self.max_iter == 0 and "max_iter" not in (self.solver_options or {}):
-            # no iteration: the starting model (whatever the method's own start)
-            x = np.zeros(design.A.shape[1] * design.width) if x0 is None else x0
-            coef, intercept = design.model(x)
-            warnings.warn(f"{type(self).__name__}: max_iter=0: the model is the starting "
-                          f"point. The max_iter was reached which means the coef_ did not "
-                          f"converge.", ConvergenceWarning, stacklevel=2)
-        else:
-            coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
-        record.warn()
-        self.classes_ = classes
-        self.coef_ = coef.astype(X.dtype)
-        self.intercept_ = intercept.astype(X.dtype)
-        self.n_iter_ = np.array([record.n_passes])
-        return self
+        # scikit-learn's callbacks: torn down however the fit ends (a context
+        # manager rather than a decorator, so that warnings point at the caller)
+        with callback_management_context(self):
+            self._validate_params()
+            penalty, C = resolve_penalty(self.penalty, self.C, self.l1_ratio)
+            check_solver(self.solver, penalty, self.dual)
+            l1, l2 = logistic_strengths(penalty, C, self.l1_ratio)
+            if self.n_jobs is not None:
+                warnings.warn(f"'n_jobs' has no effect since scikit-learn 1.8 and will be "
+                              f"removed in 1.10. You provided 'n_jobs={self.n_jobs}', please "
+                              f"leave it unspecified.", FutureWarning, stacklevel=2)
+            if is_dask_array(X):
+                return self._fit_dask(X, y, sample_weight, l1, l2)
+            X, y, classes, y_idx, sw = validate_classification(self, X, y, sample_weight)
+            if self.solver == "liblinear":
+                check_liblinear_values(X)
+            sw = class_sample_weight(self.class_weight, classes, y_idx, sw)
+            design = LogisticDesign(X, y_idx, classes.size, sw, self.fit_intercept,
+                                    liblinear_bias(self))
+            x0 = None
+            previous = getattr(self, "coef_", None)
+            if self.warm_start and previous is not None:
+                previous = dense_coef(previous)
+                intercept = getattr(self, "intercept_", None)
+                if intercept is None or not self.fit_intercept:
+                    intercept = np.zeros(design.width)
+                if np.shape(previous) == (design.width, X.shape[1]) \
+                        and np.size(intercept) == design.width:
+                    x0 = design.start(previous, intercept)
+            record = SolveRecord(self, verbose_options(self.solver_options, self.verbose),
+                                 method=logistic_method(self.solver, self.dual, penalty),
+                                 random_state=self.random_state)
+            # float32 data keep their dtype, except with liblinear, whose
+            # scikit-learn models are float64 whatever the data
+            dtype = np.float64 if self.solver == "liblinear" else X.dtype
+            start = np.zeros(design.A.shape[1] * design.width) if x0 is None else x0
+            hooks = None
+            if getattr(self, "_skl_callbacks", None) or hasattr(self, "_parent_callback_ctx"):
+                context = self._init_callback_context(max_subtasks=max(self.max_iter, 1) + 1)
+                metadata = None if sample_weight is None else {"sample_weight": sw}
+                context.call_on_fit_task_begin(estimator=self, X=X, y=y, metadata=metadata)
+                hooks = IterationHooks(context, self, X, y, metadata, design, classes, dtype,
+                                       start)
+            final = None
+            if self.max_iter == 0 and "max_iter" not in (self.solver_options or {}):
+                # no iteration: the starting model (whatever the method's own start)
+                coef, intercept = design.model(start)
+                warnings.warn(f"{type(self).__name__}: max_iter=0: the model is the starting "
+                              f"point. The max_iter was reached which means the coef_ did not "
+                              f"converge.", ConvergenceWarning, stacklevel=2)
+            else:
+                coef, intercept, result = design.fit(record, l1, l2, self.tol, self.max_iter, x0,
+                                                     callback=hooks)
+                final = result.x
+            if hooks is not None:
+                hooks.close(final, record.n_passes)
+            record.warn()
+            self.classes_ = classes
+            self.coef_ = coef.astype(dtype)
+            self.intercept_ = intercept.astype(dtype)
+            self.n_iter_ = np.array([record.n_passes])
+            if hooks is not None:
+                model = {"coef_": self.coef_, "intercept_": self.intercept_,
+                         "classes_": classes}
+                context.call_on_fit_task_end(estimator=self, X=X, y=y, metadata=metadata,
+                                             reconstruction_attributes=model)
+            return self
 
     def _fit_dask(self, X, y, sample_weight, l1, l2):
         """``fit`` on a dask array: binary labels, through bcd.distributed."""
