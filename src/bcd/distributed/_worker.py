@@ -373,6 +373,10 @@ def prox_round(part, fit, k, rnd, rho, cfg, extra, step):
         pieces["corr2"] = float(np.max(np.abs(g2), initial=0.0))
         if l2 > 0:
             pieces["conj2"] = float(np.sum(np.maximum(np.abs(g2) - l1, 0.0) ** 2) / (2.0 * l2))
+    if cfg.get("polish"):
+        pieces["ws"], sent = _working_set(X, state if rnd else None, x, g, l1, cfg["ws_max"])
+    else:
+        sent = None
     proposal = x
     epochs = 0
     if n_k and cfg["epochs"] > 0 and block_kkt > 0:
@@ -403,12 +407,36 @@ def prox_round(part, fit, k, rnd, rho, cfg, extra, step):
         xx = np.where(zero, 0.0, x + gamma * d + b * e_free)
         values[j] = l1 * float(np.sum(np.abs(xx))) + 0.5 * l2 * float(xx @ xx)
     STATE[key] = {"round": rnd + 1, "x": x, "e": e_free, "proposal": proposal,
-                  "measured": x, "zero": zero}
+                  "measured": x, "zero": zero,
+                  "sent": sent}
     pieces.update(lost=False, dz=np.asarray(X @ d).ravel(), values=values, epochs=epochs,
                   ez=np.asarray(X @ e_free).ravel() if np.any(zero & (e != 0)) else None,
                   fz=np.asarray(X @ np.where(zero, -x, 0.0)).ravel() if np.any(zero & (x != 0))
                   else None)
     return pieces
+
+
+#: a column joins the working set of the certificate's dual point when its
+#: correlation with the dual point is within this fraction of l1
+WS_MARGIN = 0.02
+
+
+def _working_set(X, state, x, g, l1, limit):
+    """The partition's share of the working set of ProxCoCoA+'s certificate:
+    its columns that are non-zero or whose gradient is within
+    ``WS_MARGIN`` of ``l1`` (where the solution's support must lie once the
+    dual point is good), as ``(columns, x on them, indices of the columns
+    not sent before, those columns as a CSC matrix)`` (None when more than
+    ``limit`` columns qualify), and the mask of the columns sent so far
+    (kept with the partition's state, so each column travels once)."""
+    sent = state.get("sent") if state is not None else None
+    live = np.flatnonzero((x != 0.0) | (np.abs(g) >= (1.0 - WS_MARGIN) * l1))
+    if live.size > limit:
+        return None, sent
+    sent = np.zeros(X.shape[1], dtype=bool) if sent is None else sent.copy()
+    new = live[~sent[live]]
+    sent[new] = True
+    return (live, x[live].copy(), new, sp.csc_matrix(X[:, new])), sent
 
 
 def coefficients(fit, k, rnd):
