@@ -374,7 +374,7 @@ def prox_round(part, fit, k, rnd, rho, cfg, extra, step):
         if l2 > 0:
             pieces["conj2"] = float(np.sum(np.maximum(np.abs(g2) - l1, 0.0) ** 2) / (2.0 * l2))
     if cfg.get("polish"):
-        pieces["ws"], sent = _working_set(X, state if rnd else None, x, g, l1, cfg["ws_max"])
+        pieces["ws"], sent = _working_set(X, state if rnd else None, x, g, l1, cfg["ws_send"])
     else:
         sent = None
     proposal = x
@@ -421,22 +421,24 @@ def prox_round(part, fit, k, rnd, rho, cfg, extra, step):
 WS_MARGIN = 0.02
 
 
-def _working_set(X, state, x, g, l1, limit):
+def _working_set(X, state, x, g, l1, send):
     """The partition's share of the working set of ProxCoCoA+'s certificate:
     its columns that are non-zero or whose gradient is within
-    ``WS_MARGIN`` of ``l1`` (where the solution's support must lie once the
-    dual point is good), as ``(columns, x on them, indices of the columns
-    not sent before, those columns as a CSC matrix)`` (None when more than
-    ``limit`` columns qualify), and the mask of the columns sent so far
-    (kept with the partition's state, so each column travels once)."""
+    ``WS_MARGIN`` of ``l1`` (where the solution's support lies once the dual
+    point is good).  ``{"count": size}`` alone, or with ``send`` also
+    ``"live"`` (the columns), ``"x"`` (the coefficients on them), ``"new"``
+    (the columns not sent before) and ``"cols"`` (those columns as a CSC
+    matrix); and the mask of the columns sent so far (kept with the
+    partition's state, so that each column travels once)."""
     sent = state.get("sent") if state is not None else None
     live = np.flatnonzero((x != 0.0) | (np.abs(g) >= (1.0 - WS_MARGIN) * l1))
-    if live.size > limit:
-        return None, sent
+    if not send:
+        return {"count": int(live.size)}, sent
     sent = np.zeros(X.shape[1], dtype=bool) if sent is None else sent.copy()
     new = live[~sent[live]]
     sent[new] = True
-    return (live, x[live].copy(), new, sp.csc_matrix(X[:, new])), sent
+    return {"count": int(live.size), "live": live, "x": x[live].copy(), "new": new,
+            "cols": sp.csc_matrix(X[:, new])}, sent
 
 
 def coefficients(fit, k, rnd):
