@@ -75,6 +75,7 @@ def main(argv=None):
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--quick", action="store_true", help="fewer partitions and repeats")
     parser.add_argument("--max-rounds", type=int, default=MAX_ROUNDS)
+    parser.add_argument("--rounds-only", action="store_true", help="only the rounds table")
     args = parser.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import dask.array as da
@@ -122,6 +123,10 @@ def main(argv=None):
         print(f"{name:26}" + "".join(f"{v:>10}" for v in row), flush=True)
     print(f"(* = not converged in {max_rounds} rounds; rounds counted after the first, which "
           f"only measures the start)")
+    if args.rounds_only:
+        client.close()
+        cluster.close()
+        return
     # wall time on the sparse matrix itself, against single-process bcd.solve
     print(f"\nwall time on the sparse matrix, K=4, to a relative gap of {RTOL:g} "
           f"(median of {repeats})")

@@ -20,6 +20,8 @@ LOSSES = ("squared", "logistic", "hinge", "squared_hinge")
 ORDERS = ("cyclic", "random")
 #: seconds between the driver's checks that a worker it waits on is alive
 POLL = 2.0
+#: seconds the driver tries to place lost partitions again before it gives up
+REPLACE_TIME = 120.0
 
 
 class _WorkerGone(Exception):
@@ -169,7 +171,6 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
     the matrix's shape.  Returns ``(futures, shapes, nbytes, y, weights)``
     (y and weights in memory only for column partitions)."""
     dask, da, distributed = _dask()
-    delayed = dask.delayed
     classify = axis == 0 and loss != "squared"
     if _is_lazy(X):
         parts = list(X)
@@ -181,7 +182,7 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
                 if sample_weight is not None else [None] * len(parts)
         else:
             ys = ws = [None] * len(parts)
-        tasks = [delayed(_worker.pack)(k, p, ys[k], ws[k], axis, classify) for k, p in enumerate(parts)]
+        sources = [(k, p, ys[k], ws[k], axis, classify) for k, p in enumerate(parts)]
     else:
         if not _is_dask_array(X):
             if not (sp.issparse(X) or isinstance(X, np.ndarray)):
@@ -207,14 +208,16 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
                 if sample_weight is not None else [None] * len(blocks)
         else:
             ys = ws = [None] * len(blocks)
-        tasks = [delayed(_worker.pack)(k, b, ys[k], ws[k], axis, classify) for k, b in enumerate(blocks)]
-    # the partitions spread round-robin over the workers (each computed, from
-    # its source, on the worker that keeps it)
+        sources = [(k, b, ys[k], ws[k], axis, classify) for k, b in enumerate(blocks)]
+    # the partitions spread round-robin over the workers, each computed from
+    # its source on the worker that keeps it, and pinned there
     workers = sorted(client.scheduler_info()["workers"])
-    futures = [client.compute(t, workers=[workers[k % len(workers)]] if workers else None,
-                              allow_other_workers=True) for k, t in enumerate(tasks)] \
-        if workers else client.compute(tasks)
-    infos = _gather(client, [client.submit(_worker.shape_of, f, pure=False) for f in futures])
+    if not workers:
+        raise ValueError("the Dask cluster has no workers.")
+    futures = [_place(client, src, workers[k % len(workers)]) for k, src in enumerate(sources)]
+    infos = _gather(client, [client.submit(_worker.shape_of, f, pure=False,
+                                           workers=[workers[k % len(workers)]])
+                             for k, f in enumerate(futures)])
     shapes = [i[0] for i in infos]
     nbytes = sum(i[1] for i in infos)
     other = 1 - axis
@@ -227,7 +230,19 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
         y = _in_memory(y, "y", m)
         sample_weight = None if sample_weight is None else \
             _in_memory(sample_weight, "sample_weight", m)
-    return futures, shapes, nbytes, y, sample_weight
+    return futures, shapes, nbytes, y, sample_weight, sources
+
+
+def _place(client, source, worker):
+    """The partition of ``source`` (the arguments of :func:`_worker.pack`),
+    computed with every task of its graph on ``worker`` and kept there.  The
+    placement is strict (no other worker may run it or steal it, so no
+    worker ever holds another's partition, even for a moment); a partition
+    whose worker died is placed again by the driver (:meth:`_Rounds._lost`),
+    under a new key."""
+    dask, _, _ = _dask()
+    task = dask.delayed(_worker.pack, pure=False)(*source)
+    return client.compute(task, workers=[worker], allow_other_workers=False)
 
 
 def _in_memory(v, name, m):
@@ -299,8 +314,8 @@ def _gather(client, futures):
 def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_intercept=False,
           client=None, n_partitions=None, tol=1e-6, relative=False, max_rounds=500,
           local_epochs=50, local_tol=0.05, line_search=True, sigma=None,
-          actors=True, order="random", max_time=None, random_state=0, verbose=False,
-          callback=None):
+          actors=True, order="random", working_set=True, max_time=None, random_state=0,
+          verbose=False, callback=None):
     r"""Minimize an L2- or L1-regularized linear model on a Dask cluster.
 
     The objective is
@@ -386,6 +401,21 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         the scheduler (several times the overhead per round).
     order : {"random", "cyclic"}, default="random"
         Sample order of the local dual coordinate ascent.
+    working_set : bool, default=True
+        ProxCoCoA+ only (squared and logistic losses): the certificate's
+        dual point comes from the problem restricted to a small working set
+        of columns (the non-zero coefficients and the columns whose gradient
+        is within 2% of ``l1``), solved exactly on the driver.  The workers
+        send each column of the working set once (the columns of the
+        support: a small fraction of the data, at most 10% of its bytes plus
+        1 MB, and only while the working set has at most ``WS_MAX``
+        columns); the dual point is checked for feasibility on
+        every column by the workers in the next round.  Once the working
+        set holds the solution's support this dual point is the dual
+        optimum, and the duality gap falls with the objective's error
+        instead of its square root (as with the residual-scaled dual
+        point).  False keeps to the rescaled residual and its
+        extrapolation.
     max_time : float, optional
         Seconds; the solve stops after the round that exceeds it.
     random_state : int, default=0
@@ -467,21 +497,21 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
                 tol=float(tol), relative=bool(relative), max_rounds=int(max_rounds),
                 epochs=int(local_epochs), local_tol=float(local_tol),
                 line_search=bool(line_search), sigma=sigma, actors=bool(actors),
-                order=order, max_time=max_time,
+                order=order, max_time=max_time, working_set=bool(working_set),
                 seed=int(np.random.RandomState(random_state).randint(0, 2**20)),
                 verbose=bool(verbose), callback=callback)
     if l1 > 0:
         if l2.ndim == 1 and not np.all(l2 == l2[0]):
             raise ValueError("with l1 > 0, l2 must be one number (the elastic net).")
         opts["l2"] = float(l2) if l2.ndim == 0 else float(l2[0])
-        parts, shapes, nbytes, y, sw = _partition(client, X, y, sample_weight, 1,
-                                                  n_partitions, loss)
+        parts, shapes, nbytes, y, sw, opts["sources"] = _partition(
+            client, X, y, sample_weight, 1, n_partitions, loss)
         return _Prox(client, parts, shapes, nbytes, y, sw, opts).run()
     if np.any(l2 <= 0):
         raise ValueError("CoCoA+ (no l1) needs l2 > 0 on every coordinate: the dual exists "
                          "only with a strictly convex L2 term.")
-    parts, shapes, nbytes, _, _ = _partition(client, X, y, sample_weight, 0, n_partitions,
-                                             loss)
+    parts, shapes, nbytes, _, _, opts["sources"] = _partition(client, X, y, sample_weight, 0,
+                                                              n_partitions, loss)
     return _CoCoA(client, parts, shapes, nbytes, opts).run()
 
 
@@ -506,12 +536,77 @@ class _Rounds:
         self._where()
 
     def _where(self):
-        """The worker of each partition (tasks are pinned there)."""
+        """The worker of each partition (tasks are pinned there); a partition
+        held nowhere (its worker died) is placed again on the live worker
+        with the fewest partitions."""
         who = self.client.who_has(self.parts)
         self.workers = []
         for f in self.parts:
             holders = list(who.get(f.key, ()))
             self.workers.append(holders[:1] or None)
+        live = sorted(self.client.scheduler_info()["workers"])
+        gone = [k for k in range(self.K) if self.workers[k] is None
+                or self.workers[k][0] not in live]
+        if gone:
+            self._replace(gone)
+
+    def _replace(self, gone):
+        """Place the partitions ``gone`` again, each on the live worker with
+        the fewest partitions.  Their old futures are cancelled first: their
+        tasks, pinned to a dead worker, would otherwise keep the pinning of
+        the source tasks they share with the new ones.  A worker that dies
+        while it computes one is left for another; after ``REPLACE_TIME``
+        seconds without success the fit stops with an error."""
+        distributed = _dask()[2]
+        for k in gone:
+            self.parts[k].cancel()
+            self.rounds[k] = 0
+        start = time.perf_counter()
+        pending = list(gone)
+        while pending:
+            if time.perf_counter() - start > REPLACE_TIME:
+                raise RuntimeError(f"bcd.distributed: partitions {pending} could not be placed "
+                                   f"again on a live worker within {REPLACE_TIME:.0f} s.")
+            live = sorted(self.client.scheduler_info()["workers"])
+            if not live:
+                time.sleep(POLL)
+                continue
+            load = {w: 0 for w in live}
+            for k in range(self.K):
+                if k not in pending and self.workers[k] and self.workers[k][0] in load:
+                    load[self.workers[k][0]] += 1
+            for k in pending:
+                w = min(live, key=lambda a: (load[a], a))
+                load[w] += 1
+                self.parts[k] = _place(self.client, self.o["sources"][k], w)
+                self.workers[k] = [w]
+            try:
+                distributed.wait([self.parts[k] for k in pending], timeout=5 * POLL)
+            except distributed.TimeoutError:
+                pass
+            alive = set(self.client.scheduler_info()["workers"])
+            errors = [self.parts[k] for k in pending if self.parts[k].status == "error"]
+            if errors:
+                _gather(self.client, errors)
+            still = []
+            for k in pending:
+                if self.parts[k].status == "finished":
+                    continue
+                if self.workers[k][0] not in alive:
+                    # its new worker died too: cancelled, placed elsewhere
+                    self.parts[k].cancel()
+                    still.append(k)
+                else:
+                    try:
+                        distributed.wait([self.parts[k]], timeout=REPLACE_TIME)
+                    except distributed.TimeoutError:
+                        pass
+                    if self.parts[k].status == "error":
+                        _gather(self.client, [self.parts[k]])
+                    if self.parts[k].status != "finished":
+                        self.parts[k].cancel()
+                        still.append(k)
+            pending = still
 
     def _hosts(self):
         """One :class:`_worker.Host` actor per worker holding partitions."""
@@ -593,8 +688,7 @@ class _Rounds:
         return len(self.hosts) if self.hosts else self.K
 
     def _submit(self, fn, k, *args):
-        where = {} if not self.workers[k] else dict(workers=self.workers[k],
-                                                     allow_other_workers=True)
+        where = {} if not self.workers[k] else dict(workers=self.workers[k])
         return self.client.submit(fn, self.parts[k], self.fit, k, self.rounds[k], *args,
                                   pure=False, **where)
 
@@ -707,6 +801,13 @@ MOMENTA = (0.0, -0.5, -0.25, 0.2, 0.4, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1)
 
 #: the number of past differences of the dual extrapolation (ProxCoCoA+)
 EXTRAPOLATION = 5
+#: the most working-set columns (all partitions together) sent to the
+#: driver for the certificate's dual point (ProxCoCoA+) ...
+WS_MAX = 1000
+#: ... and the most bytes of them over a fit: this fraction of the data's, plus 1 MB
+WS_BUDGET = 0.1
+#: the relative tolerance and the most passes of the restricted solve
+WS_TOL, WS_ITER = 1e-12, 2000
 
 
 def _grid(K, safe=1.0):
@@ -751,7 +852,8 @@ class _CoCoA(_Rounds):
         if opts["loss"] != "squared":
             # labels as {-1, +1}, checked across the partitions
             labels = np.unique(np.concatenate(self.client.gather(
-                [self.client.submit(_worker.labels_of, f, pure=False) for f in parts])))
+                [self.client.submit(_worker.labels_of, f, pure=False, workers=self.workers[k])
+                 for k, f in enumerate(parts)])))
             if labels.size != 2 or not (np.array_equal(labels, [-1.0, 1.0])
                                         or np.array_equal(labels, [0.0, 1.0])):
                 raise ValueError(f"y must contain exactly two classes labelled {{-1, +1}} or "
@@ -874,7 +976,14 @@ class _Prox(_Rounds):
         self.grid = _grid(self.K, safe) if opts["line_search"] else [(safe, 0.0)]
         self.cfg = dict(weights=s_future, l1=opts["l1"], l2=opts["l2"], sigma=self.sigma,
                         curvature=_worker.CURVATURE[loss], epochs=opts["epochs"],
-                        local_tol=opts["local_tol"], grid=self.grid)
+                        local_tol=opts["local_tol"], grid=self.grid,
+                        polish=opts["working_set"] and loss in ("squared", "logistic")
+                        and opts["l1"] > 0, ws_send=False)
+        # the working set's columns received so far (global index -> CSC column)
+        self.columns = {}
+        self.ws_bytes = 0
+        self.ws_budget = WS_BUDGET * nbytes + 2**20
+        self.offsets = np.concatenate([[0], np.cumsum([sh[1] for sh in shapes])])
         self.steps = [(1.0, 0.0)] * self.K
         self.ez = [np.zeros(m) for _ in range(self.K)]
         self.extra = self.extra_sent = None
@@ -903,9 +1012,10 @@ class _Prox(_Rounds):
         self.c = c
         self.z = zr + c
 
-    def _rho(self):
-        """phi'(z) (unweighted)."""
-        t, z = self.t, self.z
+    def _rho(self, z=None):
+        """phi'(z) (unweighted), at the shared margins by default."""
+        t = self.t
+        z = self.z if z is None else z
         if self.loss == "squared":
             return z - t
         if self.loss == "logistic":
@@ -950,7 +1060,60 @@ class _Prox(_Rounds):
             gap += slope * slope / (2.0 * curv) if curv > 0 else (0.0 if slope == 0 else np.inf)
         kkt = max(r["kkt"] for r in out)
         self._extrapolate(rho)
+        self._polish(out)
         return gap, primal, kkt
+
+    def _polish(self, out):
+        """The next round's dual point from the working set: the problem
+        restricted to the working set's columns (gathered once each on the
+        driver), solved exactly here, gives margins whose phi' is the dual
+        point (the dual optimum once the working set holds the support);
+        the workers check its feasibility on all columns next round."""
+        if not self.cfg["polish"]:
+            return
+        from .. import L1, LeastSquares, Logistic
+        from .. import solve as bcd_solve
+        sets = [r["ws"] for r in out]
+        sending = all("cols" in ws for ws in sets)
+        for k, ws in enumerate(sets):
+            if "cols" not in ws:
+                continue
+            cols = ws["cols"]
+            self.sent += 16 * ws["live"].size + 12 * cols.nnz + 8 * ws["new"].size
+            self.ws_bytes += 12 * cols.nnz + 8 * ws["new"].size
+            for i, j in enumerate(ws["new"]):
+                self.columns[int(self.offsets[k] + j)] = cols[:, i]
+        if self.ws_bytes > self.ws_budget:
+            # the working set outgrew its budget: the residual's dual point
+            self.cfg["polish"] = self.cfg["ws_send"] = False
+            self.columns = {}
+            return
+        # the columns come next round when the working set is small now
+        self.cfg["ws_send"] = sum(ws["count"] for ws in sets) <= WS_MAX
+        if not sending:
+            return
+        index = np.concatenate([self.offsets[k] + ws["live"] for k, ws in enumerate(sets)])
+        x0 = np.concatenate([ws["x"] for ws in sets])
+        if index.size == 0:
+            return
+        A = sp.hstack([self.columns[int(j)] for j in index], format="csc")
+        l1 = np.full(index.size, self.o["l1"])
+        l2 = np.full(index.size, self.o["l2"])
+        if self.o["fit_intercept"]:
+            A = sp.hstack([A, np.ones((self.m, 1))], format="csc")
+            l1, l2, x0 = np.r_[l1, 0.0], np.r_[l2, 0.0], np.r_[x0, self.c]
+        if self.loss == "squared":
+            problem = LeastSquares(A, self.t, l2=l2, penalty=L1(l1), sample_weight=self.s)
+        else:
+            problem = Logistic(A, (self.t > 0).astype(np.float64), l2=l2, penalty=L1(l1),
+                               sample_weight=self.s)
+        try:
+            result = bcd_solve(problem, x0=x0, tol=WS_TOL, tol_mode="relative",
+                               max_iter=WS_ITER * index.size, warn=False)
+        except (ValueError, np.linalg.LinAlgError):  # pragma: no cover - a degenerate set
+            return
+        z = np.asarray(A @ result.x).ravel()
+        self.extra = self._rho(z)
 
     def _dual(self, rho, corr, conj):
         """D at the dual point theta = s rho (phi' at some margins), scaled

@@ -373,6 +373,10 @@ def prox_round(part, fit, k, rnd, rho, cfg, extra, step):
         pieces["corr2"] = float(np.max(np.abs(g2), initial=0.0))
         if l2 > 0:
             pieces["conj2"] = float(np.sum(np.maximum(np.abs(g2) - l1, 0.0) ** 2) / (2.0 * l2))
+    if cfg.get("polish"):
+        pieces["ws"], sent = _working_set(X, state if rnd else None, x, g, l1, cfg["ws_send"])
+    else:
+        sent = None
     proposal = x
     epochs = 0
     if n_k and cfg["epochs"] > 0 and block_kkt > 0:
@@ -403,12 +407,38 @@ def prox_round(part, fit, k, rnd, rho, cfg, extra, step):
         xx = np.where(zero, 0.0, x + gamma * d + b * e_free)
         values[j] = l1 * float(np.sum(np.abs(xx))) + 0.5 * l2 * float(xx @ xx)
     STATE[key] = {"round": rnd + 1, "x": x, "e": e_free, "proposal": proposal,
-                  "measured": x, "zero": zero}
+                  "measured": x, "zero": zero,
+                  "sent": sent}
     pieces.update(lost=False, dz=np.asarray(X @ d).ravel(), values=values, epochs=epochs,
                   ez=np.asarray(X @ e_free).ravel() if np.any(zero & (e != 0)) else None,
                   fz=np.asarray(X @ np.where(zero, -x, 0.0)).ravel() if np.any(zero & (x != 0))
                   else None)
     return pieces
+
+
+#: a column joins the working set of the certificate's dual point when its
+#: correlation with the dual point is within this fraction of l1
+WS_MARGIN = 0.02
+
+
+def _working_set(X, state, x, g, l1, send):
+    """The partition's share of the working set of ProxCoCoA+'s certificate:
+    its columns that are non-zero or whose gradient is within
+    ``WS_MARGIN`` of ``l1`` (where the solution's support lies once the dual
+    point is good).  ``{"count": size}`` alone, or with ``send`` also
+    ``"live"`` (the columns), ``"x"`` (the coefficients on them), ``"new"``
+    (the columns not sent before) and ``"cols"`` (those columns as a CSC
+    matrix); and the mask of the columns sent so far (kept with the
+    partition's state, so that each column travels once)."""
+    sent = state.get("sent") if state is not None else None
+    live = np.flatnonzero((x != 0.0) | (np.abs(g) >= (1.0 - WS_MARGIN) * l1))
+    if not send:
+        return {"count": int(live.size)}, sent
+    sent = np.zeros(X.shape[1], dtype=bool) if sent is None else sent.copy()
+    new = live[~sent[live]]
+    sent[new] = True
+    return {"count": int(live.size), "live": live, "x": x[live].copy(), "new": new,
+            "cols": sp.csc_matrix(X[:, new])}, sent
 
 
 def coefficients(fit, k, rnd):
