@@ -883,6 +883,10 @@ class _CoCoA(_Rounds):
             # a partition that started (again) at its starting dual point
             self.v[k] = out[k]["v0"]
             self.e[k] = np.zeros(self.n)
+        # a fresh partition's starting dual point adds to w (the logistic
+        # loss's does): the round's proposals were made around a w without
+        # it, which is not the w of the dual variables, so none is taken
+        self.discard = any(np.any(out[k]["v0"]) for k in fresh)
         if fresh:
             self.w = np.sum(self.v, axis=0)
         self.measured_at = (w_sent.copy(), self.c)
@@ -899,6 +903,12 @@ class _CoCoA(_Rounds):
 
     def advance(self):
         out = self.pending
+        if self.discard:
+            for k in range(self.K):
+                self.rounds[k] += 1
+                self.e[k] = np.zeros(self.n)
+            self.steps = [(0.0, 0.0)] * self.K
+            return
         if any(r is None or r["lost"] for r in out):
             for k, r in enumerate(out):
                 if r is None or r["lost"]:

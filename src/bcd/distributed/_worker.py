@@ -12,6 +12,7 @@ stays consistent and the fit goes on to the same optimum.
 """
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import xlogy
 
 #: (fit id, partition) -> {"round": int, "alpha" or "x": ndarray}
 STATE = {}
@@ -169,9 +170,11 @@ def _conj_value(loss, q, t, s):
     if loss == "squared":
         return float(a @ t[live] - 0.5 * np.sum(a * a / s[live]))
     if loss == "logistic":
-        if a.size and (a.min() <= 0.0 or a.max() >= 1.0):
+        # the domain is the closed interval (0 log 0 = 0): a dual variable
+        # whose logit is large rounds to q = 1 and is still inside it
+        if a.size and (a.min() < 0.0 or a.max() > 1.0):
             return -np.inf
-        return float(-(s[live] @ (a * np.log(a) + (1.0 - a) * np.log1p(-a))))
+        return float(-(s[live] @ (xlogy(a, a) + xlogy(1.0 - a, 1.0 - a))))
     if a.size and a.min() < 0.0:
         return -np.inf
     if loss == "hinge":
@@ -276,7 +279,11 @@ def cocoa_round(part, fit, k, rnd, w, c, cfg, step):
         out["v0"] = np.asarray(X.T @ beta).ravel() / ridge if m else np.zeros(w.shape[0])
     proposal_alpha = alpha.copy()
     epochs = 0
-    if m and cfg["epochs"] > 0 and share > 0:
+    # at a starting point whose dual variables add to w (logistic), the
+    # shared w does not include them yet: the driver discards this round's
+    # proposals, so none is computed
+    fresh_offset = rnd == 0 and bool(np.any(beta))
+    if m and cfg["epochs"] > 0 and share > 0 and not fresh_offset:
         w_local = w.copy()
         target = cfg["local_tol"] * share
         batch = 1
