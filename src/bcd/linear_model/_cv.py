@@ -11,6 +11,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
@@ -20,6 +21,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..core.enetpath import EnetPath
 from ._base import (BCDEstimator, LinearPredictorMixin, SolveRecord, SparseCoefMixin,
                     check_fit_params, check_random_state_seed, check_sample_weight,
                     fit_deadline, routing_enabled,
@@ -95,6 +97,8 @@ def enet_path_fit(design, alphas, l1_ratio, tol, max_iter, record):
     if design.scale == 0.0:
         return coefs, intercepts            # w = 0 is optimal at every alpha
     l1s, l2s = least_squares_strengths(alphas, l1_ratio, n)
+    if np.all(l1s > 0) and compiled_path_applies(record):
+        return compiled_enet_path(design, l1s, l2s, tol, max_iter, record)[:2]
     if l1_ratio == 1.0 and np.all(l1s > 0) and design.has_solver_gap(1.0, 0.0):
         problem = design.problem(1.0, 0.0)  # the L1 weights are scaled by each lambda
         extra = {"gap_tol": tol * design.y_energy} if record.working_sets else {}
@@ -108,6 +112,75 @@ def enet_path_fit(design, alphas, l1_ratio, tol, max_iter, record):
         coefs[k], intercepts[k] = coef, intercept
         x0 = design.start(coef, intercept, l1)
     return coefs, intercepts
+
+
+class CompiledPathFailure:
+    """A value of a compiled elastic-net path that did not converge, as
+    :class:`SolveRecord` reports failures (``status``, ``message``,
+    ``converged``, ``options``)."""
+
+    __slots__ = ("status", "message", "converged", "options", "n_iter")
+
+    def __init__(self, gap, gap_tol, passes):
+        self.status = "max_iter"
+        self.message = (f"Reached max_iter = {passes} passes with a duality gap of {gap:.3e} "
+                        f"above tol = {gap_tol:.3e}.")
+        self.converged = False
+        self.options = {"formulation": "primal"}
+        self.n_iter = passes
+
+
+def compiled_path_applies(record):
+    """Whether a fold's elastic-net path may run in compiled calls
+    (:class:`bcd.core.enetpath.EnetPath`): for the default cyclic
+    coordinate descent, without ``solver_options``, ``verbose`` (which
+    are options of :func:`bcd.solve`) or a ``max_time`` deadline."""
+    return record.method == "cyclic" and not record.options and record.deadline is None
+
+
+def _compiled_enet(design):
+    """``(EnetPath, x_mean or None)`` of a :class:`LeastSquaresDesign`:
+    dense data as the design centred it, sparse data centred implicitly
+    (never densified)."""
+    X = design.X
+    if sp.issparse(X):
+        x_mean = None
+        if design.fit_intercept:
+            sw = design._sw
+            x_mean = np.asarray(X.T @ sw, dtype=np.float64).ravel() / float(np.sum(sw))
+        return EnetPath(X, design.b, sample_weight=design.sample_weight, x_mean=x_mean,
+                        positive=design.positive), x_mean
+    return EnetPath(design.A, design.b, sample_weight=design.sample_weight,
+                    positive=design.positive), design.x_mean
+
+
+def compiled_enet_path(design, l1s, l2s, tol, max_iter, record, x0=None):
+    """``(coefs, intercepts, gaps)`` of the elastic net at the summed
+    weights ``l1s > 0`` and ``l2s`` (decreasing), warm-started (from the
+    coefficients ``x0``, default 0), in one compiled call per value, each
+    stopped by scikit-learn's test: a duality gap of at most ``tol * sum_i
+    s_i (y_i - ybar)^2``, evaluated when a pass moves no coefficient by
+    more than ``tol`` times the largest.  The Gram matrix is formed when
+    there are more samples than features (dense data)."""
+    d = design.n_features
+    enet, x_mean = _compiled_enet(design)
+    if x0 is not None:
+        enet.set_coef(np.maximum(x0, 0.0) if design.positive else x0)
+    coefs = np.zeros((l1s.size, d))
+    intercepts = np.full(l1s.size, design.y_mean)
+    gaps = np.zeros(l1s.size)
+    gap_tol = tol * design.y_energy
+    max_passes = int(max_iter)
+    for k in range(l1s.size):
+        gaps[k], passes, converged = enet.solve(l1s[k], l2s[k], gap_tol, tol, max_passes)
+        record.n_passes += int(passes)
+        record.n_iter += int(passes) * d
+        if not converged:
+            record.failures.append(CompiledPathFailure(gaps[k], gap_tol, passes))
+        coef = coefs[k] = enet.coef
+        if x_mean is not None:
+            intercepts[k] = design.y_mean - float(x_mean @ coef)
+    return coefs, intercepts, gaps
 
 
 def lasso_path_fit(design, alphas, tol, max_iter, record):
@@ -258,7 +331,17 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
                 and np.shape(self.coef_) == (X.shape[1],):
             x0 = full.start(self.coef_, self.intercept_, l1)
         before = record.n_passes
-        coef, intercept, gap, _ = full.fit(record, l1, l2, self.tol, self.max_iter, x0)
+        if l1 > 0 and full.scale > 0 and compiled_path_applies(record):
+            # the refit as the folds' solves: the same method and stopping test
+            start = None
+            if self.warm_start and getattr(self, "coef_", None) is not None \
+                    and np.shape(self.coef_) == (X.shape[1],):
+                start = np.asarray(self.coef_, dtype=np.float64)
+            coefs, intercepts, gaps = compiled_enet_path(
+                full, np.array([l1]), np.array([l2]), self.tol, self.max_iter, record, start)
+            coef, intercept, gap = coefs[0], float(intercepts[0]), float(gaps[0])
+        else:
+            coef, intercept, gap, _ = full.fit(record, l1, l2, self.tol, self.max_iter, x0)
         record.warn()
         self.alpha_ = alpha
         self.l1_ratio_ = l1_ratio
