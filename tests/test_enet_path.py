@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from bcd.core.enetpath import EnetPath
+from bcd.core.enetpath import EnetPath, LogisticPath
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.linear_model import enet_path  # noqa: E402
@@ -110,3 +110,62 @@ def test_caller_arrays_unchanged():
     for a, b in zip((X, y, sw), copies):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(Xs.data, data)
+
+
+# --------------------------------------------------------------------------- logistic
+
+
+def _logistic_data(sparse):
+    rng = np.random.default_rng(3)
+    n, d = 80, 12
+    X = rng.standard_normal((n, d))
+    if sparse:
+        X[rng.random((n, d)) < 0.5] = 0.0
+    y = (X[:, :3] @ np.array([1.5, -1.0, 0.5]) + 0.7 * rng.standard_normal(n) > 0).astype(float)
+    A = np.c_[X, np.ones(n)]
+    sw = rng.random(n) * 2.0
+    return (sp.csc_matrix(A) if sparse else A), y, sw, np.r_[np.ones(d), 0.0]
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("l1, l2", [(0.0, 1.0), (0.0, 0.05), (1.0, 0.0), (0.5, 0.5)])
+def test_logistic_path_matches_sklearn_and_certifies(sparse, l1, l2):
+    from sklearn.linear_model import LogisticRegression
+
+    A, y, sw, pen = _logistic_data(sparse)
+    path = LogisticPath(A, y, sample_weight=sw, penalized=pen)
+    opt, steps, status = path.solve(l1, l2, 1e-9, 100)
+    assert status == "converged" and opt <= 1e-9
+    w = path.coef
+    # the optimality measure, recomputed here: the gradient of the summed
+    # loss plus the ridge, and its distance to the L1 subdifferential
+    Ad = A.toarray() if sparse else A
+    p = 1.0 / (1.0 + np.exp(-(Ad @ w)))
+    grad = Ad.T @ (sw * (p - y)) + l2 * pen * w
+    t = l1 * pen
+    resid = np.where(w != 0, np.abs(grad + t * np.sign(w)), np.maximum(np.abs(grad) - t, 0.0))
+    assert resid.max() <= 1e-9 * 1.01
+    # scikit-learn's model with C = 1 / (l1 + l2) and l1_ratio = l1 / (l1 + l2)
+    C, ratio = 1.0 / (l1 + l2), l1 / (l1 + l2)
+    ref = LogisticRegression(C=C, l1_ratio=ratio, solver="saga" if l1 else "lbfgs", tol=1e-12,
+                             max_iter=100000).fit(Ad[:, :-1], y, sample_weight=sw)
+    # scikit-learn divides the loss by sum(sw) and the penalty by C sum(sw):
+    # the same minimizer
+    np.testing.assert_allclose(w[:-1], ref.coef_.ravel(), atol=2e-6)
+    np.testing.assert_allclose(w[-1], ref.intercept_[0], atol=2e-6)
+
+
+def test_logistic_path_tight_tolerance_and_warm_start():
+    A, y, sw, pen = _logistic_data(False)
+    path = LogisticPath(A, y, sample_weight=sw, penalized=pen)
+    # near the optimum the decrease is below the rounding of the objective:
+    # the full Newton steps still reach a measure far below it
+    for l2 in np.geomspace(10.0, 1e-2, 5):
+        opt, steps, status = path.solve(0.0, l2, 1e-11, 50)
+        assert status == "converged" and steps < 50
+    w = path.coef
+    again = LogisticPath(A, y, sample_weight=sw, penalized=pen)
+    again.set_coef(w)
+    assert again.solve(0.0, 1e-2, 1e-11, 50)[1] == 0
+    with pytest.raises(ValueError, match="entries"):
+        again.set_coef(w[:-1])

@@ -15,13 +15,14 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import get_scorer
+from sklearn.metrics import accuracy_score, get_scorer
 from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing
+from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..core.enetpath import EnetPath
+from ..core.enetpath import EnetPath, LogisticPath
 from ._base import (BCDEstimator, LinearPredictorMixin, SolveRecord, SparseCoefMixin,
                     check_fit_params, check_random_state_seed, check_sample_weight,
                     fit_deadline, routing_enabled,
@@ -121,10 +122,14 @@ class CompiledPathFailure:
 
     __slots__ = ("status", "message", "converged", "options", "n_iter")
 
-    def __init__(self, gap, gap_tol, passes):
-        self.status = "max_iter"
-        self.message = (f"Reached max_iter = {passes} passes with a duality gap of {gap:.3e} "
-                        f"above tol = {gap_tol:.3e}.")
+    def __init__(self, gap, gap_tol, passes, status="max_iter", what="duality gap"):
+        self.status = status
+        if status == "max_iter":
+            self.message = (f"Reached max_iter = {passes} iterations with a {what} of "
+                            f"{gap:.3e} above tol = {gap_tol:.3e}.")
+        else:
+            self.message = (f"Stopped: no step decreased the objective (the {what} "
+                            f"{gap:.3e} is at its rounding floor, above tol = {gap_tol:.3e}).")
         self.converged = False
         self.options = {"formulation": "primal"}
         self.n_iter = passes
@@ -601,6 +606,8 @@ def logistic_path_fit(design, Cs, penalty, l1_ratio, tol, max_iter, record):
     strengths = [logistic_strengths(penalty, C, l1_ratio) for C in Cs]
     l1s = np.array([s[0] for s in strengths])
     l2s = np.array([s[1] for s in strengths])
+    if compiled_logistic_applies(design, record, l1s, l2s):
+        return compiled_logistic_path(design, l1s, l2s, tol, max_iter, record)
     if np.all(l2s == 0) and np.all(l1s > 0) and np.all(np.diff(l1s) < 0):
         problem = design.problem(1.0, 0.0)   # the L1 weights are scaled by each 1/C
         result = record.path(problem, l1s, max_iter, design.kkt_tol(tol))
@@ -612,6 +619,45 @@ def logistic_path_fit(design, Cs, penalty, l1_ratio, tol, max_iter, record):
         coef, intercept, result = design.fit(record, l1, l2, tol, max_iter, x0)
         models.append((coef, intercept, record.n_passes - before))
         x0 = result.x
+    return models
+
+
+#: the logistic methods whose compiled path is the same kind of method
+#: (Newton steps; the automatic configuration chooses them for these problems)
+COMPILED_LOGISTIC_METHODS = ("auto", "lbfgs", "newton-cg", "newton-cholesky")
+
+
+def compiled_logistic_applies(design, record, l1s, l2s):
+    """Whether a fold's logistic path may run in compiled calls
+    (:class:`bcd.core.enetpath.LogisticPath`): two classes, a Newton-type
+    or automatic method, no ``solver_options``, ``verbose`` or
+    ``max_time``, and a penalty at every C (without one, the minimizer
+    need not exist)."""
+    return (not design.multinomial and record.method in COMPILED_LOGISTIC_METHODS
+            and not record.options and record.deadline is None
+            and bool(np.all((l1s > 0) | (l2s > 0))))
+
+
+def compiled_logistic_path(design, l1s, l2s, tol, max_iter, record, x0=None):
+    """:func:`logistic_path_fit` in one compiled call per C: proximal Newton
+    steps with inner coordinate descent, warm-started (from the problem's
+    variable ``x0``, default 0), each solve stopped by the test of
+    :func:`bcd.solve` (the KKT residual at most ``design.kkt_tol(tol)``)."""
+    path = LogisticPath(design.A, (design.y_idx == 1).astype(np.float64),
+                        sample_weight=design.sample_weight, penalized=design.penalized)
+    if x0 is not None:
+        path.set_coef(x0)
+    kkt_tol = design.kkt_tol(tol)
+    models = []
+    for l1, l2 in zip(l1s, l2s):
+        opt, steps, status = path.solve(l1, l2, kkt_tol, int(max_iter))
+        record.n_passes += int(steps)
+        record.n_iter += int(steps)
+        if status != "converged":
+            record.failures.append(CompiledPathFailure(
+                opt, kkt_tol, steps, status=status, what="optimality measure"))
+        coef, intercept = design.model(path.coef)
+        models.append((coef, intercept, int(steps)))
     return models
 
 
@@ -642,6 +688,9 @@ def _logistic_fold(estimator, X, y, y_idx, classes, sw, train, test, Cs, penalty
             if estimator.fit_intercept:
                 paths[j, k, :, -1] = intercept
             n_iter[j, k] = iters
+            if scorer.is_accuracy:
+                scores[j, k] = scorer.accuracy(classes, coef, intercept, X_test, y_test)
+                continue
             model = _fold_model(classes, X.shape[1], coef, intercept, X.dtype)
             # the scorer adds the held-out sample weights (see _WeightedScorer)
             scores[j, k] = scorer(model, X_test, y_test)
@@ -996,7 +1045,14 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
                 # in scikit-learn, and equals LogisticRegression's fit
                 x0 = None
             l1, l2 = logistic_strengths(penalty, C, l1_ratio)
-            coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
+            if self.solver != "liblinear" and compiled_logistic_applies(
+                    design, record, np.array([l1]), np.array([l2])):
+                # the refit as the folds' solves: the same method and test
+                coef, intercept, _ = compiled_logistic_path(
+                    design, np.array([l1]), np.array([l2]), self.tol, self.max_iter, record,
+                    x0)[0]
+            else:
+                coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
             C_, l1_ratio_ = C, l1_ratio
         else:
             flat = scores.reshape(len(out), -1)
@@ -1132,6 +1188,26 @@ class _WeightedScorer:
     def __init__(self, scorer, sample_weight, test):
         self.scorer = scorer
         self.weights = None if sample_weight is None else sample_weight[test]
+        # scikit-learn's accuracy scorer as it is, computed here without the
+        # checks and wrappers of a scorer call (see accuracy)
+        self.is_accuracy = (getattr(scorer, "_score_func", None) is accuracy_score
+                            and not getattr(scorer, "_kwargs", None)
+                            and getattr(scorer, "_sign", None) == 1
+                            and getattr(scorer, "_response_method", None) == "predict")
+
+    def accuracy(self, classes, coef, intercept, X, y):
+        """The accuracy of the linear model on ``(X, y)``, as the scorer
+        computes it through ``LogisticRegression.predict``: the class of the
+        positive decision (two classes) or of the largest one, the decisions
+        computed in the dtype of ``X``."""
+        coef = np.asarray(coef).astype(X.dtype)
+        scores = np.asarray(safe_sparse_dot(X, coef.T, dense_output=True)) \
+            + np.asarray(intercept).astype(X.dtype)
+        if scores.shape[1] == 1:
+            pred = classes[(scores[:, 0] > 0).astype(np.intp)]
+        else:
+            pred = classes[np.argmax(scores, axis=1)]
+        return float(np.average(pred == y, weights=self.weights))
 
     def __call__(self, model, X, y, **kwargs):
         if self.weights is not None:
