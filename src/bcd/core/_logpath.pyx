@@ -305,9 +305,10 @@ cdef class CyLogisticPath:
                     break
                 for j in range(self.d):
                     self.w[j] = self.wt[j]
+                for i in range(self.n):
+                    self.z[i] = self.zt[i]
                 it += 1
-                # the margins afresh: no drift from the steps
-                self._margins()
+                # (the margins are recomputed from w at every solve's start)
                 opt = self._optimality(l1, l2)
                 with gil:
                     if PyErr_CheckSignals() != 0:
