@@ -2,9 +2,17 @@
 :class:`LogisticRegressionCV`.
 
 Each fold is fitted along the whole grid of penalties with warm starts, from
-the strongest penalty to the weakest: by :func:`bcd.path` where it applies
-(an L1 penalty alone on a problem without unpenalized coordinates), else by
-one warm-started :func:`bcd.solve` per grid value.
+the strongest penalty to the weakest.  With the default methods (the elastic
+net's cyclic selection; the automatic and Newton-type solvers of a binary
+logistic regression), no ``solver_options``, ``verbose`` or ``max_time``,
+each grid value is one compiled call (``bcd.core.enetpath``: cyclic
+coordinate descent stopped by scikit-learn's duality-gap test for the
+elastic net; proximal Newton steps with inner coordinate descent stopped by
+the KKT test of :func:`bcd.solve` for the logistic model), so that a grid
+value costs its iterations and not the set-up of a general solve; the refit
+uses the same solver.  Otherwise each grid value is solved by :func:`bcd.path`
+where it applies (an L1 penalty alone on a problem without unpenalized
+coordinates), else by one warm-started :func:`bcd.solve`.
 """
 import numbers
 import time
@@ -88,8 +96,9 @@ def _rows(X, index):
 def enet_path_fit(design, alphas, l1_ratio, tol, max_iter, record):
     """``(coefs, intercepts)`` of the elastic net along the decreasing
     ``alphas`` (shapes (n_alphas, n_features) and (n_alphas,)),
-    warm-started: by :func:`bcd.path` for the Lasso (``l1_ratio = 1``) where
-    the solver has the duality gap, else by one warm-started solve per alpha."""
+    warm-started: in compiled calls where :func:`compiled_path_applies`, else
+    by :func:`bcd.path` for the Lasso (``l1_ratio = 1``) where the solver has
+    the duality gap, else by one warm-started solve per alpha."""
     n = design.n_samples
     alphas = np.asarray(alphas, dtype=np.float64)
     d = design.n_features
@@ -427,9 +436,9 @@ class LassoCV(_LinearModelCV):
     __doc__ = r"""Lasso with the penalty strength chosen by cross-validation.
 
     Each training fold is fitted along the grid of ``alphas`` (from the
-    largest, with warm starts: :func:`bcd.path` on dense data, warm-started
-    solves on sparse data), the folds in parallel through joblib when
-    ``n_jobs`` asks for it; the alpha with the smallest mean squared error on
+    largest, with warm starts: cyclic coordinate descent in one compiled call
+    per alpha, stopped by scikit-learn's duality-gap test), the folds in
+    parallel through joblib when ``n_jobs`` asks for it; the alpha with the smallest mean squared error on
     the held-out folds (weighted by the sample weights) is kept and the
     :class:`Lasso` is refitted with it on all the data.  The objective and
     scaling are those of scikit-learn's ``LassoCV``.
@@ -508,8 +517,9 @@ class ElasticNetCV(_LinearModelCV):
 
     The objective and scaling are those of :class:`ElasticNet`.  For every
     ``l1_ratio`` each training fold is fitted along its grid of ``alphas``
-    (from the largest, warm-started; :func:`bcd.path` for ``l1_ratio = 1``
-    on dense data), the folds in parallel through joblib when ``n_jobs`` asks
+    (from the largest, warm-started: cyclic coordinate descent in one
+    compiled call per alpha, stopped by scikit-learn's duality-gap test), the
+    folds in parallel through joblib when ``n_jobs`` asks
     for it; the pair with the smallest mean squared error on the held-out
     folds is kept and the :class:`ElasticNet` refitted with it on all the
     data.
@@ -751,8 +761,9 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
     cross-validation.
 
     Each training fold is fitted along the grid ``Cs`` (from the smallest C,
-    the strongest penalty, with warm starts; :func:`bcd.path` for the L1
-    penalty) for every ``l1_ratio``, the pair with the best mean score on the
+    the strongest penalty, with warm starts; with two classes and the
+    automatic or a Newton-type solver, proximal Newton steps with inner
+    coordinate descent in one compiled call per C) for every ``l1_ratio``, the pair with the best mean score on the
     held-out folds is kept and, with ``refit``, the model is refitted with it
     on all the data, warm-started from the mean of the folds' models (from zero with
     ``solver="liblinear"``, which has no warm start in scikit-learn).  The
