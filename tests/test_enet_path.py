@@ -169,3 +169,23 @@ def test_logistic_path_tight_tolerance_and_warm_start():
     assert again.solve(0.0, 1e-2, 1e-11, 50)[1] == 0
     with pytest.raises(ValueError, match="entries"):
         again.set_coef(w[:-1])
+
+
+def test_ctrl_c_interrupts_a_compiled_solve():
+    import os
+    import signal
+    import threading
+    import time
+
+    X, y, _ = _data(300, 200)
+    enet = EnetPath(X, y - y.mean(), precompute=False)
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            # a gap below zero is never reached: only Ctrl-C ends it
+            enet.solve(1e-3, 0.0, -1.0, 0.0, 10 ** 12)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - start < 5.0
