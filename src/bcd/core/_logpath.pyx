@@ -25,6 +25,9 @@ from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv
 
 #: the inner coordinate descent stops at this fraction of the outer measure
 cdef double INNER_FRACTION = 0.3
+#: after a full pass, the passes that follow cover the coordinates whose
+#: violation is above this fraction of the inner target
+cdef double ACTIVE_FRACTION = 0.1
 #: at most this many passes of coordinate descent per Newton step
 cdef Py_ssize_t MAX_INNER = 100
 #: relative rounding of the objective (a multiple of the machine epsilon)
@@ -69,7 +72,8 @@ cdef class CyLogisticPath:
     cdef const Py_ssize_t[::1] indptr
     cdef double[::1] y, s, pen
     cdef double[::1] w, z
-    cdef double[::1] g, h, u, q, zt, dw, wt, a, grad
+    cdef double[::1] g, h, u, q, zt, dw, wt, a, grad, viol
+    cdef Py_ssize_t[::1] active
     # h * A: the columns scaled by the curvature weights, per Newton step
     cdef double[::1, :] B
     cdef double[::1] bdata
@@ -99,6 +103,8 @@ cdef class CyLogisticPath:
         self.g, self.h, self.u, self.q, self.zt = (np.zeros(n), np.zeros(n), np.zeros(n),
                                                    np.zeros(n), np.zeros(n))
         self.dw, self.wt, self.a, self.grad = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d)
+        self.viol = np.zeros(d)
+        self.active = np.zeros(d, dtype=np.intp)
 
     @property
     def coef(self):
@@ -229,7 +235,8 @@ cdef class CyLogisticPath:
         ``(optimality, newton_steps, status)`` with ``status`` a key of
         :data:`STATUS`.  Raises KeyboardInterrupt on Ctrl-C (checked after
         every Newton step)."""
-        cdef Py_ssize_t i, j, it = 0, inner, halving
+        cdef Py_ssize_t i, j, a, it = 0, inner, halving, n_active
+        cdef bint full
         cdef double opt, hj, v, b, t, delta, worst, f0, f1, slope, step, p, wj, wn
         cdef int status = 1
         cdef bint accepted, floor, interrupted = False
@@ -251,9 +258,16 @@ cdef class CyLogisticPath:
                 for j in range(self.d):
                     self.a[j] = self._scale_columns(j) + l2 * self.pen[j]
                     self.dw[j] = 0.0
+                # passes over every coordinate, each followed by passes over
+                # those it found far from their minimizers (glmnet's active
+                # set) until they settle; the model counts as solved only
+                # after a full pass finds every violation small
+                full = True
+                n_active = self.d
                 for inner in range(MAX_INNER):
                     worst = 0.0
-                    for j in range(self.d):
+                    for a in range(self.d if full else n_active):
+                        j = a if full else self.active[a]
                         hj = self.a[j]
                         if hj <= 0.0:
                             continue
@@ -264,14 +278,26 @@ cdef class CyLogisticPath:
                             delta = _soft(hj * v - b, t) / hj - v
                         else:
                             delta = -b / hj
+                        self.viol[j] = fabs(delta) * hj
                         if delta != 0.0:
                             self.dw[j] += delta
                             self._step(j, delta)
-                            if fabs(delta) * hj > worst:
-                                worst = fabs(delta) * hj
+                            if self.viol[j] > worst:
+                                worst = self.viol[j]
                     self.inner_passes += 1
                     if worst <= INNER_FRACTION * opt:
-                        break
+                        if full:
+                            break
+                        full = True             # settled: verify on every coordinate
+                    elif full:
+                        # the coordinates that moved by more than a fraction of
+                        # the target, for the passes that follow
+                        n_active = 0
+                        for j in range(self.d):
+                            if self.viol[j] > ACTIVE_FRACTION * INNER_FRACTION * opt:
+                                self.active[n_active] = j
+                                n_active += 1
+                        full = n_active == 0
                 # a backtracking search on the objective along dw
                 self._direction_margins()
                 f0 = self._objective(&self.z[0], &self.w[0], l1, l2)
