@@ -177,9 +177,13 @@ def compiled_enet_path(design, l1s, l2s, tol, max_iter, record, x0=None):
     more than ``tol`` times the largest.  The Gram matrix is formed when
     there are more samples than features (dense data)."""
     d = design.n_features
-    enet, x_mean = _compiled_enet(design)
-    if x0 is not None:
-        enet.set_coef(np.maximum(x0, 0.0) if design.positive else x0)
+    # one per design: the paths of a fold's l1_ratios share its Gram matrix
+    compiled = getattr(design, "_compiled_enet", None)
+    if compiled is None:
+        compiled = design._compiled_enet = _compiled_enet(design)
+    enet, x_mean = compiled
+    start = np.zeros(d) if x0 is None else np.asarray(x0, dtype=np.float64)
+    enet.set_coef(np.maximum(start, 0.0) if design.positive else start)
     coefs = np.zeros((l1s.size, d))
     intercepts = np.full(l1s.size, design.y_mean)
     gaps = np.zeros(l1s.size)
