@@ -9,7 +9,7 @@ Usage, from the repository root::
 """
 import argparse
 
-from .benchmarks.bench_cv import DATASETS, ESTIMATORS, compare, fixed_cost
+from .benchmarks.bench_cv import DATASETS, ESTIMATORS, compare, fixed_cost, path_fixed_cost
 from .benchmarks.common import limit_blas, quiet
 
 
@@ -24,6 +24,9 @@ def main(argv=None):
     limit_blas(args.blas_threads)
     print(f"fixed cost of bcd.solve (50 x 20 Lasso at its solution): "
           f"{fixed_cost() * 1e3:.3f} ms", flush=True)
+    for kind in ("lasso", "logistic"):
+        print(f"fixed cost of one compiled path solve of the CV estimators ({kind}, 50 x 20, "
+              f"at its solution): {path_fixed_cost(kind) * 1e3:.4f} ms", flush=True)
     print(f"{'dataset':22} {'estimator':22} {'bcd s':>8} {'sklearn s':>10} {'ratio':>7} "
           f"{'bcd score':>11} {'sk score':>11}")
     for name in args.datasets:

@@ -83,10 +83,6 @@ KNOWN_FAILURES = [
     ("coordinate_descent", "test_warm_start$", "asserts that scikit-learn's cyclic coordinate "
      "descent, 5 passes and then 5 warm-started ones, ends at the iterate of 10 passes, "
      "neither converged; bcd's solver (working sets, extrapolation) takes other steps"),
-    ("coordinate_descent", "test_1d_multioutput_", "asserts that LassoCV/ElasticNetCV and "
-     "scikit-learn's MultiTaskLassoCV/MultiTaskElasticNetCV stop at the same iterate to 7 "
-     "decimals; theirs is 1.2e-4 from the optimum at tol=1e-4, bcd's 5.7e-5, so they "
-     "differ in the fifth decimal"),
     ("coordinate_descent", "test_enet_nonfinite_params", "matches scikit-learn's wording "
      "(\"Coordinate descent iterations resulted in non-finite parameter values\"); bcd "
      "raises a ValueError before iterating, saying that centering X overflows float64"),

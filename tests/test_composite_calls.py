@@ -471,7 +471,35 @@ def test_ctrl_c_in_the_python_part_of_a_path_solve_stops_a_cv_fit(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(bcd._solve, "solve", solve)
-    model = LassoCV(alphas=10, cv=3)
+    # solver_options (here the default tol_mode) take the folds' paths to
+    # bcd.path instead of the compiled path
+    model = LassoCV(alphas=10, cv=3, solver_options={"tol_mode": "absolute"})
     with pytest.raises(KeyboardInterrupt):
         model.fit(X, y)
+    assert len(calls) == 5 and not hasattr(model, "coef_")
+
+
+@pytest.mark.parametrize("estimator", ["LassoCV", "LogisticRegressionCV"])
+def test_ctrl_c_in_a_compiled_path_stops_a_cv_fit(monkeypatch, estimator):
+    # the compiled paths of the folds raise KeyboardInterrupt on Ctrl-C (they
+    # check for signals between passes); the CV fit stops at once
+    from bcd.core import enetpath
+    from bcd.linear_model import LassoCV, LogisticRegressionCV
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 10))
+    y = X[:, 0] + 0.1 * rng.standard_normal(80)
+    cls = enetpath.EnetPath if estimator == "LassoCV" else enetpath.LogisticPath
+    real, calls = cls.solve, []
+
+    def solve(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "solve", solve)
+    model = (LassoCV(alphas=10, cv=3) if estimator == "LassoCV" else
+             LogisticRegressionCV(Cs=10, cv=3, l1_ratios=(0.0,), use_legacy_attributes=False))
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(X, y if estimator == "LassoCV" else (y > 0).astype(int))
     assert len(calls) == 5 and not hasattr(model, "coef_")

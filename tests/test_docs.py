@@ -10,7 +10,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 MODULES = ["bcd", "bcd._solve", "bcd._path", "bcd.problems", "bcd.problems.linear", "bcd.problems.multinomial",
-           "bcd.problems.quadratic",
+           "bcd.problems.quadratic", "bcd.core.enetpath",
            "bcd.problems.poisson", "bcd.datasets", "bcd.forest", "bcd.penalties",
            "bcd.gp.kernels", "bcd.gp.problem", "bcd.gp.regressor", "bcd.gp.sparse"]
 

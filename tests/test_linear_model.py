@@ -673,8 +673,10 @@ def test_float32_input(sparse):
 
 @pytest.fixture
 def problem_spy(monkeypatch):
-    """Records the matrix of every problem the estimators build."""
-    from bcd.linear_model import _coordinate_descent, _glm, _logistic, _ridge
+    """Records the matrix of every problem the estimators build (and of the
+    compiled elastic-net paths of the cross-validation)."""
+    from bcd.core.enetpath import EnetPath
+    from bcd.linear_model import _coordinate_descent, _cv, _glm, _logistic, _ridge
 
     seen = []
 
@@ -689,6 +691,7 @@ def problem_spy(monkeypatch):
     monkeypatch.setattr(_glm, "Poisson", spy(bcd.Poisson))
     monkeypatch.setattr(_logistic, "Logistic", spy(bcd.Logistic))
     monkeypatch.setattr(_logistic, "Multinomial", spy(bcd.Multinomial))
+    monkeypatch.setattr(_cv, "EnetPath", spy(EnetPath))
     return seen
 
 

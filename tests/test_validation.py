@@ -186,3 +186,29 @@ def test_complex_and_masked_inputs_are_rejected():
         bcd.LeastSquares(np.ma.masked_array(np.ones((3, 2))), np.ones(3))
     with pytest.raises(TypeError, match="masked"):
         bcd.LeastSquares(np.ones((3, 2)), np.ma.masked_array(np.ones(3)))
+
+
+def test_lazy_entropy_seed_words_and_draws():
+    from bcd._validation import LazyEntropy, seed_words
+    words = [seed_words(LazyEntropy()) for _ in range(4)]
+    for pair in words:
+        assert len(pair) == 2 and all(isinstance(w, int) and 0 <= w < 2 ** 63 for w in pair)
+    assert len(set(words)) == 4                     # fresh entropy every time
+    source = LazyEntropy()
+    perm = source.permutation(10)                   # any other draw: a Generator
+    assert sorted(perm.tolist()) == list(range(10))
+    assert len(seed_words(source)) == 2
+
+
+def test_order_partition_is_consecutive_blocks():
+    from bcd.core.blocks import partition_arrays
+    L = np.array([1.0, 0.0, 2.0, 3.0, 0.0, 1.0, 1.0, 5.0])
+    for coordinates in (None, np.array([0, 2, 4, 5, 7], dtype=np.int32)):
+        active = np.flatnonzero(L > 0) if coordinates is None else \
+            coordinates[L[coordinates] > 0]
+        for size in (1, 2, 3, 10):
+            ptr, coords = partition_arrays(L, size, "order", None, coordinates)
+            assert ptr.dtype == np.int32 and coords.dtype == np.int32
+            blocks = [coords[ptr[u]:ptr[u + 1]].tolist() for u in range(len(ptr) - 1)]
+            expected = [active[i:i + size].tolist() for i in range(0, active.size, size)]
+            assert blocks == expected

@@ -14,6 +14,10 @@ cost of one :func:`bcd.solve`.
 * ``SolveFixedCost``: one ``bcd.solve`` of a 50 x 20 Lasso started at its
   solution, so that almost all of the time is the fixed cost (validation,
   configuration, assembly, the result).
+* ``PathFixedCost``: the same at one grid value of the compiled paths the
+  cross-validated estimators run (``bcd.core.enetpath``: one call of
+  ``EnetPath.solve`` or ``LogisticPath.solve`` started at the solution),
+  the fixed cost each grid value of a fold pays.
 
 ``python -m asv_benches.cv`` prints the table.
 """
@@ -150,3 +154,42 @@ class SolveFixedCost:
 
     def time_solve_at_solution(self):
         bcd.solve(self.problem, x0=self.x, tol=1e-6, warn=False)
+
+
+def path_fixed_cost(kind="lasso", repeats=7, number=2000):
+    """Median seconds of one compiled path solve (``kind`` "lasso": an
+    ``EnetPath`` on the 50 x 20 Lasso of :func:`fixed_cost_problem`;
+    "logistic": a ``LogisticPath`` on 50 x 20 labels, L2) started at the
+    solution."""
+    from bcd.core.enetpath import EnetPath, LogisticPath
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((50, 20))
+    b = rng.standard_normal(50)
+    if kind == "lasso":
+        lam = 0.3 * float(np.max(np.abs(A.T @ b)))
+        solver = EnetPath(A, b, precompute=False)
+        args = (lam, 0.0, 1e-6 * float(b @ b), 1e-4, 1000)
+    else:
+        solver = LogisticPath(A, (b > 0).astype(float))
+        args = (0.0, 1.0, 1e-6, 100)
+    solver.solve(*args[:2], 1e-12 * (float(b @ b) if kind == "lasso" else 1.0), *args[3:])
+    for _ in range(20):
+        solver.solve(*args)
+    runs = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            solver.solve(*args)
+        runs.append((time.perf_counter() - t0) / number)
+    return median(runs)
+
+
+class PathFixedCost:
+    params = (["lasso", "logistic"],)
+    param_names = ["kind"]
+
+    def track_path_solve_microseconds(self, kind):
+        return path_fixed_cost(kind, repeats=3, number=500) * 1e6
+
+    track_path_solve_microseconds.unit = "us"

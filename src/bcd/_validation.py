@@ -1,5 +1,6 @@
 """Input checking shared by problems and the solver."""
 import numbers
+import os
 
 import numpy as np
 import scipy.sparse as sp
@@ -190,8 +191,35 @@ class LazyRandomState:
         return getattr(self.random_state, name)
 
 
+class LazyEntropy:
+    """``np.random.default_rng()`` (fresh entropy), created only when a draw
+    needs it.
+
+    Creating a Generator costs tens of microseconds, a good share of a small
+    solve, and most solves only take seed words for their compiled
+    generators: :func:`seed_words` of a ``LazyEntropy`` draws them from the
+    operating system's entropy (as the Generator would be seeded); any other
+    draw gets the Generator."""
+
+    __slots__ = ("_rng",)
+
+    def __init__(self):
+        self._rng = None
+
+    @property
+    def generator(self):
+        if self._rng is None:
+            self._rng = np.random.default_rng()
+        return self._rng
+
+    def __getattr__(self, name):
+        return getattr(self.generator, name)
+
+
 #: per seed, the first seed words of RandomState(seed)
 _SEED_WORDS = {}
+#: the 63 low bits (seed words are non-negative int64)
+_WORD_MASK = (1 << 63) - 1
 _CACHED_WORDS = 8
 
 
@@ -204,6 +232,12 @@ def _draw_words(rs):
 
 def seed_words(random_state):
     """Two 63-bit integers drawn from ``random_state`` to seed compiled RNGs."""
+    if isinstance(random_state, LazyEntropy):
+        if random_state._rng is None:
+            # two fresh 63-bit words, as unpredictable as a fresh Generator's
+            raw = int.from_bytes(os.urandom(16), "little")
+            return (raw & _WORD_MASK, (raw >> 64) & _WORD_MASK)
+        random_state = random_state._rng
     if isinstance(random_state, LazyRandomState):
         k = random_state._words_drawn
         if random_state._rs is None and k < _CACHED_WORDS:

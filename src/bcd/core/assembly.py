@@ -10,7 +10,7 @@ example :meth:`Assembly.draw`).
 """
 import numpy as np
 
-from .._validation import LazyRandomState, check_random_state, seed_words
+from .._validation import LazyEntropy, LazyRandomState, check_random_state, seed_words
 from . import _engine
 from ._select import CyCyclicSelector
 from .blocks import BLOCKS, Units
@@ -169,12 +169,12 @@ def assemble(problem, rule, blocks, update, block_size=None, random_state=None, 
     specs, resolved = check_combination(problem, blocks, rule, update, options, TABLES)
     b_spec, r_spec, u_spec = specs
     # an integer seed is seeded only if a draw needs it (see LazyRandomState);
-    # no seed: fresh entropy through a Generator, far cheaper to create than a
-    # RandomState
+    # no seed: fresh entropy, through a Generator only if a draw other than
+    # the compiled generators' seed words needs one (see LazyEntropy)
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         rng = LazyRandomState(random_state)
     elif random_state is None:
-        rng = np.random.default_rng()
+        rng = LazyEntropy()
     else:
         rng = check_random_state(random_state)
     n = problem.n_coordinates

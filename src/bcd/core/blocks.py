@@ -53,14 +53,21 @@ class Units:
         self.per_iteration = int(per_iteration)
         self.lipschitz = np.ascontiguousarray(lipschitz, dtype=np.float64)
         unit_of = np.full(n, -1, dtype=np.int32)
-        unit_of[self.coords] = np.repeat(np.arange(len(self.ptr) - 1, dtype=np.int32),
-                                         np.diff(self.ptr))
+        n_units = len(self.ptr) - 1
+        if n_units > 0 and len(self.coords) == n_units:
+            # one coordinate per unit (the common case): no sizes to count
+            unit_of[self.coords] = np.arange(n_units, dtype=np.int32)
+            largest = mean = 1
+        else:
+            sizes = np.diff(self.ptr)
+            unit_of[self.coords] = np.repeat(np.arange(n_units, dtype=np.int32), sizes)
+            largest = sizes.max() if sizes.size else 0
+            mean = sizes.mean() if sizes.size else 1
         self.unit_of = unit_of
-        sizes = np.diff(self.ptr)
         self.max_block = int(max_block if max_block is not None else
-                             self.per_iteration * (sizes.max() if sizes.size else 0))
+                             self.per_iteration * largest)
         self.typical_size = float(typical_size if typical_size is not None else
-                                  self.per_iteration * (sizes.mean() if sizes.size else 1))
+                                  self.per_iteration * mean)
         self.dense = bool(dense)
 
     @property
@@ -102,8 +109,10 @@ def partition_arrays(L, block_size, kind, rng, coordinates=None):
     n_active = active.size
     n_blocks = -(-n_active // block_size)
     if kind == "order":
-        order = active
-    elif kind == "random":
+        # consecutive (sorted) coordinates: the blocks are slices of them
+        ptr = np.minimum(np.arange(n_blocks + 1, dtype=np.int64) * block_size, n_active)
+        return ptr.astype(np.int32), active.astype(np.int32)
+    if kind == "random":
         order = active[rng.permutation(n_active)]
     elif kind in ("sort", "avg"):
         order = active[np.argsort(-L[active], kind="stable")]

@@ -2,24 +2,35 @@
 :class:`LogisticRegressionCV`.
 
 Each fold is fitted along the whole grid of penalties with warm starts, from
-the strongest penalty to the weakest: by :func:`bcd.path` where it applies
-(an L1 penalty alone on a problem without unpenalized coordinates), else by
-one warm-started :func:`bcd.solve` per grid value.
+the strongest penalty to the weakest.  With the default methods (the elastic
+net's cyclic selection; the automatic and Newton-type solvers of a binary
+logistic regression), no ``solver_options``, ``verbose`` or ``max_time``,
+each grid value is one compiled call (``bcd.core.enetpath``: cyclic
+coordinate descent stopped by scikit-learn's duality-gap test for the
+elastic net; proximal Newton steps with inner coordinate descent stopped by
+the KKT test of :func:`bcd.solve` for the logistic model), so that a grid
+value costs its iterations and not the set-up of a general solve; the refit
+uses the same solver.  Otherwise each grid value is solved by :func:`bcd.path`
+where it applies (an L1 penalty alone on a problem without unpenalized
+coordinates), else by one warm-started :func:`bcd.solve`.
 """
 import numbers
 import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import get_scorer
+from sklearn.metrics import accuracy_score, get_scorer
 from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing
+from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..core.enetpath import EnetPath, LogisticPath
 from ._base import (BCDEstimator, LinearPredictorMixin, SolveRecord, SparseCoefMixin,
                     check_fit_params, check_random_state_seed, check_sample_weight,
                     fit_deadline, routing_enabled,
@@ -85,8 +96,9 @@ def _rows(X, index):
 def enet_path_fit(design, alphas, l1_ratio, tol, max_iter, record):
     """``(coefs, intercepts)`` of the elastic net along the decreasing
     ``alphas`` (shapes (n_alphas, n_features) and (n_alphas,)),
-    warm-started: by :func:`bcd.path` for the Lasso (``l1_ratio = 1``) where
-    the solver has the duality gap, else by one warm-started solve per alpha."""
+    warm-started: in compiled calls where :func:`compiled_path_applies`, else
+    by :func:`bcd.path` for the Lasso (``l1_ratio = 1``) where the solver has
+    the duality gap, else by one warm-started solve per alpha."""
     n = design.n_samples
     alphas = np.asarray(alphas, dtype=np.float64)
     d = design.n_features
@@ -95,6 +107,8 @@ def enet_path_fit(design, alphas, l1_ratio, tol, max_iter, record):
     if design.scale == 0.0:
         return coefs, intercepts            # w = 0 is optimal at every alpha
     l1s, l2s = least_squares_strengths(alphas, l1_ratio, n)
+    if np.all(l1s > 0) and compiled_path_applies(record):
+        return compiled_enet_path(design, l1s, l2s, tol, max_iter, record)[:2]
     if l1_ratio == 1.0 and np.all(l1s > 0) and design.has_solver_gap(1.0, 0.0):
         problem = design.problem(1.0, 0.0)  # the L1 weights are scaled by each lambda
         extra = {"gap_tol": tol * design.y_energy} if record.working_sets else {}
@@ -108,6 +122,83 @@ def enet_path_fit(design, alphas, l1_ratio, tol, max_iter, record):
         coefs[k], intercepts[k] = coef, intercept
         x0 = design.start(coef, intercept, l1)
     return coefs, intercepts
+
+
+class CompiledPathFailure:
+    """A value of a compiled elastic-net path that did not converge, as
+    :class:`SolveRecord` reports failures (``status``, ``message``,
+    ``converged``, ``options``)."""
+
+    __slots__ = ("status", "message", "converged", "options", "n_iter")
+
+    def __init__(self, gap, gap_tol, passes, status="max_iter", what="duality gap"):
+        self.status = status
+        if status == "max_iter":
+            self.message = (f"Reached max_iter = {passes} iterations with a {what} of "
+                            f"{gap:.3e} above tol = {gap_tol:.3e}.")
+        else:
+            self.message = (f"Stopped: no step decreased the objective (the {what} "
+                            f"{gap:.3e} is at its rounding floor, above tol = {gap_tol:.3e}).")
+        self.converged = False
+        self.options = {"formulation": "primal"}
+        self.n_iter = passes
+
+
+def compiled_path_applies(record):
+    """Whether a fold's elastic-net path may run in compiled calls
+    (:class:`bcd.core.enetpath.EnetPath`): for the default cyclic
+    coordinate descent, without ``solver_options``, ``verbose`` (which
+    are options of :func:`bcd.solve`) or a ``max_time`` deadline."""
+    return record.method == "cyclic" and not record.options and record.deadline is None
+
+
+def _compiled_enet(design):
+    """``(EnetPath, x_mean or None)`` of a :class:`LeastSquaresDesign`:
+    dense data as the design centred it, sparse data centred implicitly
+    (never densified)."""
+    X = design.X
+    if sp.issparse(X):
+        x_mean = None
+        if design.fit_intercept:
+            sw = design._sw
+            x_mean = np.asarray(X.T @ sw, dtype=np.float64).ravel() / float(np.sum(sw))
+        return EnetPath(X, design.b, sample_weight=design.sample_weight, x_mean=x_mean,
+                        positive=design.positive), x_mean
+    return EnetPath(design.A, design.b, sample_weight=design.sample_weight,
+                    positive=design.positive), design.x_mean
+
+
+def compiled_enet_path(design, l1s, l2s, tol, max_iter, record, x0=None):
+    """``(coefs, intercepts, gaps)`` of the elastic net at the summed
+    weights ``l1s > 0`` and ``l2s`` (decreasing), warm-started (from the
+    coefficients ``x0``, default 0), in one compiled call per value, each
+    stopped by scikit-learn's test: a duality gap of at most ``tol * sum_i
+    s_i (y_i - ybar)^2``, evaluated when a pass moves no coefficient by
+    more than ``tol`` times the largest.  The Gram matrix is formed when
+    there are more samples than features (dense data)."""
+    d = design.n_features
+    # one per design: the paths of a fold's l1_ratios share its Gram matrix
+    compiled = getattr(design, "_compiled_enet", None)
+    if compiled is None:
+        compiled = design._compiled_enet = _compiled_enet(design)
+    enet, x_mean = compiled
+    start = np.zeros(d) if x0 is None else np.asarray(x0, dtype=np.float64)
+    enet.set_coef(np.maximum(start, 0.0) if design.positive else start)
+    coefs = np.zeros((l1s.size, d))
+    intercepts = np.full(l1s.size, design.y_mean)
+    gaps = np.zeros(l1s.size)
+    gap_tol = tol * design.y_energy
+    max_passes = int(max_iter)
+    for k in range(l1s.size):
+        gaps[k], passes, converged = enet.solve(l1s[k], l2s[k], gap_tol, tol, max_passes)
+        record.n_passes += int(passes)
+        record.n_iter += int(passes) * d
+        if not converged:
+            record.failures.append(CompiledPathFailure(gaps[k], gap_tol, passes))
+        coef = coefs[k] = enet.coef
+        if x_mean is not None:
+            intercepts[k] = design.y_mean - float(x_mean @ coef)
+    return coefs, intercepts, gaps
 
 
 def lasso_path_fit(design, alphas, tol, max_iter, record):
@@ -258,7 +349,17 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
                 and np.shape(self.coef_) == (X.shape[1],):
             x0 = full.start(self.coef_, self.intercept_, l1)
         before = record.n_passes
-        coef, intercept, gap, _ = full.fit(record, l1, l2, self.tol, self.max_iter, x0)
+        if l1 > 0 and full.scale > 0 and compiled_path_applies(record):
+            # the refit as the folds' solves: the same method and stopping test
+            start = None
+            if self.warm_start and getattr(self, "coef_", None) is not None \
+                    and np.shape(self.coef_) == (X.shape[1],):
+                start = np.asarray(self.coef_, dtype=np.float64)
+            coefs, intercepts, gaps = compiled_enet_path(
+                full, np.array([l1]), np.array([l2]), self.tol, self.max_iter, record, start)
+            coef, intercept, gap = coefs[0], float(intercepts[0]), float(gaps[0])
+        else:
+            coef, intercept, gap, _ = full.fit(record, l1, l2, self.tol, self.max_iter, x0)
         record.warn()
         self.alpha_ = alpha
         self.l1_ratio_ = l1_ratio
@@ -339,9 +440,9 @@ class LassoCV(_LinearModelCV):
     __doc__ = r"""Lasso with the penalty strength chosen by cross-validation.
 
     Each training fold is fitted along the grid of ``alphas`` (from the
-    largest, with warm starts: :func:`bcd.path` on dense data, warm-started
-    solves on sparse data), the folds in parallel through joblib when
-    ``n_jobs`` asks for it; the alpha with the smallest mean squared error on
+    largest, with warm starts: cyclic coordinate descent in one compiled call
+    per alpha, stopped by scikit-learn's duality-gap test), the folds in
+    parallel through joblib when ``n_jobs`` asks for it; the alpha with the smallest mean squared error on
     the held-out folds (weighted by the sample weights) is kept and the
     :class:`Lasso` is refitted with it on all the data.  The objective and
     scaling are those of scikit-learn's ``LassoCV``.
@@ -420,8 +521,9 @@ class ElasticNetCV(_LinearModelCV):
 
     The objective and scaling are those of :class:`ElasticNet`.  For every
     ``l1_ratio`` each training fold is fitted along its grid of ``alphas``
-    (from the largest, warm-started; :func:`bcd.path` for ``l1_ratio = 1``
-    on dense data), the folds in parallel through joblib when ``n_jobs`` asks
+    (from the largest, warm-started: cyclic coordinate descent in one
+    compiled call per alpha, stopped by scikit-learn's duality-gap test), the
+    folds in parallel through joblib when ``n_jobs`` asks
     for it; the pair with the smallest mean squared error on the held-out
     folds is kept and the :class:`ElasticNet` refitted with it on all the
     data.
@@ -518,6 +620,8 @@ def logistic_path_fit(design, Cs, penalty, l1_ratio, tol, max_iter, record):
     strengths = [logistic_strengths(penalty, C, l1_ratio) for C in Cs]
     l1s = np.array([s[0] for s in strengths])
     l2s = np.array([s[1] for s in strengths])
+    if compiled_logistic_applies(design, record, l1s, l2s):
+        return compiled_logistic_path(design, l1s, l2s, tol, max_iter, record)
     if np.all(l2s == 0) and np.all(l1s > 0) and np.all(np.diff(l1s) < 0):
         problem = design.problem(1.0, 0.0)   # the L1 weights are scaled by each 1/C
         result = record.path(problem, l1s, max_iter, design.kkt_tol(tol))
@@ -529,6 +633,45 @@ def logistic_path_fit(design, Cs, penalty, l1_ratio, tol, max_iter, record):
         coef, intercept, result = design.fit(record, l1, l2, tol, max_iter, x0)
         models.append((coef, intercept, record.n_passes - before))
         x0 = result.x
+    return models
+
+
+#: the logistic methods whose compiled path is the same kind of method
+#: (Newton steps; the automatic configuration chooses them for these problems)
+COMPILED_LOGISTIC_METHODS = ("auto", "lbfgs", "newton-cg", "newton-cholesky")
+
+
+def compiled_logistic_applies(design, record, l1s, l2s):
+    """Whether a fold's logistic path may run in compiled calls
+    (:class:`bcd.core.enetpath.LogisticPath`): two classes, a Newton-type
+    or automatic method, no ``solver_options``, ``verbose`` or
+    ``max_time``, and a penalty at every C (without one, the minimizer
+    need not exist)."""
+    return (not design.multinomial and record.method in COMPILED_LOGISTIC_METHODS
+            and not record.options and record.deadline is None
+            and bool(np.all((l1s > 0) | (l2s > 0))))
+
+
+def compiled_logistic_path(design, l1s, l2s, tol, max_iter, record, x0=None):
+    """:func:`logistic_path_fit` in one compiled call per C: proximal Newton
+    steps with inner coordinate descent, warm-started (from the problem's
+    variable ``x0``, default 0), each solve stopped by the test of
+    :func:`bcd.solve` (the KKT residual at most ``design.kkt_tol(tol)``)."""
+    path = LogisticPath(design.A, (design.y_idx == 1).astype(np.float64),
+                        sample_weight=design.sample_weight, penalized=design.penalized)
+    if x0 is not None:
+        path.set_coef(x0)
+    kkt_tol = design.kkt_tol(tol)
+    models = []
+    for l1, l2 in zip(l1s, l2s):
+        opt, steps, status = path.solve(l1, l2, kkt_tol, int(max_iter))
+        record.n_passes += int(steps)
+        record.n_iter += int(steps)
+        if status != "converged":
+            record.failures.append(CompiledPathFailure(
+                opt, kkt_tol, steps, status=status, what="optimality measure"))
+        coef, intercept = design.model(path.coef)
+        models.append((coef, intercept, int(steps)))
     return models
 
 
@@ -559,6 +702,9 @@ def _logistic_fold(estimator, X, y, y_idx, classes, sw, train, test, Cs, penalty
             if estimator.fit_intercept:
                 paths[j, k, :, -1] = intercept
             n_iter[j, k] = iters
+            if scorer.is_accuracy:
+                scores[j, k] = scorer.accuracy(classes, coef, intercept, X_test, y_test)
+                continue
             model = _fold_model(classes, X.shape[1], coef, intercept, X.dtype)
             # the scorer adds the held-out sample weights (see _WeightedScorer)
             scores[j, k] = scorer(model, X_test, y_test)
@@ -619,8 +765,9 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
     cross-validation.
 
     Each training fold is fitted along the grid ``Cs`` (from the smallest C,
-    the strongest penalty, with warm starts; :func:`bcd.path` for the L1
-    penalty) for every ``l1_ratio``, the pair with the best mean score on the
+    the strongest penalty, with warm starts; with two classes and the
+    automatic or a Newton-type solver, proximal Newton steps with inner
+    coordinate descent in one compiled call per C) for every ``l1_ratio``, the pair with the best mean score on the
     held-out folds is kept and, with ``refit``, the model is refitted with it
     on all the data, warm-started from the mean of the folds' models (from zero with
     ``solver="liblinear"``, which has no warm start in scikit-learn).  The
@@ -914,7 +1061,14 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
                 # in scikit-learn, and equals LogisticRegression's fit
                 x0 = None
             l1, l2 = logistic_strengths(penalty, C, l1_ratio)
-            coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
+            if self.solver != "liblinear" and compiled_logistic_applies(
+                    design, record, np.array([l1]), np.array([l2])):
+                # the refit as the folds' solves: the same method and test
+                coef, intercept, _ = compiled_logistic_path(
+                    design, np.array([l1]), np.array([l2]), self.tol, self.max_iter, record,
+                    x0)[0]
+            else:
+                coef, intercept, _ = design.fit(record, l1, l2, self.tol, self.max_iter, x0)
             C_, l1_ratio_ = C, l1_ratio
         else:
             flat = scores.reshape(len(out), -1)
@@ -1050,6 +1204,26 @@ class _WeightedScorer:
     def __init__(self, scorer, sample_weight, test):
         self.scorer = scorer
         self.weights = None if sample_weight is None else sample_weight[test]
+        # scikit-learn's accuracy scorer as it is, computed here without the
+        # checks and wrappers of a scorer call (see accuracy)
+        self.is_accuracy = (getattr(scorer, "_score_func", None) is accuracy_score
+                            and not getattr(scorer, "_kwargs", None)
+                            and getattr(scorer, "_sign", None) == 1
+                            and getattr(scorer, "_response_method", None) == "predict")
+
+    def accuracy(self, classes, coef, intercept, X, y):
+        """The accuracy of the linear model on ``(X, y)``, as the scorer
+        computes it through ``LogisticRegression.predict``: the class of the
+        positive decision (two classes) or of the largest one, the decisions
+        computed in the dtype of ``X``."""
+        coef = np.asarray(coef).astype(X.dtype)
+        scores = np.asarray(safe_sparse_dot(X, coef.T, dense_output=True)) \
+            + np.asarray(intercept).astype(X.dtype)
+        if scores.shape[1] == 1:
+            pred = classes[(scores[:, 0] > 0).astype(np.intp)]
+        else:
+            pred = classes[np.argmax(scores, axis=1)]
+        return float(np.average(pred == y, weights=self.weights))
 
     def __call__(self, model, X, y, **kwargs):
         if self.weights is not None:
