@@ -653,3 +653,18 @@ def test_sklearn_callbacks_see_every_iteration(classes, solver):
     np.testing.assert_allclose(ends[n_iter - 1][2].coef_, model.coef_, rtol=1e-7, atol=1e-12)
     assert recorder.events[-2][0] == "end" and recorder.events[-2][1].parent is None
     np.testing.assert_array_equal(recorder.events[-2][2].coef_, model.coef_)
+
+
+def test_logistic_cv_fits_float32_data_in_float64():
+    # as scikit-learn's LogisticRegressionCV; LogisticRegression keeps float32
+    X, y = _classification(n=60, d=4, seed=9)
+    X32 = X.astype(np.float32)
+    kwargs = dict(Cs=3, cv=3, scoring="neg_log_loss", l1_ratios=(0.0,),
+                  use_legacy_attributes=False, tol=1e-8)
+    ours = LogisticRegressionCV(**kwargs).fit(X32, y)
+    theirs = sk.LogisticRegressionCV(**kwargs).fit(X32, y)
+    assert ours.coef_.dtype == theirs.coef_.dtype == np.float64
+    assert ours.intercept_.dtype == theirs.intercept_.dtype == np.float64
+    same = LogisticRegressionCV(**kwargs).fit(X32.astype(np.float64), y)
+    np.testing.assert_array_equal(ours.coef_, same.coef_)
+    np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-4)
