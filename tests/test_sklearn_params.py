@@ -495,8 +495,8 @@ def test_named_solvers_refuse_what_scikit_learn_refuses(Estimator):
     Xb, yb = X, (y == 0).astype(int)
     cv = Estimator is LogisticRegressionCV
     ratio = (lambda r: {"l1_ratios": (r,)}) if cv else (lambda r: {"l1_ratio": r})
-    extra = {"Cs": 2, "cv": 2, "scoring": "neg_log_loss", "use_legacy_attributes": False} \
-        if cv else {}
+    extra = {"Cs": 2, "cv": 2, "scoring": "neg_log_loss", "use_legacy_attributes": False,
+             "l1_ratios": (0.0,)} if cv else {}
     skl = getattr(sk, Estimator.__name__)
     cases = [(dict(solver="liblinear"), X, y)]
     cases += [(dict(solver=s, **ratio(1.0)), Xb, yb)
@@ -508,15 +508,15 @@ def test_named_solvers_refuse_what_scikit_learn_refuses(Estimator):
         cases += [(dict(solver="liblinear", C=np.inf), Xb, yb)]
     for kwargs, A, b in cases:
         with pytest.raises(ValueError) as theirs:
-            skl(**kwargs, **extra).fit(A, b)
+            skl(**{**extra, **kwargs}).fit(A, b)
         with pytest.raises(ValueError) as ours:
-            Estimator(**kwargs, **extra).fit(A, b)
+            Estimator(**{**extra, **kwargs}).fit(A, b)
         # scikit-learn's message starts ours (which adds what bcd fits instead)
         first = str(theirs.value).split(".")[0].split(",")[0]
         assert first in str(ours.value), (kwargs, str(ours.value))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        Estimator(solver="auto", dual=True, **ratio(1.0), **extra).fit(X, y)
+        Estimator(**{**extra, **ratio(1.0)}, solver="auto", dual=True).fit(X, y)
 
 
 def test_liblinear_refusals_and_float64_model():
@@ -653,3 +653,18 @@ def test_sklearn_callbacks_see_every_iteration(classes, solver):
     np.testing.assert_allclose(ends[n_iter - 1][2].coef_, model.coef_, rtol=1e-7, atol=1e-12)
     assert recorder.events[-2][0] == "end" and recorder.events[-2][1].parent is None
     np.testing.assert_array_equal(recorder.events[-2][2].coef_, model.coef_)
+
+
+def test_logistic_cv_fits_float32_data_in_float64():
+    # as scikit-learn's LogisticRegressionCV; LogisticRegression keeps float32
+    X, y = _classification(n=60, d=4, seed=9)
+    X32 = X.astype(np.float32)
+    kwargs = dict(Cs=3, cv=3, scoring="neg_log_loss", l1_ratios=(0.0,),
+                  use_legacy_attributes=False, tol=1e-8)
+    ours = LogisticRegressionCV(**kwargs).fit(X32, y)
+    theirs = sk.LogisticRegressionCV(**kwargs).fit(X32, y)
+    assert ours.coef_.dtype == theirs.coef_.dtype == np.float64
+    assert ours.intercept_.dtype == theirs.intercept_.dtype == np.float64
+    same = LogisticRegressionCV(**kwargs).fit(X32.astype(np.float64), y)
+    np.testing.assert_array_equal(ours.coef_, same.coef_)
+    np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-4)

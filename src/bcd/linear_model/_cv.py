@@ -862,7 +862,8 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
     l1_ratio_ : ndarray of shape (n_classes,) or (1,), or float
         The chosen l1_ratio, likewise.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Coefficients of the final model.
+        Coefficients of the final model (float64: the data are fitted in
+        float64 whatever their dtype, as in scikit-learn).
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Intercepts of the final model.
     n_iter_ : ndarray
@@ -1024,8 +1025,10 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
             Cs = self._grid()
         self._seed = check_random_state_seed(self.random_state)
         self._fit_deadline = fit_deadline(self.max_time)
+        # float64 whatever the data, as scikit-learn's LogisticRegressionCV
         X, y, classes, y_idx, sw_given = validate_classification(self, X, y, sample_weight,
-                                                                 CV_SPARSE_FORMATS)
+                                                                 CV_SPARSE_FORMATS,
+                                                                 dtype=(np.float64,))
         sw = class_sample_weight(self.class_weight, classes, y_idx, sw_given)
         score_weight = None if score_weight is None else check_sample_weight(score_weight, X)
         ratios = [None] if l1_ratios is None else [float(r) for r in l1_ratios]

@@ -381,8 +381,10 @@ class LogisticClassifierMixin(LinearClassifierMixin):
         return log_softmax(scores, axis=1)
 
 
-def validate_classification(estimator, X, y, sample_weight, sparse_formats=SPARSE_FORMATS):
-    """``(X, y, classes, y_idx, sample_weight)`` validated for ``fit``.
+def validate_classification(estimator, X, y, sample_weight, sparse_formats=SPARSE_FORMATS,
+                            dtype=(np.float64, np.float32)):
+    """``(X, y, classes, y_idx, sample_weight)`` validated for ``fit``
+    (``X`` of one of the types ``dtype``, converted to the first otherwise).
 
     With a ``solver`` scikit-learn runs on its own compiled code with 32-bit
     indices ("liblinear", "sag", "saga"), sparse matrices with 64-bit
@@ -390,8 +392,8 @@ def validate_classification(estimator, X, y, sample_weight, sparse_formats=SPARS
     ``solver="liblinear"``, so are more than two classes (liblinear's
     one-vs-rest is not scikit-learn's model since 1.7)."""
     solver = getattr(estimator, "solver", "auto")
-    X, y = validate_data(estimator, X, y, accept_sparse=sparse_formats,
-                         dtype=[np.float64, np.float32], multi_output=False,
+    X, y = validate_data(estimator, X, y, accept_sparse=sparse_formats, dtype=list(dtype),
+                         multi_output=False,
                          accept_large_sparse=solver not in SMALL_INDEX_SOLVERS)
     classes, y_idx = encode_classes(y)
     if solver == "liblinear" and classes.size > 2:
