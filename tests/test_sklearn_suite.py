@@ -27,12 +27,12 @@ QUICK = ("label_propagation",)
 
 #: the smallest pass rate of each module (items that build a bcd estimator,
 #: excluded items counted as failures).  The target is 95%; these are the
-#: rates measured with scikit-learn 1.9.1 (149/156 = 95.5%, 284/292 = 97.3%,
+#: rates measured with scikit-learn 1.9.1 (151/156 = 96.8%, 284/292 = 97.3%,
 #: 77/78) less a margin of two items, so that a regression fails the test (see
 #: the estimators page, or EXCLUDED and KNOWN_FAILURES in _sklearn_suite.py,
 #: for what still fails and why)
 REQUIRED = {
-    "coordinate_descent": 0.94,
+    "coordinate_descent": 0.95,
     "logistic": 0.965,
     "label_propagation": 0.96,
 }
