@@ -444,25 +444,25 @@ def _newton_callback(callback, every, dtype):
     def step_cb(k, x, objective):
         if k % every:
             return False
-        answer = callback(IterationInfo(k, x.astype(dtype), float(objective)))
-        if answer is None or isinstance(answer, (bool, np.bool_)):
-            return bool(answer)
-        warnings.warn(f"callback returned {answer!r}; only True stops the solve (None "
-                      f"or False continue).", UserWarning, stacklevel=2)
-        return False
+        return _stops(callback(IterationInfo(k, x.astype(dtype), float(objective))))
     return step_cb
+
+
+def _stops(answer):
+    """Whether a callback's answer stops the solve: True does, None and
+    False do not, anything else does not and is warned about."""
+    if answer is None or isinstance(answer, (bool, np.bool_)):
+        return bool(answer)
+    warnings.warn(f"callback returned {answer!r}; only True stops the solve (None "
+                  f"or False continue).", UserWarning, stacklevel=3)
+    return False
 
 
 def _engine_callback(callback, dtype):
     """The engine's callback ``(iteration, state) -> stop`` around the user's
     ``callback(IterationInfo) -> True to stop``."""
     def engine_cb(it, k):
-        answer = callback(IterationInfo(it, k.get_x().astype(dtype), k.get_objective()))
-        if answer is None or isinstance(answer, (bool, np.bool_)):
-            return bool(answer)
-        warnings.warn(f"callback returned {answer!r}; only True stops the solve (None "
-                      f"or False continue).", UserWarning, stacklevel=2)
-        return False
+        return _stops(callback(IterationInfo(it, k.get_x().astype(dtype), k.get_objective())))
     return engine_cb
 
 
