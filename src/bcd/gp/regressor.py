@@ -196,6 +196,9 @@ class GPRegressor(RegressorBase):
         log-parameters), ``"theta"`` (their learned values) and ``"starts"``
         (per start: the starting point, the point reached and its criterion,
         ``"lml"`` or ``"cv_mse"``), besides the optimizer's own counts;
+        for ``"ml"`` also ``"method"``, how the likelihood was computed
+        (``"exact"``, or estimated with the kernel matrix ``"stored"`` or
+        ``"streamed"``);
         for ``"cv"``, when the noise and a variance of every term of the
         kernel are learned, also ``"scale"``, the factor by which the maximum
         likelihood step multiplied the kernel's variances and the noise
