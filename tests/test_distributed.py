@@ -192,7 +192,8 @@ def test_a_worker_killed_mid_fit_reaches_the_optimum(client):
     client.wait_for_workers(2, timeout=60)
 
 
-@pytest.mark.parametrize("name", ["LogisticRegression", "Ridge", "Lasso", "ElasticNet"])
+@pytest.mark.parametrize("name", ["LogisticRegression", "Ridge", "Lasso", "ElasticNet",
+                                  "LinearSVC-squared_hinge", "LinearSVC-hinge"])
 def test_estimators_on_dask_arrays_equal_in_memory(client, name):
     from bcd import linear_model as lm
     rng = np.random.default_rng(2)
@@ -205,8 +206,11 @@ def test_estimators_on_dask_arrays_equal_in_memory(client, name):
         est = lm.Ridge(alpha=30.0, tol=1e-8)
     elif name == "Lasso":
         est = lm.Lasso(alpha=0.05, tol=1e-8, max_iter=5000)
-    else:
+    elif name == "ElasticNet":
         est = lm.ElasticNet(alpha=0.05, l1_ratio=0.5, tol=1e-8, max_iter=5000)
+    else:
+        y = np.where(y > 0.3, "b", "a")
+        est = lm.LinearSVC(loss=name.split("-")[1], C=0.05, tol=1e-8, max_iter=5000)
     mem = type(est)(**est.get_params()).fit(X, y)
     Xd = da.from_array(X, chunks=(25, 8))
     yd = da.from_array(y, chunks=25)
@@ -215,8 +219,8 @@ def test_estimators_on_dask_arrays_equal_in_memory(client, name):
     np.testing.assert_allclose(dist.intercept_, mem.intercept_, rtol=1e-5, atol=1e-6)
     pred = dist.predict(Xd)
     assert isinstance(pred, da.Array)
-    np.testing.assert_array_equal(pred.compute(), mem.predict(X)) if name == \
-        "LogisticRegression" else np.testing.assert_allclose(pred.compute(), mem.predict(X),
+    np.testing.assert_array_equal(pred.compute(), mem.predict(X)) if name in \
+        ("LogisticRegression", "LinearSVC-squared_hinge", "LinearSVC-hinge") else np.testing.assert_allclose(pred.compute(), mem.predict(X),
                                                              rtol=1e-5, atol=1e-5)
 
 
