@@ -86,6 +86,8 @@ def test_cocoa_equals_single_process_solve(client, loss, K):
     assert result.objective == pytest.approx(problem.objective(result.x), rel=1e-12)
     h = result.history
     assert len(h) == result.n_rounds and np.all(np.diff(h.time) >= 0)
+    # the workers' local work is a part of each round's time
+    assert np.all(h.worker_time > 0) and np.all(h.worker_time[1:] <= np.diff(h.time))
     # w to each worker once (two workers here), one vector back per partition
     assert np.all(h.bytes_sent >= 8 * N * (K + 1)) and np.all(h.bytes_sent <= 2 * 8 * N * K)
 

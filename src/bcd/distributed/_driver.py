@@ -59,16 +59,21 @@ class DistributedHistory:
         Seconds since the start of the first round.
     bytes_sent : ndarray of int
         Bytes of vectors sent to and from the workers during that round.
+    worker_time : ndarray
+        Seconds of the longest local computation of a partition in that
+        round (the rest of a round's time is communication, waiting and the
+        driver's work).
     """
 
-    __slots__ = ("round", "duality_gap", "objective", "time", "bytes_sent")
+    __slots__ = ("round", "duality_gap", "objective", "time", "bytes_sent", "worker_time")
 
-    def __init__(self, rounds, gaps, objectives, times, sent):
+    def __init__(self, rounds, gaps, objectives, times, sent, worker_time):
         self.round = np.asarray(rounds, dtype=np.int64)
         self.duality_gap = np.asarray(gaps, dtype=np.float64)
         self.objective = np.asarray(objectives, dtype=np.float64)
         self.time = np.asarray(times, dtype=np.float64)
         self.bytes_sent = np.asarray(sent, dtype=np.int64)
+        self.worker_time = np.asarray(worker_time, dtype=np.float64)
 
     def __len__(self):
         return self.round.shape[0]
@@ -582,7 +587,8 @@ class _Rounds:
         self.fit = f"{uuid.uuid4().hex[:8]}-{next(_FITS)}"
         self.rounds = [0] * self.K          # each partition's state round
         self.restarts = 0
-        self.hist = ([], [], [], [], [])
+        self.hist = ([], [], [], [], [], [])
+        self.worker_seconds = 0.0
         self.hosts = []
         self.held = {}
         self._where()
@@ -650,7 +656,9 @@ class _Rounds:
         _, _, distributed = _dask()
         if not self.o["actors"]:
             futures = [self._submit(fn, k, *shared, *extra[k]) for k in range(self.K)]
-            return self._collect(futures, deadline)
+            out = self._collect(futures, deadline)
+            self._worker_seconds(out)
+            return out
         if not self.hosts:
             self._hosts()
         shared = tuple({key: v for key, v in a.items() if key not in self.held}
@@ -685,7 +693,12 @@ class _Rounds:
             # a worker died: its actor is gone; new ones are made for the next
             # round, where the partitions are (recomputed) now
             self.hosts = []
+        self._worker_seconds(out)
         return out
+
+    def _worker_seconds(self, out):
+        self.worker_seconds = max((r.get("seconds", 0.0) for r in out
+                                   if r is not None and not r.get("lost")), default=0.0)
 
     def _messages(self):
         """The messages of a round to the workers: one per actor, or one per
@@ -733,7 +746,7 @@ class _Rounds:
         self._where()
 
     def _record(self, rnd, gap, objective, t, sent):
-        for lst, v in zip(self.hist, (rnd, gap, objective, t, sent)):
+        for lst, v in zip(self.hist, (rnd, gap, objective, t, sent, self.worker_seconds)):
             lst.append(v)
         if self.o["verbose"]:
             print(f"round {rnd:5d}  gap {gap:.3e}  objective {objective:.10g}  "
