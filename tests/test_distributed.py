@@ -323,3 +323,22 @@ def test_working_set_certificate_needs_fewer_rounds(client, loss):
         assert r.objective - ref.objective <= r.duality_gap + 1e-11 * abs(ref.objective)
         rounds[ws] = r.n_rounds
     assert rounds[True] < rounds[False]
+
+
+def test_estimators_fit_on_the_current_client(client):
+    """An estimator fits a dask array on the client made current with
+    ``as_current`` (here a second, in-process cluster), not the default."""
+    from bcd import linear_model as lm
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 5))
+    y = X @ rng.standard_normal(5)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None, silence_logs=50) as other:
+        with distributed.Client(other, set_as_default=False) as c2:
+            before = other.scheduler.transition_counter
+            with c2.as_current():
+                est = lm.Ridge(alpha=10.0, tol=1e-8).fit(da.from_array(X, chunks=(20, 5)),
+                                                         da.from_array(y, chunks=20))
+            assert other.scheduler.transition_counter > before
+    mem = lm.Ridge(alpha=10.0, tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(est.coef_, mem.coef_, rtol=1e-5, atol=1e-6)
