@@ -465,8 +465,8 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         is within 2% of ``l1``), solved exactly on the driver.  The workers
         send each column of the working set once (the columns of the
         support: a small fraction of the data, at most 10% of its bytes plus
-        1 MB, and only while the working set has at most ``WS_MAX``
-        columns); the dual point is checked for feasibility on
+        1 MB, and only while the working set has at most 1000 columns);
+        the dual point is checked for feasibility on
         every column by the workers in the next round.  Once the working
         set holds the solution's support this dual point is the dual
         optimum, and the duality gap falls with the objective's error
