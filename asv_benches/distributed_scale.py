@@ -56,6 +56,7 @@ def main(argv=None):
     parser.add_argument("--memory-limit", default="600MiB")
     parser.add_argument("--l2", type=float, default=1.0)
     parser.add_argument("--tol", type=float, default=1e-4)
+    parser.add_argument("--verbose", action="store_true", help="print each round")
     args = parser.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import dask
@@ -89,7 +90,7 @@ def main(argv=None):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = bd.solve(X, y, loss="squared", l2=args.l2, client=client, tol=args.tol,
-                         relative=True, max_rounds=500, callback=spy)
+                         relative=True, max_rounds=500, callback=spy, verbose=args.verbose)
         elapsed = time.perf_counter() - t
         print(f"matrix: {m} x {n}, density {args.density:g}: {r.data_bytes / 2**30:.2f} GiB "
               f"in CSR, {r.data_bytes / limit:.1f} x the memory limit of a worker "
