@@ -180,7 +180,7 @@ def main(argv=None):
         t_mem, rm = _median_time(lambda: bcd.solve(problem, formulation="dual", tol=RTOL,
                                                    tol_mode="relative", warn=False), repeats)
         rows.append((f"{name}: bcd.solve in memory", t_mem, rm.objective))
-        for solver, t, obj in _dask_ml(name, Xd, yd, yy, problem, repeats):
+        for solver, t, obj in _dask_ml(name, Xd, yd, yy, problem, repeats, client):
             rows.append((f"{name}: dask-ml {solver}", t, obj))
         for label, t, obj in rows:
             err = "-" if obj is None else f"{abs(obj - opt) / abs(opt):.1e}"
@@ -189,25 +189,46 @@ def main(argv=None):
     cluster.close()
 
 
-def _dask_ml(name, Xd, yd, yy, problem, repeats):
+#: seconds a dask-ml fit may run before it is stopped (its workers restarted)
+DASK_ML_LIMIT = 60.0
+
+
+def _dask_ml(name, Xd, yd, yy, problem, repeats, client=None):
     """Every solver of dask-ml's LogisticRegression / LinearRegression with the
-    same objective (sum of losses + 1/2 ||w||^2: C = 1, no intercept)."""
+    same objective (sum of losses + 1/2 ||w||^2: C = 1, no intercept), each
+    fit stopped after ``DASK_ML_LIMIT`` seconds (the cluster is restarted to
+    stop it, and the row says so)."""
+    import concurrent.futures
     try:
         from dask_ml.linear_model import LinearRegression, LogisticRegression
     except ImportError:
         return [("(dask-ml not installed)", float("nan"), None)]
     out = []
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
     for solver in ("admm", "lbfgs", "newton", "proximal_grad", "gradient_descent"):
         cls = LogisticRegression if "logistic" in name else LinearRegression
-        est = cls(penalty="l2", C=1.0, fit_intercept=False, solver=solver, tol=1e-8,
-                  max_iter=500)
-        yfit = yd
-        try:
+        params = dict(penalty="l2", C=1.0, fit_intercept=False, solver=solver, tol=1e-8,
+                      max_iter=500)
+
+        def fit():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                t, fitted = _median_time(lambda: cls(**est.get_params()).fit(Xd, yfit), repeats)
+                return cls(**params).fit(Xd, yd)
+
+        times, fitted = [], None
+        try:
+            for _ in range(repeats):
+                t = time.perf_counter()
+                fitted = pool.submit(fit).result(timeout=DASK_ML_LIMIT)
+                times.append(time.perf_counter() - t)
             obj = problem.objective(np.asarray(fitted.coef_).ravel())
-            out.append((solver, t, obj))
+            out.append((solver, statistics.median(times), obj))
+        except concurrent.futures.TimeoutError:
+            out.append((f"{solver} (stopped after {DASK_ML_LIMIT:.0f} s)", DASK_ML_LIMIT,
+                        None))
+            if client is not None:
+                client.restart()
+                pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         except Exception as exc:  # noqa: BLE001 - reported in the table
             out.append((f"{solver} failed: {type(exc).__name__}: {str(exc)[:40]}",
                         float("nan"), None))

@@ -3,14 +3,15 @@ memory limit, generated chunk by chunk on the workers and fitted by
 bcd.distributed (CoCoA+, ridge) to a relative duality gap of 1e-4.
 
 Run ``python -m asv_benches.distributed_scale [--rows 20000000]
-[--features 100000] [--density 1e-4] [--workers 8] [--partitions 32]
-[--memory-limit 600MiB]``; it prints the matrix's size against the workers'
+[--features 100000] [--density 1e-4] [--workers 16] [--partitions 32]
+[--memory-limit 500MiB] [--verbose]``; it prints the matrix's size against the workers'
 memory limit, the fit's time and rounds, and the peak resident memory of
 every worker (sampled each round).  The issue's target is 2e7 x 1e5 at
-0.01% density (2e8 non-zeros, 2.4 GB in CSR) on workers whose limit is at
-most a quarter of that; the defaults are that problem, on 8 workers of
-600 MiB (each holds an eighth of the matrix, 300 MB, beside the ~110 MB of
-a worker process with bcd imported).
+0.01% density (2e8 non-zeros, 2.24 GiB in CSR) on workers whose limit is at
+most a quarter of that; the defaults are that problem, on 16 workers of
+500 MiB (each holds two of the 32 partitions, 150 MB, beside the ~170 MB of
+a worker process with bcd and dask imported, and a partition takes about
+twice its size while it is generated).
 
 Each worker's memory limit is enforced (a worker past 95% of it is killed;
 spilling and pausing are off, so a partition never leaves its worker).
@@ -51,11 +52,12 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--features", type=int, default=100_000)
     parser.add_argument("--density", type=float, default=1e-4)
-    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=16)
     parser.add_argument("--partitions", type=int, default=32)
-    parser.add_argument("--memory-limit", default="600MiB")
+    parser.add_argument("--memory-limit", default="500MiB")
     parser.add_argument("--l2", type=float, default=1.0)
     parser.add_argument("--tol", type=float, default=1e-4)
+    parser.add_argument("--verbose", action="store_true", help="print each round")
     args = parser.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import dask
@@ -89,7 +91,7 @@ def main(argv=None):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = bd.solve(X, y, loss="squared", l2=args.l2, client=client, tol=args.tol,
-                         relative=True, max_rounds=500, callback=spy)
+                         relative=True, max_rounds=500, callback=spy, verbose=args.verbose)
         elapsed = time.perf_counter() - t
         print(f"matrix: {m} x {n}, density {args.density:g}: {r.data_bytes / 2**30:.2f} GiB "
               f"in CSR, {r.data_bytes / limit:.1f} x the memory limit of a worker "

@@ -86,6 +86,8 @@ def test_cocoa_equals_single_process_solve(client, loss, K):
     assert result.objective == pytest.approx(problem.objective(result.x), rel=1e-12)
     h = result.history
     assert len(h) == result.n_rounds and np.all(np.diff(h.time) >= 0)
+    # the workers' local work is a part of each round's time
+    assert np.all(h.worker_time > 0) and np.all(h.worker_time[1:] <= np.diff(h.time))
     # w to each worker once (two workers here), one vector back per partition
     assert np.all(h.bytes_sent >= 8 * N * (K + 1)) and np.all(h.bytes_sent <= 2 * 8 * N * K)
 
@@ -192,7 +194,8 @@ def test_a_worker_killed_mid_fit_reaches_the_optimum(client):
     client.wait_for_workers(2, timeout=60)
 
 
-@pytest.mark.parametrize("name", ["LogisticRegression", "Ridge", "Lasso", "ElasticNet"])
+@pytest.mark.parametrize("name", ["LogisticRegression", "Ridge", "Lasso", "ElasticNet",
+                                  "LinearSVC-squared_hinge", "LinearSVC-hinge"])
 def test_estimators_on_dask_arrays_equal_in_memory(client, name):
     from bcd import linear_model as lm
     rng = np.random.default_rng(2)
@@ -205,8 +208,11 @@ def test_estimators_on_dask_arrays_equal_in_memory(client, name):
         est = lm.Ridge(alpha=30.0, tol=1e-8)
     elif name == "Lasso":
         est = lm.Lasso(alpha=0.05, tol=1e-8, max_iter=5000)
-    else:
+    elif name == "ElasticNet":
         est = lm.ElasticNet(alpha=0.05, l1_ratio=0.5, tol=1e-8, max_iter=5000)
+    else:
+        y = np.where(y > 0.3, "b", "a")
+        est = lm.LinearSVC(loss=name.split("-")[1], C=0.05, tol=1e-8, max_iter=5000)
     mem = type(est)(**est.get_params()).fit(X, y)
     Xd = da.from_array(X, chunks=(25, 8))
     yd = da.from_array(y, chunks=25)
@@ -215,8 +221,8 @@ def test_estimators_on_dask_arrays_equal_in_memory(client, name):
     np.testing.assert_allclose(dist.intercept_, mem.intercept_, rtol=1e-5, atol=1e-6)
     pred = dist.predict(Xd)
     assert isinstance(pred, da.Array)
-    np.testing.assert_array_equal(pred.compute(), mem.predict(X)) if name == \
-        "LogisticRegression" else np.testing.assert_allclose(pred.compute(), mem.predict(X),
+    np.testing.assert_array_equal(pred.compute(), mem.predict(X)) if name in \
+        ("LogisticRegression", "LinearSVC-squared_hinge", "LinearSVC-hinge") else np.testing.assert_allclose(pred.compute(), mem.predict(X),
                                                              rtol=1e-5, atol=1e-5)
 
 
@@ -317,3 +323,22 @@ def test_working_set_certificate_needs_fewer_rounds(client, loss):
         assert r.objective - ref.objective <= r.duality_gap + 1e-11 * abs(ref.objective)
         rounds[ws] = r.n_rounds
     assert rounds[True] < rounds[False]
+
+
+def test_estimators_fit_on_the_current_client(client):
+    """An estimator fits a dask array on the client made current with
+    ``as_current`` (here a second, in-process cluster), not the default."""
+    from bcd import linear_model as lm
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 5))
+    y = X @ rng.standard_normal(5)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None, silence_logs=50) as other:
+        with distributed.Client(other, set_as_default=False) as c2:
+            before = other.scheduler.transition_counter
+            with c2.as_current():
+                est = lm.Ridge(alpha=10.0, tol=1e-8).fit(da.from_array(X, chunks=(20, 5)),
+                                                         da.from_array(y, chunks=20))
+            assert other.scheduler.transition_counter > before
+    mem = lm.Ridge(alpha=10.0, tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(est.coef_, mem.coef_, rtol=1e-5, atol=1e-6)

@@ -59,16 +59,21 @@ class DistributedHistory:
         Seconds since the start of the first round.
     bytes_sent : ndarray of int
         Bytes of vectors sent to and from the workers during that round.
+    worker_time : ndarray
+        Seconds of the longest local computation of a partition in that
+        round (the rest of a round's time is communication, waiting and the
+        driver's work).
     """
 
-    __slots__ = ("round", "duality_gap", "objective", "time", "bytes_sent")
+    __slots__ = ("round", "duality_gap", "objective", "time", "bytes_sent", "worker_time")
 
-    def __init__(self, rounds, gaps, objectives, times, sent):
+    def __init__(self, rounds, gaps, objectives, times, sent, worker_time):
         self.round = np.asarray(rounds, dtype=np.int64)
         self.duality_gap = np.asarray(gaps, dtype=np.float64)
         self.objective = np.asarray(objectives, dtype=np.float64)
         self.time = np.asarray(times, dtype=np.float64)
         self.bytes_sent = np.asarray(sent, dtype=np.int64)
+        self.worker_time = np.asarray(worker_time, dtype=np.float64)
 
     def __len__(self):
         return self.round.shape[0]
@@ -201,7 +206,7 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
             X = X.rechunk({other: -1})
         if n_partitions is not None and len(X.chunks[axis]) != n_partitions:
             X = X.rechunk({axis: tuple(_split(X.shape[axis], n_partitions))})
-        blocks = X.to_delayed().ravel().tolist()
+        blocks = X.to_delayed(optimize_graph=False).ravel().tolist()
         if axis == 0:
             ys = _aligned(y, "y", X.chunks[0])
             ws = _aligned(sample_weight, "sample_weight", X.chunks[0]) \
@@ -215,8 +220,10 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
     if not workers:
         raise ValueError("the Dask cluster has no workers.")
     futures = [_place(client, src, workers[k % len(workers)]) for k, src in enumerate(sources)]
-    infos = _gather(client, [client.submit(_worker.shape_of, f, pure=False,
-                                           workers=[workers[k % len(workers)]])
+    where = [[workers[k % len(workers)]] for k in range(len(sources))]
+    # (a worker that dies meanwhile has its partitions placed again)
+    _settle(client, futures, where, sources, list(range(len(sources))))
+    infos = _gather(client, [client.submit(_worker.shape_of, f, pure=False, workers=where[k])
                              for k, f in enumerate(futures)])
     shapes = [i[0] for i in infos]
     nbytes = sum(i[1] for i in infos)
@@ -243,6 +250,56 @@ def _place(client, source, worker):
     dask, _, _ = _dask()
     task = dask.delayed(_worker.pack, pure=False)(*source)
     return client.compute(task, workers=[worker], allow_other_workers=False)
+
+
+def _settle(client, parts, workers, sources, pending):
+    """Wait until the partitions ``pending`` (indices into ``parts``, the
+    futures, and ``workers``, their workers) are computed on their workers.
+    A partition that is None, or whose worker died, is placed again (under a
+    new key) on the live worker with the fewest partitions; ``parts`` and
+    ``workers`` are updated in place.  After ``REPLACE_TIME`` seconds without
+    success it raises RuntimeError (a worker that keeps dying, e.g. killed
+    for exceeding its memory limit), never hangs."""
+    distributed = _dask()[2]
+    start = time.perf_counter()
+    pending = list(pending)
+    while pending:
+        if time.perf_counter() - start > REPLACE_TIME:
+            raise RuntimeError(f"bcd.distributed: partitions {pending} could not be placed on "
+                               f"a live worker within {REPLACE_TIME:.0f} s (do their workers "
+                               f"keep dying, e.g. past their memory limit?).")
+        live = sorted(client.scheduler_info()["workers"])
+        if not live:
+            time.sleep(POLL)
+            continue
+        load = {w: 0 for w in live}
+        for k, w in enumerate(workers):
+            if k not in pending and w and w[0] in load:
+                load[w[0]] += 1
+        for k in pending:
+            if parts[k] is None or workers[k] is None or workers[k][0] not in load:
+                if parts[k] is not None:
+                    parts[k].cancel()
+                w = min(live, key=lambda a: (load[a], a))
+                load[w] += 1
+                parts[k] = _place(client, sources[k], w)
+                workers[k] = [w]
+        try:
+            distributed.wait([parts[k] for k in pending], timeout=POLL)
+        except distributed.TimeoutError:
+            pass
+        errors = [parts[k] for k in pending if parts[k].status == "error"]
+        if errors:
+            _gather(client, errors)
+        alive = set(client.scheduler_info()["workers"])
+        still = []
+        for k in pending:
+            if parts[k].status == "finished":
+                continue
+            if workers[k][0] not in alive:
+                workers[k] = None        # placed again at the next pass
+            still.append(k)
+        pending = still
 
 
 def _in_memory(v, name, m):
@@ -272,7 +329,7 @@ def _aligned(v, name, row_chunks):
                              f"shape {v.shape}.")
         if tuple(v.chunks[0]) != tuple(row_chunks):
             v = v.rechunk((tuple(row_chunks),))
-        return v.to_delayed().ravel().tolist()
+        return v.to_delayed(optimize_graph=False).ravel().tolist()
     if _is_lazy(v):
         raise TypeError(f"{name} must be an array (or a dask array) when X is a dask array.")
     v = np.asarray(v).ravel()
@@ -408,8 +465,8 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         is within 2% of ``l1``), solved exactly on the driver.  The workers
         send each column of the working set once (the columns of the
         support: a small fraction of the data, at most 10% of its bytes plus
-        1 MB, and only while the working set has at most ``WS_MAX``
-        columns); the dual point is checked for feasibility on
+        1 MB, and only while the working set has at most 1000 columns);
+        the dual point is checked for feasibility on
         every column by the workers in the next round.  Once the working
         set holds the solution's support this dual point is the dual
         optimum, and the duality gap falls with the objective's error
@@ -530,7 +587,8 @@ class _Rounds:
         self.fit = f"{uuid.uuid4().hex[:8]}-{next(_FITS)}"
         self.rounds = [0] * self.K          # each partition's state round
         self.restarts = 0
-        self.hist = ([], [], [], [], [])
+        self.hist = ([], [], [], [], [], [])
+        self.worker_seconds = 0.0
         self.hosts = []
         self.held = {}
         self._where()
@@ -551,62 +609,15 @@ class _Rounds:
             self._replace(gone)
 
     def _replace(self, gone):
-        """Place the partitions ``gone`` again, each on the live worker with
-        the fewest partitions.  Their old futures are cancelled first: their
-        tasks, pinned to a dead worker, would otherwise keep the pinning of
-        the source tasks they share with the new ones.  A worker that dies
-        while it computes one is left for another; after ``REPLACE_TIME``
-        seconds without success the fit stops with an error."""
-        distributed = _dask()[2]
+        """Place the partitions ``gone`` again (their worker died).  Their
+        old futures are cancelled first: their tasks, pinned to a dead
+        worker, would otherwise keep the pinning of the source tasks they
+        share with the new ones."""
         for k in gone:
             self.parts[k].cancel()
+            self.parts[k] = None
             self.rounds[k] = 0
-        start = time.perf_counter()
-        pending = list(gone)
-        while pending:
-            if time.perf_counter() - start > REPLACE_TIME:
-                raise RuntimeError(f"bcd.distributed: partitions {pending} could not be placed "
-                                   f"again on a live worker within {REPLACE_TIME:.0f} s.")
-            live = sorted(self.client.scheduler_info()["workers"])
-            if not live:
-                time.sleep(POLL)
-                continue
-            load = {w: 0 for w in live}
-            for k in range(self.K):
-                if k not in pending and self.workers[k] and self.workers[k][0] in load:
-                    load[self.workers[k][0]] += 1
-            for k in pending:
-                w = min(live, key=lambda a: (load[a], a))
-                load[w] += 1
-                self.parts[k] = _place(self.client, self.o["sources"][k], w)
-                self.workers[k] = [w]
-            try:
-                distributed.wait([self.parts[k] for k in pending], timeout=5 * POLL)
-            except distributed.TimeoutError:
-                pass
-            alive = set(self.client.scheduler_info()["workers"])
-            errors = [self.parts[k] for k in pending if self.parts[k].status == "error"]
-            if errors:
-                _gather(self.client, errors)
-            still = []
-            for k in pending:
-                if self.parts[k].status == "finished":
-                    continue
-                if self.workers[k][0] not in alive:
-                    # its new worker died too: cancelled, placed elsewhere
-                    self.parts[k].cancel()
-                    still.append(k)
-                else:
-                    try:
-                        distributed.wait([self.parts[k]], timeout=REPLACE_TIME)
-                    except distributed.TimeoutError:
-                        pass
-                    if self.parts[k].status == "error":
-                        _gather(self.client, [self.parts[k]])
-                    if self.parts[k].status != "finished":
-                        self.parts[k].cancel()
-                        still.append(k)
-            pending = still
+        _settle(self.client, self.parts, self.workers, self.o["sources"], gone)
 
     def _hosts(self):
         """One :class:`_worker.Host` actor per worker holding partitions."""
@@ -645,7 +656,9 @@ class _Rounds:
         _, _, distributed = _dask()
         if not self.o["actors"]:
             futures = [self._submit(fn, k, *shared, *extra[k]) for k in range(self.K)]
-            return self._collect(futures, deadline)
+            out = self._collect(futures, deadline)
+            self._worker_seconds(out)
+            return out
         if not self.hosts:
             self._hosts()
         shared = tuple({key: v for key, v in a.items() if key not in self.held}
@@ -680,7 +693,12 @@ class _Rounds:
             # a worker died: its actor is gone; new ones are made for the next
             # round, where the partitions are (recomputed) now
             self.hosts = []
+        self._worker_seconds(out)
         return out
+
+    def _worker_seconds(self, out):
+        self.worker_seconds = max((r.get("seconds", 0.0) for r in out
+                                   if r is not None and not r.get("lost")), default=0.0)
 
     def _messages(self):
         """The messages of a round to the workers: one per actor, or one per
@@ -728,7 +746,7 @@ class _Rounds:
         self._where()
 
     def _record(self, rnd, gap, objective, t, sent):
-        for lst, v in zip(self.hist, (rnd, gap, objective, t, sent)):
+        for lst, v in zip(self.hist, (rnd, gap, objective, t, sent, self.worker_seconds)):
             lst.append(v)
         if self.o["verbose"]:
             print(f"round {rnd:5d}  gap {gap:.3e}  objective {objective:.10g}  "

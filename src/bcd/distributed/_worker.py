@@ -10,6 +10,8 @@ the partition was moved, or a task was run twice), does nothing and says so:
 the driver then resets that partition's contribution, so the combined state
 stays consistent and the fit goes on to the same optimum.
 """
+import time
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import xlogy
@@ -242,6 +244,7 @@ def cocoa_round(part, fit, k, rnd, w, c, cfg, step):
     dual's conjugate part along the line-search grid ``cfg["grid"]``."""
     from ..problems._dual import linear_dual
     from ..problems.dual import START_LOGIT
+    started = time.perf_counter()
     X, t, s = part[:3]
     key = (fit, k)
     loss = cfg["loss"]
@@ -314,7 +317,7 @@ def cocoa_round(part, fit, k, rnd, w, c, cfg, step):
         # edges of the domain)
         values[cfg["grid"].index((1.0, 0.0))] = \
             _conj_value(loss, proposal, t, s) - c * float(np.sum(beta + dbeta))
-    out.update(values=values, epochs=epochs)
+    out.update(values=values, epochs=epochs, seconds=time.perf_counter() - started)
     STATE[key] = {"round": rnd + 1, "q": q, "e": e, "proposal": proposal,
                   "proposal_alpha": proposal_alpha}
     return out
@@ -346,6 +349,7 @@ def prox_round(part, fit, k, rnd, rho, cfg, extra, step):
     passes.  It returns the proposal's change of the margins A_k d and the
     penalty of its columns along the line-search grid ``cfg["grid"]``."""
     from .. import LeastSquares, L1, solve
+    started = time.perf_counter()
     X = part[0]
     key = (fit, k)
     n_k = X.shape[1]
@@ -417,6 +421,7 @@ def prox_round(part, fit, k, rnd, rho, cfg, extra, step):
                   "measured": x, "zero": zero,
                   "sent": sent}
     pieces.update(lost=False, dz=np.asarray(X @ d).ravel(), values=values, epochs=epochs,
+                  seconds=time.perf_counter() - started,
                   ez=np.asarray(X @ e_free).ravel() if np.any(zero & (e != 0)) else None,
                   fz=np.asarray(X @ np.where(zero, -x, 0.0)).ravel() if np.any(zero & (x != 0))
                   else None)

@@ -21,12 +21,14 @@ def map_rows(method, X, width=None, dtype=np.float64):
                         meta=np.empty((0, 0), dtype))
 
 
-def fit_distributed(estimator, X, y, sample_weight, loss, l1, l2, tol, max_iter):
+def fit_distributed(estimator, X, y, sample_weight, loss, l1, l2, tol, max_iter,
+                    fit_intercept=None):
     """Solve the estimator's objective on the dask array ``X`` with
     :func:`bcd.distributed.solve`; ``(coef, intercept, result)``.  The
     stopping test is the relative duality gap ``tol ** 2`` (the gap is
     quadratic in the distance to the optimum, as the KKT measure of ``tol``
-    is linear)."""
+    is linear).  ``fit_intercept`` overrides the estimator's (an intercept
+    that the estimator penalizes is a column of X instead)."""
     try:
         from .. import distributed as bd
     except ImportError as exc:  # pragma: no cover
@@ -37,7 +39,9 @@ def fit_distributed(estimator, X, y, sample_weight, loss, l1, l2, tol, max_iter)
     if getattr(y, "ndim", 1) != 1:
         raise ValueError("with a dask array X, y must be 1-d (one target or binary labels).")
     result = bd.solve(X, y, loss=loss, l1=float(l1), l2=float(l2) if l2 > 0 else None,
-                      sample_weight=sample_weight, fit_intercept=estimator.fit_intercept,
+                      sample_weight=sample_weight,
+                      fit_intercept=estimator.fit_intercept if fit_intercept is None
+                      else fit_intercept,
                       tol=float(tol) ** 2, relative=True,
                       max_rounds=int(max_iter) if max_iter else 500,
                       local_epochs=2)

@@ -26,6 +26,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from ..penalties import L1
 from ..problems import LinearSVM
 from ._base import BCDEstimator, SolveRecord, svc_design
+from ._dask import fit_distributed, is_dask_array
 from ._logistic import LinearClassifierMixin, validate_classification
 
 #: at most this many solves per binary problem (each with a smaller
@@ -396,6 +397,8 @@ class LinearSVC(LinearClassifierMixin, BCDEstimator):
             raise ValueError(f"multi_class={self.multi_class!r} is not supported: LinearSVC "
                              f"fits one binary problem per class, multi_class='ovr'.")
         formulation = svc_formulation(self.penalty, self.loss, self.dual)
+        if is_dask_array(X):
+            return self._fit_dask(X, y, sample_weight)
         X, y, classes, y_idx, sw = validate_classification(self, X, y, sample_weight)
         weights = class_weights(self.class_weight, classes, y, sw)
         A = svc_design(X, self.fit_intercept, float(self.intercept_scaling))
@@ -435,4 +438,42 @@ class LinearSVC(LinearClassifierMixin, BCDEstimator):
         self.intercept_ = intercept.astype(X.dtype)
         self.n_iter_ = int(max(n_iter))
         self.result_ = results if one_vs_rest else results[0]
+        return self
+
+    def _fit_dask(self, X, y, sample_weight):
+        """``fit`` on a dask array through :func:`bcd.distributed.solve`
+        (CoCoA+): two classes, ``penalty="l2"``, no ``class_weight``; the
+        penalized intercept is a last column of ``intercept_scaling``, as in
+        memory."""
+        import dask.array as da
+        if self.penalty != "l2" or self.class_weight is not None:
+            raise ValueError(f"LinearSVC on a dask array fits penalty='l2' without "
+                             f"class_weight; got penalty={self.penalty!r}, "
+                             f"class_weight={self.class_weight!r}.")
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-d, got shape {X.shape}.")
+        if len(X.chunks[1]) != 1:
+            X = X.rechunk({1: -1})
+        y = y if is_dask_array(y) else da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+        classes = np.unique(np.asarray(da.unique(y).compute()))
+        if classes.size != 2:
+            raise ValueError(f"LinearSVC on a dask array fits two classes; y has "
+                             f"{classes.size}: {classes.tolist()[:10]}.")
+        labels = (y == classes[1]).astype(np.float64)
+        d = int(X.shape[1])
+        A = X
+        if self.fit_intercept:
+            column = da.full((X.shape[0], 1), float(self.intercept_scaling),
+                             chunks=(X.chunks[0], 1), dtype=np.float64)
+            A = da.concatenate([X.astype(np.float64), column], axis=1)
+        coef, _, result = fit_distributed(self, A, labels, sample_weight, self.loss, 0.0,
+                                          1.0 / float(self.C), self.tol, self.max_iter,
+                                          fit_intercept=False)
+        self.classes_ = classes
+        self.coef_ = coef[:d].reshape(1, -1)
+        self.intercept_ = np.array([float(self.intercept_scaling) * coef[d]]
+                                   if self.fit_intercept else [0.0])
+        self.n_features_in_ = d
+        self.n_iter_ = int(result.n_rounds)
+        self.result_ = result
         return self
