@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import bcd
-from bcd.gp import FitInterrupted, GPRegressor, SparseGPRegressor, SquaredExponential
+from bcd.gp import GPRegressor, SparseGPRegressor, SquaredExponential
 
 SCRIPT = textwrap.dedent("""
     import os, signal, sys, threading, time, warnings

@@ -2,7 +2,6 @@
 pivoted Cholesky, its preconditioner, block conjugate gradients, Lanczos
 quadrature, the estimates against the exact dense values, the
 gradient-trusting L-BFGS, and GPRegressor's choice of method."""
-import math
 import warnings
 
 import numpy as np
@@ -10,7 +9,6 @@ import pytest
 import scipy.linalg
 import scipy.optimize
 
-import bcd
 from bcd.gp import GPRegressor, SquaredExponential
 from bcd.gp.hyper import Space, log_marginal_likelihood
 from bcd.gp.hyper import ml as ml_module

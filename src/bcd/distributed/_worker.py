@@ -304,7 +304,6 @@ def cocoa_round(part, fit, k, rnd, w, c, cfg, step):
                 break
             batch = min(2 * batch, 8)
     proposal = _q_of(loss, proposal_alpha)
-    d = proposal - q
     dbeta = _signed(loss, proposal, t, s) - beta
     out["dv"] = np.asarray(X.T @ dbeta).ravel() / ridge if m else np.zeros(w.shape[0])
     # the conjugate part (minus c sum beta) along the grid of (gamma, b)

@@ -21,6 +21,19 @@ def map_rows(method, X, width=None, dtype=np.float64):
                         meta=np.empty((0, 0), dtype))
 
 
+def binary_labels(estimator, X, y):
+    """``(classes, labels)`` of a two-class ``y`` (an array or a dask array
+    with X's row chunks): the two classes, and y == classes[1] as a float64
+    dask array; a ValueError naming the estimator otherwise."""
+    import dask.array as da
+    y = y if is_dask_array(y) else da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+    classes = np.unique(np.asarray(da.unique(y).compute()))
+    if classes.size != 2:
+        raise ValueError(f"{type(estimator).__name__} on a dask array fits two classes; y has "
+                         f"{classes.size}: {classes.tolist()[:10]}.")
+    return classes, (y == classes[1]).astype(np.float64)
+
+
 def fit_distributed(estimator, X, y, sample_weight, loss, l1, l2, tol, max_iter,
                     fit_intercept=None):
     """Solve the estimator's objective on the dask array ``X`` with

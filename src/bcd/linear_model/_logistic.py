@@ -24,7 +24,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from ..penalties import L1
 from ..problems import Logistic, Multinomial
-from ._dask import fit_distributed, is_dask_array, map_rows
+from ._dask import binary_labels, fit_distributed, is_dask_array, map_rows
 from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
                     SparseCoefMixin, check_sample_weight, class_sample_weight, dense_coef,
                     design_matrix, svc_design, validate_data, verbose_options, weighted_sum)
@@ -805,13 +805,7 @@ class LogisticRegression(CallbackSupportMixin, SparseCoefMixin, LogisticClassifi
 
     def _fit_dask(self, X, y, sample_weight, l1, l2):
         """``fit`` on a dask array: binary labels, through bcd.distributed."""
-        import dask.array as da
-        y = y if is_dask_array(y) else da.from_array(np.asarray(y), chunks=(X.chunks[0],))
-        classes = np.unique(np.asarray(da.unique(y).compute()))
-        if classes.size != 2:
-            raise ValueError(f"LogisticRegression on a dask array fits two classes; y has "
-                             f"{classes.size}: {classes.tolist()[:10]}.")
-        labels = (y == classes[1]).astype(np.float64)
+        classes, labels = binary_labels(self, X, y)
         coef, intercept, result = fit_distributed(self, X, labels, sample_weight, "logistic",
                                                   l1, l2, self.tol, self.max_iter)
         self.classes_ = classes

@@ -26,7 +26,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from ..penalties import L1
 from ..problems import LinearSVM
 from ._base import BCDEstimator, SolveRecord, svc_design
-from ._dask import fit_distributed, is_dask_array
+from ._dask import binary_labels, fit_distributed, is_dask_array
 from ._logistic import LinearClassifierMixin, validate_classification
 
 #: at most this many solves per binary problem (each with a smaller
@@ -454,12 +454,7 @@ class LinearSVC(LinearClassifierMixin, BCDEstimator):
             raise ValueError(f"X must be 2-d, got shape {X.shape}.")
         if len(X.chunks[1]) != 1:
             X = X.rechunk({1: -1})
-        y = y if is_dask_array(y) else da.from_array(np.asarray(y), chunks=(X.chunks[0],))
-        classes = np.unique(np.asarray(da.unique(y).compute()))
-        if classes.size != 2:
-            raise ValueError(f"LinearSVC on a dask array fits two classes; y has "
-                             f"{classes.size}: {classes.tolist()[:10]}.")
-        labels = (y == classes[1]).astype(np.float64)
+        classes, labels = binary_labels(self, X, y)
         d = int(X.shape[1])
         A = X
         if self.fit_intercept:
