@@ -1,5 +1,7 @@
 """The driver of CoCoA+ and ProxCoCoA+: partitions the data on the workers,
 runs the rounds, combines the workers' vectors and certifies the result."""
+import contextvars
+import functools
 import itertools
 import numbers
 import time
@@ -20,6 +22,8 @@ LOSSES = ("squared", "logistic", "hinge", "squared_hinge")
 ORDERS = ("cyclic", "random")
 #: seconds between the driver's checks that a worker it waits on is alive
 POLL = 2.0
+#: seconds between two looks at a recorded Ctrl-C while a round runs
+SLICE = 0.2
 #: seconds the driver tries to place lost partitions again before it gives up
 REPLACE_TIME = 120.0
 
@@ -288,6 +292,7 @@ def _settle(client, parts, workers, sources, pending):
             distributed.wait([parts[k] for k in pending], timeout=POLL)
         except distributed.TimeoutError:
             pass
+        _check_ctrl_c()
         errors = [parts[k] for k in pending if parts[k].status == "error"]
         if errors:
             _gather(client, errors)
@@ -368,6 +373,64 @@ def _gather(client, futures):
 
 # -- the solver -------------------------------------------------------------------------
 
+class _CtrlC:
+    """Records a Ctrl-C (SIGINT in the main thread) during a fit, besides
+    raising KeyboardInterrupt as before, so that an interrupt whose
+    exception was swallowed where it was raised (in a garbage-collection
+    callback that Dask installs, for one) still stops the fit at the next
+    check of ``seen``."""
+
+    def __init__(self):
+        self.seen = False
+        self.previous = None
+
+    def __enter__(self):
+        import signal
+        import threading
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if callable(previous):
+                self.previous = previous
+
+                def handler(signum, frame):
+                    self.seen = True
+                    previous(signum, frame)
+                signal.signal(signal.SIGINT, handler)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        return False
+
+
+#: the :class:`_CtrlC` of the fit running in this context
+_CURRENT = contextvars.ContextVar("bcd_distributed_ctrl_c", default=None)
+
+
+def _records_ctrl_c(fn):
+    """Run ``fn`` with a Ctrl-C record (:class:`_CtrlC`) from its first line,
+    available to the fit as ``_CURRENT.get()``."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with _CtrlC() as ctrl_c:
+            token = _CURRENT.set(ctrl_c)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _CURRENT.reset(token)
+    return wrapper
+
+
+def _check_ctrl_c():
+    """Raise KeyboardInterrupt when a Ctrl-C was recorded during this fit."""
+    ctrl_c = _CURRENT.get()
+    if ctrl_c is not None and ctrl_c.seen:
+        raise KeyboardInterrupt
+
+
+@_records_ctrl_c
 def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_intercept=False,
           client=None, n_partitions=None, tol=1e-6, relative=False, max_rounds=500,
           local_epochs=50, local_tol=0.05, line_search=True, sigma=None,
@@ -556,7 +619,7 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
                 line_search=bool(line_search), sigma=sigma, actors=bool(actors),
                 order=order, max_time=max_time, working_set=bool(working_set),
                 seed=int(np.random.RandomState(random_state).randint(0, 2**20)),
-                verbose=bool(verbose), callback=callback)
+                verbose=bool(verbose), callback=callback, ctrl_c=_CURRENT.get())
     if l1 > 0:
         if l2.ndim == 1 and not np.all(l2 == l2[0]):
             raise ValueError("with l1 > 0, l2 must be one number (the elastic net).")
@@ -638,11 +701,18 @@ class _Rounds:
         """The result of an actor call, polled so that a worker that died
         without closing its connection is noticed (``_WorkerGone``), and a
         round past ``max_time`` (plus a minute) raises TimeoutError."""
+        ctrl_c = self.o.get("ctrl_c")
+        checked = time.perf_counter()
         while True:
             try:
-                return call.result(timeout=POLL)
+                return call.result(timeout=SLICE)
             except TimeoutError:
                 pass
+            if ctrl_c is not None and ctrl_c.seen:
+                raise KeyboardInterrupt
+            if time.perf_counter() - checked < POLL:
+                continue
+            checked = time.perf_counter()
             if deadline is not None and time.perf_counter() > deadline + 60.0:
                 raise TimeoutError(f"a round of {self.method} did not finish within 60 s "
                                    f"of max_time; are the workers alive?") from None
@@ -780,6 +850,9 @@ class _Rounds:
                 if deadline is not None and time.perf_counter() >= deadline:
                     status = "max_time"
                     break
+                ctrl_c = self.o.get("ctrl_c")
+                if ctrl_c is not None and ctrl_c.seen:
+                    raise KeyboardInterrupt
                 self.advance()
                 cb = self.o["callback"]
                 if cb is not None and cb(rnd, self.current()):
@@ -789,12 +862,15 @@ class _Rounds:
             status = "interrupted"
         elapsed = time.perf_counter() - t0
         try:
+            if best is None:
+                if status == "interrupted":
+                    raise KeyboardInterrupt
+                raise RuntimeError(f"{self.method} stopped ({status}) before measuring any "
+                                   f"point.")
             x, c = self.final(best)
         finally:
             self.hosts = []
             self.client.run(_worker.forget, self.fit)
-        if best is None:
-            raise RuntimeError(f"{self.method} stopped ({status}) before measuring any point.")
         gap, objective, opt = best
         if status not in ("converged",) and self.o["callback"] is None:
             warnings.warn(f"bcd.distributed: {self.method} stopped ({status}) with duality gap "
