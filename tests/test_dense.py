@@ -76,6 +76,7 @@ def test_ctrl_c_stops_the_factorization():
         import os, signal, threading, time
         import numpy as np
         from bcd.core._dense import cholesky
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         n = 1500
         A = np.asfortranarray(np.eye(n) * n + 1.0)
         work = np.empty_like(A, order="F")

@@ -18,6 +18,7 @@ SCRIPT = textwrap.dedent("""
     import bcd.distributed as bd
 
     if __name__ == "__main__":
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                            dashboard_address=":0", silence_logs=50)
         client = distributed.Client(cluster)
@@ -84,7 +85,7 @@ def test_a_ctrl_c_swallowed_where_it_was_raised_is_still_recorded():
 
     from bcd.distributed._driver import _CtrlC
 
-    before = signal.getsignal(signal.SIGINT)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     with _CtrlC() as ctrl_c:
         try:
             os.kill(os.getpid(), signal.SIGINT)
@@ -92,4 +93,5 @@ def test_a_ctrl_c_swallowed_where_it_was_raised_is_still_recorded():
         except KeyboardInterrupt:
             pass                    # swallowed
         assert ctrl_c.seen
-    assert signal.getsignal(signal.SIGINT) is before
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    signal.signal(signal.SIGINT, before)

@@ -183,6 +183,7 @@ def test_ctrl_c_interrupts_a_compiled_solve():
         import os, signal, threading, time
         import numpy as np
         from bcd.core.enetpath import EnetPath
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         rng = np.random.default_rng(0)
         X = rng.standard_normal((300, 200))
         y = X[:, :4] @ np.array([2.0, -1.0, 0.5, 1.5]) + 0.1 * rng.standard_normal(300)

@@ -22,6 +22,9 @@ SCRIPT = textwrap.dedent("""
     import bcd
     from bcd.gp import FitInterrupted, GPRegressor, SparseGPRegressor, SquaredExponential
 
+    # the default Ctrl-C handler, whatever the parent left (a background
+    # job starts with SIGINT ignored)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     which, n = sys.argv[1], int(sys.argv[2])
     if which == "ml_estimated":
         # the marginal likelihood estimated, as above the exact method's size
@@ -217,6 +220,7 @@ DASK_SCRIPT = textwrap.dedent("""
     import distributed
     from bcd.gp import FitInterrupted, GPRegressor, SquaredExponential
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     n = int(sys.argv[1])
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, (n, 2))
