@@ -157,43 +157,22 @@ cdef class CyLogisticPath:
         for k in range(self.indptr[j], self.indptr[j + 1]):
             self.u[self.indices[k]] += delta * self.bdata[k]
 
-    cdef void _direction_margins(self) noexcept nogil:
-        """``q = A dw``."""
+    cdef void _product(self, double* x, double* out) noexcept nogil:
+        """``out = A x`` (the margins z = A w, or their change q = A dw)."""
         cdef int n_ = <int>self.n, d_ = <int>self.d, one = 1
         cdef char trans = b'N'
         cdef double alpha = 1.0, zero = 0.0, v
         cdef Py_ssize_t i, j, k
         if not self.sparse:
-            # q = A @ dw
-            dgemv(&trans, &n_, &d_, &alpha, &self.A[0, 0], &n_, &self.dw[0], &one, &zero,
-                  &self.q[0], &one)
+            dgemv(&trans, &n_, &d_, &alpha, &self.A[0, 0], &n_, x, &one, &zero, out, &one)
             return
         for i in range(self.n):
-            self.q[i] = 0.0
+            out[i] = 0.0
         for j in range(self.d):
-            v = self.dw[j]
+            v = x[j]
             if v != 0.0:
                 for k in range(self.indptr[j], self.indptr[j + 1]):
-                    self.q[self.indices[k]] += v * self.data[k]
-
-    cdef void _margins(self) noexcept nogil:
-        """``z = A w``."""
-        cdef int n_ = <int>self.n, d_ = <int>self.d, one = 1
-        cdef char trans = b'N'
-        cdef double alpha = 1.0, zero = 0.0, v
-        cdef Py_ssize_t i, j, k
-        if not self.sparse:
-            # z = A @ w
-            dgemv(&trans, &n_, &d_, &alpha, &self.A[0, 0], &n_, &self.w[0], &one, &zero,
-                  &self.z[0], &one)
-            return
-        for i in range(self.n):
-            self.z[i] = 0.0
-        for j in range(self.d):
-            v = self.w[j]
-            if v != 0.0:
-                for k in range(self.indptr[j], self.indptr[j + 1]):
-                    self.z[self.indices[k]] += v * self.data[k]
+                    out[self.indices[k]] += v * self.data[k]
 
     cdef double _objective(self, const double* z, const double* w, double l1,
                            double l2) noexcept nogil:
@@ -241,7 +220,7 @@ cdef class CyLogisticPath:
         cdef int status = 1
         cdef bint accepted, floor, interrupted = False
         with nogil:
-            self._margins()
+            self._product(&self.w[0], &self.z[0])
             opt = self._optimality(l1, l2)
             while True:
                 if opt <= tol:
@@ -299,7 +278,7 @@ cdef class CyLogisticPath:
                                 n_active += 1
                         full = n_active == 0
                 # a backtracking search on the objective along dw
-                self._direction_margins()
+                self._product(&self.dw[0], &self.q[0])
                 f0 = self._objective(&self.z[0], &self.w[0], l1, l2)
                 slope = 0.0
                 for i in range(self.n):
