@@ -219,7 +219,7 @@ def test_gaussian_process_with_no_options_matches_a_direct_solve(n, precomputed,
     # calibration figures that make the dense solve predicted faster or slower
     from bcd.core import calibration
     monkeypatch.setattr(calibration, "dense_rate",
-                        lambda threads=1: 1e12 if dense_faster else 1e3)
+                        lambda threads=1, n=10000: 1e12 if dense_faster else 1e3)
     monkeypatch.setattr(bcd.GaussianProcess, "kernel_entry_rate", lambda self: 1e8)
     monkeypatch.setattr(bcd.GaussianProcess, "block_seconds", lambda self, k, c: 0.01)
     X, y = _gp_data(n)

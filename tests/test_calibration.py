@@ -17,7 +17,7 @@ def _problem(n, **kwargs):
 
 
 def _fix(monkeypatch, flop_rate, entry_rate, memory, block_seconds=0.01):
-    monkeypatch.setattr(calibration, "dense_rate", lambda threads=1: flop_rate)
+    monkeypatch.setattr(calibration, "dense_rate", lambda threads=1, n=10000: flop_rate)
     monkeypatch.setattr(bcd.GaussianProcess, "kernel_entry_rate", lambda self: entry_rate)
     monkeypatch.setattr(bcd.GaussianProcess, "block_seconds",
                         lambda self, size, candidates: block_seconds)
@@ -37,8 +37,8 @@ def test_choice_is_deterministic_for_given_figures():
             d["dense_s"] <= calibration.GBCD_MARGIN * d["gbcd_s"]
             and d["dense_bytes"] <= d["memory_limit"])
     # the switch of the model: GBCD when predicted GBCD_MARGIN times faster,
-    # M GBCD_PASSES n^2 / e = DENSE_PASSES n^2 / e + n^3 / (3 DENSE_SCALE f)
-    cross = 3 * calibration.DENSE_SCALE * 2e10 \
+    # M GBCD_PASSES n^2 / e = DENSE_PASSES n^2 / e + n^3 / (3 f)
+    cross = 3 * 2e10 \
         * (calibration.GBCD_MARGIN * calibration.GBCD_PASSES - calibration.DENSE_PASSES) / 1e8
     assert calibration.decide(0.99 * cross, 2e10, 1e8, None)["choice"] == "dense"
     assert calibration.decide(1.01 * cross, 2e10, 1e8, None)["choice"] == "gbcd"
@@ -76,8 +76,12 @@ def test_each_branch_is_reachable_through_solve(flop_rate, memory, row, choice, 
     prediction = result.options["auto_prediction"]
     assert prediction["choice"] == choice
     assert prediction["flop_rate"] == flop_rate and prediction["entry_rate"] == 1e8
-    assert prediction["block_seconds"] == 0.01
-    expected = calibration.predict(300, flop_rate, 1e8, 0.01, 300)
+    # the block probe is skipped where the dense solve wins even against
+    # GBCD's floor
+    block = 0.01 if prediction["block_probe"] else calibration.selection_floor(300, 60, 1e8)
+    assert prediction["block_probe"] == (choice == "gbcd")
+    assert prediction["block_seconds"] == block
+    expected = calibration.predict(300, flop_rate, 1e8, block, 300)
     assert (prediction["dense_s"], prediction["gbcd_s"]) == pytest.approx(expected)
     if choice == "dense":
         assert result.options["block_size"] == 300 and result.n_iter == 1
@@ -99,9 +103,12 @@ def test_real_calibration_is_cached_and_positive():
     assert other.kernel_entry_rate() == rate
     flops = calibration.dense_rate()
     assert flops > 0 and calibration.dense_rate() == flops
-    # more threads, a faster factorization, by Amdahl's law
-    assert calibration.dense_rate(4) == pytest.approx(
-        flops * 4 / (1 + 3 * calibration.DENSE_SERIAL))
+    # more threads, a faster factorization, by Amdahl's law, with a serial
+    # fraction that falls as 1 / n
+    for n in (2000, 10000, 40000):
+        serial = calibration.DENSE_SERIAL_POINTS / n
+        assert calibration.dense_rate(4, n) == pytest.approx(flops * 4 / (1 + 3 * serial))
+    assert calibration.dense_rate(4, 100) == pytest.approx(flops)
     seconds = problem.block_seconds(100, 30)
     assert seconds > 0 and problem.block_seconds(100, 30) == seconds
     d = calibration.kernel_choice(problem)
@@ -182,3 +189,27 @@ def test_gaussian_process_threads_default_to_the_usable_cores(monkeypatch):
     assert _problem(50, n_threads=3).n_threads == 3
     with pytest.raises(ValueError, match="n_threads"):
         _problem(50, n_threads=0)
+
+
+def test_block_probe_only_where_it_can_change_the_choice(monkeypatch):
+    calls = []
+    _fix(monkeypatch, 1e12, 1e8, None)
+    monkeypatch.setattr(bcd.GaussianProcess, "block_seconds",
+                        lambda self, size, candidates: calls.append(size) or 0.01)
+    # the dense solve wins even against GBCD's floor: no probe
+    d = calibration.kernel_choice(_problem(300))
+    assert d["choice"] == "dense" and not d["block_probe"] and calls == []
+    floor = calibration.selection_floor(300, 60, 1e8)
+    assert d["block_seconds"] == floor
+    _, gbcd = calibration.predict(300, 1e12, 1e8, floor, 300)
+    assert d["dense_s"] <= gbcd
+    # a slow factorization: GBCD may win, the probe decides
+    _fix(monkeypatch, 1e3, 1e8, None)
+    monkeypatch.setattr(bcd.GaussianProcess, "block_seconds",
+                        lambda self, size, candidates: calls.append(size) or 0.01)
+    d = calibration.kernel_choice(_problem(300))
+    assert d["block_probe"] and calls == [300] and d["block_seconds"] == 0.01
+    # over the memory limit: GBCD whatever the figures, with the probe's time
+    _fix(monkeypatch, 1e12, 1e8, 1e5)
+    d = calibration.kernel_choice(_problem(300))
+    assert d["choice"] == "gbcd" and d["block_probe"]

@@ -12,7 +12,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 MODULES = ["bcd", "bcd._solve", "bcd._path", "bcd.problems", "bcd.problems.linear", "bcd.problems.multinomial",
            "bcd.problems.quadratic", "bcd.core.enetpath",
            "bcd.problems.poisson", "bcd.datasets", "bcd.forest", "bcd.penalties",
-           "bcd.gp.kernels", "bcd.gp.problem", "bcd.gp.regressor", "bcd.gp.sparse"]
+           "bcd.gp.kernels", "bcd.gp.problem", "bcd.gp.regressor", "bcd.gp.sparse",
+           "bcd.core.calibration"]
 
 
 @pytest.mark.parametrize("name", MODULES)

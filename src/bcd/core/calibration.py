@@ -6,11 +6,11 @@ every coordinate (a dense Cholesky solve) or by greedy block coordinate
 descent (GBCD).  :func:`kernel_choice` predicts both times (:func:`predict`)
 from figures measured once per process on this machine and cached:
 
-* the dense factorization rate (flop/s) of one thread, from the
-  panel-blocked Cholesky of :mod:`bcd.core._dense` on a ``DENSE_PROBE`` x
-  ``DENSE_PROBE`` SPD matrix with one BLAS thread (:func:`dense_rate`,
-  about 0.05 s), scaled to the BLAS threads in effect by Amdahl's law with
-  the serial fraction ``DENSE_SERIAL`` (a small probe on many threads
+* the dense factorization rate (flop/s) of one thread, from a
+  ``DENSE_PROBE`` x ``DENSE_PROBE`` matrix product with one BLAS thread
+  (:func:`dense_rate`, about 20 ms) times ``DENSE_EFFICIENCY``, scaled to
+  the BLAS threads in effect by Amdahl's law with a serial fraction that
+  falls as 1 / n (:func:`dense_serial`; a small probe on many threads
   would time the threads' start-up, not the factorization);
 * the kernel-entry rate of the problem's kernel (entries/s) on its
   threads, from one evaluator block of at most 1000 x 1000 entries
@@ -33,8 +33,16 @@ import numpy as np
 
 from .. import _resources
 
-#: the side of the SPD matrix whose Cholesky factorization times the dense rate
-DENSE_PROBE = 768
+#: the side of the square matrices whose product times the dense rate
+DENSE_PROBE = 512
+
+#: the rate of a large Cholesky factorization relative to that of the
+#: probe's matrix product, on one thread: on the 2-core EPYC the library's
+#: factorization of n = 2,000-6,000 ran at 40-44 GFLOP/s and the product at
+#: 51-52.  A small factorization as the probe predicted the large ones
+#: badly: on a 16-core Xeon a 768 factorization ran at a third of the rate
+#: of n = 10,000, on the EPYC at 0.7 of it
+DENSE_EFFICIENCY = 0.83
 
 #: bytes per entry of the dense solve: K (8 n^2) and its Cholesky factor (8 n^2)
 DENSE_BYTES = 16
@@ -53,10 +61,13 @@ GBCD_PASSES = 31.0
 #: tol 1e-4 (n / blocks; see :func:`predict`)
 BLOCK_YIELD = 55.0
 
-#: the serial fraction of a large dense Cholesky factorization in Amdahl's
-#: law: on 16 threads of a 16-core Xeon, OpenBLAS factored n = 10,000 5.9
-#: times as fast as on one (see :func:`predict`)
-DENSE_SERIAL = 0.11
+#: the serial fraction of a dense Cholesky factorization of n points in
+#: Amdahl's law is DENSE_SERIAL_POINTS / n: the panel factorizations, whose
+#: share of the work falls as 1 / n.  On 16 threads of a 16-core Xeon,
+#: OpenBLAS factored n = 10,000 4.8 times as fast as on one (serial
+#: fraction 0.144), and its rate kept growing with n: 44, 130, 264, 415
+#: and 463 GFLOP/s at n = 2,000, 5,000, 10,000, 20,000 and 40,000
+DENSE_SERIAL_POINTS = 1440.0
 
 #: GBCD is chosen only when predicted at least this many times faster than
 #: the dense solve.  The model errs on GBCD's side where the dense solve
@@ -65,12 +76,9 @@ DENSE_SERIAL = 0.11
 #: dense solve at n = 10,000, 1.4x slower than GBCD there
 GBCD_MARGIN = 1.0
 
-#: the rate of a large dense factorization relative to the probe's (wider
-#: panels, fewer calls; see :func:`predict`)
-DENSE_SCALE = 1.5
-
 _lock = threading.Lock()
 _dense_rate = None
+_controller = None
 
 
 def seconds_of(fn, repeats, best=False):
@@ -99,45 +107,56 @@ def parallel_speedup(threads, serial):
     return threads / (1.0 + serial * (threads - 1))
 
 
-def dense_rate(threads=1):
-    """Flop/s of the dense Cholesky factorization (n^3 / 3 flops) on
-    ``threads`` BLAS threads: the rate of one thread, measured once per
-    process (median of 3 factorizations of a ``DENSE_PROBE`` x
-    ``DENSE_PROBE`` SPD matrix with one BLAS thread) and cached, times
-    :func:`parallel_speedup` with the serial fraction ``DENSE_SERIAL``.
+def dense_serial(n):
+    """The serial fraction of a dense Cholesky factorization of ``n``
+    points in Amdahl's law: ``DENSE_SERIAL_POINTS / n``, at most 1.
+
+    Examples
+    --------
+    >>> from bcd.core.calibration import dense_serial
+    >>> dense_serial(14400), dense_serial(100)
+    (0.1, 1.0)
+    """
+    return min(1.0, DENSE_SERIAL_POINTS / max(float(n), 1.0))
+
+
+def dense_rate(threads=1, n=10000):
+    """Flop/s of a dense Cholesky factorization (n^3 / 3 flops) of ``n``
+    points on ``threads`` BLAS threads: the rate of one thread, measured
+    once per process (the fastest of 3 products of two ``DENSE_PROBE`` x
+    ``DENSE_PROBE`` matrices with one BLAS thread, times
+    ``DENSE_EFFICIENCY``) and cached, times :func:`parallel_speedup` with
+    the serial fraction :func:`dense_serial`.
 
     Examples
     --------
     >>> from bcd.core.calibration import dense_rate
     >>> dense_rate() > 0
     True
+    >>> dense_rate(16, n=40000) > dense_rate(16, n=10000) > dense_rate(1)
+    True
     """
     global _dense_rate
     with _lock:
         if _dense_rate is None:
-            from ._dense import cholesky
-            n = DENSE_PROBE
+            m = DENSE_PROBE
             rng = np.random.default_rng(0)
-            R = rng.uniform(size=(n, n))
-            # symmetric with entries in [0, 1) and n on the diagonal: positive
-            # definite by Gershgorin's theorem
-            A = np.asfortranarray(0.5 * (R + R.T) + n * np.eye(n))
-            work = np.empty_like(A, order="F")
-
-            def factor():
-                work[...] = A
-                cholesky(work)
+            A = rng.uniform(size=(m, m))
+            B = rng.uniform(size=(m, m))
+            C = np.empty_like(A)
             with _resources.blas_threads(1):
-                seconds = seconds_of(factor, 3)
-            _dense_rate = (n ** 3 / 3.0) / max(seconds, 1e-9)
+                seconds = seconds_of(lambda: np.matmul(A, B, out=C), 3, best=True)
+            _dense_rate = DENSE_EFFICIENCY * (2.0 * m ** 3) / max(seconds, 1e-9)
         rate = _dense_rate
-    return rate * parallel_speedup(threads, DENSE_SERIAL)
+    return rate * parallel_speedup(threads, dense_serial(n))
 
 
-def entry_rate(evaluate, n_entries, repeats=3):
+def entry_rate(evaluate, n_entries, repeats=5):
     """Entries/s of ``evaluate()``, which computes ``n_entries`` kernel
-    entries: the median of ``repeats`` timings after one warm-up call."""
-    return n_entries / max(seconds_of(evaluate, repeats), 1e-9)
+    entries: the fastest of ``repeats`` timings after one warm-up call (the
+    probe takes milliseconds, and an interruption of one of them, by
+    another process or the threads' start-up, only slows it)."""
+    return n_entries / max(seconds_of(evaluate, repeats, best=True), 1e-9)
 
 
 def predict(n, flop_rate, kernel_rate, block_seconds=None, block_size=500):
@@ -148,8 +167,7 @@ def predict(n, flop_rate, kernel_rate, block_seconds=None, block_size=500):
 
     * dense: ``DENSE_PASSES`` n^2 kernel entries (K of the one block and
       the gradient recomputed by the final certificate) and a Cholesky
-      factorization of n^3 / 3 flops at ``DENSE_SCALE`` times the probe's
-      rate;
+      factorization of n^3 / 3 flops at ``flop_rate``;
     * GBCD: n / ``BLOCK_YIELD`` blocks, each chosen in ``block_seconds``
       and then updating the gradient by n x ``block_size`` kernel entries
       (K[:, B] delta).  Without a block time, ``GBCD_PASSES`` n^2 kernel
@@ -170,13 +188,13 @@ def predict(n, flop_rate, kernel_rate, block_seconds=None, block_size=500):
     >>> from bcd.core.calibration import predict
     >>> dense, gbcd = predict(1000, flop_rate=1e10, kernel_rate=1e8)
     >>> round(dense, 4), round(gbcd, 4)
-    (0.0422, 0.31)
+    (0.0533, 0.31)
     >>> dense, gbcd = predict(10000, 3e11, 3e9, block_seconds=0.01)
     >>> round(dense, 3), round(gbcd, 3)
-    (0.747, 2.333)
+    (1.178, 2.121)
     """
     n = float(n)
-    dense = DENSE_PASSES * n * n / kernel_rate + n ** 3 / 3.0 / (DENSE_SCALE * flop_rate)
+    dense = DENSE_PASSES * n * n / kernel_rate + n ** 3 / 3.0 / flop_rate
     if block_seconds is None:
         gbcd = GBCD_PASSES * n * n / kernel_rate
     else:
@@ -213,14 +231,39 @@ def decide(n, flop_rate, kernel_rate, memory, block_seconds=None, block_size=500
 
 def blas_thread_count():
     """The threads of the BLAS library in effect (threadpoolctl), else the
-    usable cores."""
+    usable cores.  The libraries are looked up once per process (a few
+    milliseconds) and their thread counts read at each call."""
+    global _controller
     try:
-        from threadpoolctl import threadpool_info
+        from threadpoolctl import ThreadpoolController
     except ImportError:          # pragma: no cover - threadpoolctl is optional
         return _resources.usable_cores()
-    counts = [int(info.get("num_threads") or 1) for info in threadpool_info()
-              if info.get("user_api") == "blas"]
+    with _lock:
+        if _controller is None or not _blas(_controller):
+            _controller = ThreadpoolController()
+        libraries = _blas(_controller)
+    counts = [int(lib.num_threads or 1) for lib in libraries]
     return max(counts) if counts else 1
+
+
+def _blas(controller):
+    return [lib for lib in controller.lib_controllers if lib.user_api == "blas"]
+
+
+def selection_floor(block_size, candidates, kernel_rate):
+    """A lower bound on :meth:`block_seconds <bcd.GaussianProcess.block_seconds>`:
+    choosing a block of ``block_size`` coordinates scores ``candidates``
+    candidates against each of its partial blocks, ``candidates *
+    block_size^2 / 2`` kernel entries, as if at the full ``kernel_rate``
+    and with nothing else to do.
+
+    Examples
+    --------
+    >>> from bcd.core.calibration import selection_floor
+    >>> selection_floor(500, 60, 1e9)
+    0.0075
+    """
+    return candidates * block_size * block_size / 2.0 / kernel_rate
 
 
 def kernel_choice(problem):
@@ -228,11 +271,23 @@ def kernel_choice(problem):
     calibration: :func:`dense_rate` on the BLAS threads in effect,
     ``problem.kernel_entry_rate()``, ``problem.block_seconds(...)`` for
     the default block of rule "gbcd", and
-    :func:`bcd._resources.available_memory`."""
+    :func:`bcd._resources.available_memory`.
+
+    The block-choice probe (tens of milliseconds, the dearest of the three)
+    is skipped when the dense solve fits and is predicted faster than GBCD
+    even with blocks chosen in :func:`selection_floor`: the prediction then
+    records that floor as ``block_seconds``, and ``block_probe`` is False.
+    """
     from .rules import RULES
     spec = RULES["gbcd"]
-    k = spec.default_block_size(problem.n_coordinates)
+    n = problem.n_coordinates
+    k = spec.default_block_size(n)
     candidates = next(o.default for o in spec.options if o.name == "mi_candidates")
-    return decide(problem.n_coordinates, dense_rate(blas_thread_count()),
-                  problem.kernel_entry_rate(), _resources.available_memory(),
-                  problem.block_seconds(k, candidates), k)
+    flops = dense_rate(blas_thread_count(), n)
+    entries = problem.kernel_entry_rate()
+    memory = _resources.available_memory()
+    floor = decide(n, flops, entries, memory, selection_floor(k, candidates, entries), k)
+    if floor["choice"] == "dense":
+        return dict(floor, block_probe=False)
+    return dict(decide(n, flops, entries, memory, problem.block_seconds(k, candidates), k),
+                block_probe=True)
