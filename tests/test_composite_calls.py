@@ -6,6 +6,7 @@ returned ``x``; clear errors at the edges of the inputs.
 import json
 import pickle
 import signal
+import subprocess
 import sys
 import time
 import warnings
@@ -503,3 +504,84 @@ def test_ctrl_c_in_a_compiled_path_stops_a_cv_fit(monkeypatch, estimator):
     with pytest.raises(KeyboardInterrupt):
         model.fit(X, y if estimator == "LassoCV" else (y > 0).astype(int))
     assert len(calls) == 5 and not hasattr(model, "coef_")
+
+
+# ------------------------------------------- a Ctrl-C swallowed where it arose
+
+_SWALLOWED_SCRIPT = """
+import gc, json, signal, sys, time
+import numpy as np
+import bcd
+signal.signal(signal.SIGINT, signal.default_int_handler)
+state = {"armed": False, "fired": False}
+
+def collector(phase, info):
+    # Python code in a garbage-collection callback, as Dask's distributed
+    # installs: a KeyboardInterrupt raised in it is reported and dropped
+    if state["armed"] and not state["fired"]:
+        state["fired"] = True
+        signal.raise_signal(signal.SIGINT)
+        total = 0
+        for i in range(1000):
+            total += i
+
+gc.callbacks.append(collector)
+
+def callback(info):
+    if info.iteration >= 20 and not state["armed"]:
+        state["armed"] = True
+        gc.collect()
+
+rng = np.random.default_rng(0)
+A = rng.standard_normal((300, 200))
+problem = bcd.LeastSquares(A, rng.standard_normal(300), penalty=bcd.L1(1e-9))
+start = time.perf_counter()
+result = bcd.solve(problem, rule="random", update="gradient", tol=1e-30, max_iter=10**9,
+                   max_time=30.0, callback=callback, warn=False)
+print(json.dumps(dict(status=result.status, fired=state["fired"],
+                      seconds=time.perf_counter() - start)))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals")
+def test_ctrl_c_swallowed_by_a_gc_callback_still_stops_the_solve():
+    done = subprocess.run([sys.executable, "-c", _SWALLOWED_SCRIPT], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    # the interrupt was raised in the callback and dropped there ...
+    assert out["fired"] and "Exception ignored" in done.stderr
+    # ... and the solve stopped at its next signal check, not at max_time
+    assert out["status"] == "interrupted" and out["seconds"] < 10.0
+
+
+def _swallow_a_ctrl_c():
+    try:
+        signal.raise_signal(signal.SIGINT)
+        for _ in range(1000):
+            pass
+    except KeyboardInterrupt:
+        pass
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals")
+def test_a_recorded_ctrl_c_is_taken_once_or_raised_at_the_end():
+    from bcd import _interrupt
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        # taken by a loop: once, and nothing is raised at the end
+        with _interrupt.recording():
+            _swallow_a_ctrl_c()
+            assert _interrupt.take() and not _interrupt.take()
+        # not taken: raised when the outermost recording ends
+        with pytest.raises(KeyboardInterrupt):
+            with _interrupt.recording():
+                with _interrupt.recording():        # nested: one record
+                    _swallow_a_ctrl_c()
+                assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        # without a recording, a swallowed Ctrl-C is gone, as in Python
+        _swallow_a_ctrl_c()
+        assert not _interrupt.take()
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -1,11 +1,11 @@
 """Regularization paths: solutions along a decreasing grid of L1 weights."""
 import copy
 import time
-import warnings
 
 import numpy as np
 
-from ._result import ConvergenceWarning
+from . import _interrupt
+from ._result import ConvergenceWarning, warn_user
 from .penalties import L1
 from ._validation import check_scalar
 from .problems import Problem
@@ -125,6 +125,7 @@ def lambda_max(problem):
     return max(float(np.max(ratio, initial=0.0)), 0.0)
 
 
+@_interrupt.records
 def path(problem, lambdas=None, *, screening=True, **solve_options):
     """Solve ``problem`` along a decreasing grid of L1 weights, warm-starting
     each solve from the previous solution.
@@ -237,7 +238,7 @@ def path(problem, lambdas=None, *, screening=True, **solve_options):
         status = "max_time"
     out = PathResult(grid, results, times, lmax, status)
     if status != "complete" and solve_options.get("warn", True):
-        warnings.warn(f"path: {out.message}", ConvergenceWarning, stacklevel=2)
+        warn_user(f"path: {out.message}", ConvergenceWarning)
     return out
 
 

@@ -1,5 +1,19 @@
 """Solver results."""
+import sys
+import warnings
+
 import numpy as np
+
+
+def warn_user(message, category=UserWarning):
+    """``warnings.warn`` pointing at the first caller outside the bcd
+    package, however deep in bcd (and its wrappers) the warning arises."""
+    frame = sys._getframe(1)
+    level = 2
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").split(".")[0] == "bcd":
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 class ConvergenceWarning(UserWarning):

@@ -1,13 +1,13 @@
 """The solver entry point."""
 import math
 import time
-import warnings
 
 import numpy as np
 
+from . import _interrupt
 from ._certify import Certificate, certify_returned
 from ._progress import make_progress
-from ._result import ConvergenceWarning, History, Result
+from ._result import ConvergenceWarning, History, Result, warn_user
 from ._validation import check_scalar, check_vector
 from .core import _engine
 from .core import workingset
@@ -41,6 +41,7 @@ class IterationInfo:
         return f"IterationInfo(iteration={self.iteration}, objective={self.objective:.10g})"
 
 
+@_interrupt.records
 def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto", *,
           tol=None, max_iter=None, max_time=None, tol_mode="absolute", x0=None,
           random_state=None, callback=None, callback_every=1, verbose=False,
@@ -453,8 +454,8 @@ def _stops(answer):
     False do not, anything else does not and is warned about."""
     if answer is None or isinstance(answer, (bool, np.bool_)):
         return bool(answer)
-    warnings.warn(f"callback returned {answer!r}; only True stops the solve (None "
-                  f"or False continue).", UserWarning, stacklevel=3)
+    warn_user(f"callback returned {answer!r}; only True stops the solve (None "
+                  f"or False continue).", UserWarning)
     return False
 
 
@@ -530,14 +531,13 @@ def _report(plan, out, ws_info):
     elif status_name not in ("converged", "callback"):
         detail = "" if status_name == "diverged" else \
             f" Optimality {out.optimality:.3e} > tol {tol:.3e}."
-        warnings.warn(message + detail, ConvergenceWarning, stacklevel=3)
+        warn_user(message + detail, ConvergenceWarning)
     elif converged and out.n_iter == 0 and plan.x0 is None and plan.tol_mode == "absolute" \
             and out.optimality > 0.0:
-        warnings.warn(f"Converged at iteration 0: the optimality measure at the origin, "
+        warn_user(f"Converged at iteration 0: the optimality measure at the origin, "
                       f"{out.optimality:.3e}, is already below tol = {tol:.3e} although it is "
                       f"not zero.  If the data are scaled far below 1, use "
-                      f"tol_mode='relative' or a smaller tol.", ConvergenceWarning,
-                      stacklevel=3)
+                      f"tol_mode='relative' or a smaller tol.", ConvergenceWarning)
     auto_row = plan.auto_row
     options = dict(parts.options, formulation="primal", check_every=plan.check_every, tol=tol,
                    tol_mode=plan.tol_mode,
@@ -623,7 +623,7 @@ def _driver_result(problem, x, status, n_iter, optimality, tol, elapsed, options
         x_out = x.astype(problem.dtype, copy=False)
     if warn and status not in ("converged", "callback"):
         detail = "" if status == "diverged" else f" Optimality {optimality:.3e} > tol {tol:.3e}."
-        warnings.warn(message + detail, ConvergenceWarning, stacklevel=4)
+        warn_user(message + detail, ConvergenceWarning)
     history = History([n_iter], [objective], [optimality], [elapsed])
     # the certificates of the array returned (float32: cast from the iterate);
     # the dual's relative test is a gap of at most tol |F(x)|

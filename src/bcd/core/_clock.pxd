@@ -12,11 +12,20 @@ cdef inline double now() noexcept nogil:
 
 
 cdef inline int interrupted() except -1 nogil:
-    """1 if a KeyboardInterrupt is pending (it is then consumed), else 0;
-    another exception raised by a signal handler propagates."""
+    """1 if a KeyboardInterrupt is pending (it is then consumed) or a Ctrl-C
+    was recorded whose exception was swallowed elsewhere (bcd._interrupt),
+    else 0; another exception raised by a signal handler propagates."""
     with gil:
         try:
             PyErr_CheckSignals()
         except KeyboardInterrupt:
+            _take_recorded()
+            return 1
+        if _take_recorded():
             return 1
     return 0
+
+
+cdef inline bint _take_recorded() except -1:
+    from bcd import _interrupt
+    return _interrupt.take()

@@ -26,7 +26,7 @@ evaluation also screens out the coordinates that the gap safe sphere proves
 zero at the solution (Fercoq, Gramfort and Salmon, 2015).
 """
 import numpy as np
-from cpython.exc cimport PyErr_CheckSignals
+from bcd.core._clock cimport interrupted as _interrupted
 from libc.math cimport fabs, sqrt
 from scipy.linalg.cython_blas cimport ddot, daxpy, dgemv
 
@@ -284,12 +284,9 @@ cdef class CyEnetPath:
                         converged = True
                     elif screening:
                         self._screen(l1, l2, gap, const)
-                if epoch % SIGNAL_PASSES == 0:
-                    with gil:
-                        if PyErr_CheckSignals() != 0:
-                            interrupted = True
-                    if interrupted:
-                        break
+                if epoch % SIGNAL_PASSES == 0 and _interrupted():
+                    interrupted = True
+                    break
         if interrupted:
             raise KeyboardInterrupt
         return gap, epoch, converged

@@ -19,7 +19,7 @@ gradient's largest entry without L1), is at most ``tol``: the test of
 sparse (CSC); an update costs O(n) or O(nnz of the column).
 """
 import numpy as np
-from cpython.exc cimport PyErr_CheckSignals
+from bcd.core._clock cimport interrupted as _interrupted
 from libc.math cimport exp, fabs, log1p
 from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv
 
@@ -315,10 +315,8 @@ cdef class CyLogisticPath:
                 it += 1
                 # (the margins are recomputed from w at every solve's start)
                 opt = self._optimality(l1, l2)
-                with gil:
-                    if PyErr_CheckSignals() != 0:
-                        interrupted = True
-                if interrupted:
+                if _interrupted():
+                    interrupted = True
                     break
         if interrupted:
             raise KeyboardInterrupt

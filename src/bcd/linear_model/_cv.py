@@ -16,7 +16,6 @@ coordinates), else by one warm-started :func:`bcd.solve`.
 """
 import numbers
 import time
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,6 +29,8 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .. import _interrupt
+from .._result import warn_user
 from ..core.enetpath import EnetPath, LogisticPath
 from ._base import (BCDEstimator, LinearPredictorMixin, SolveRecord, SparseCoefMixin,
                     check_fit_params, check_random_state_seed, check_sample_weight,
@@ -66,9 +67,9 @@ def run_folds(estimator, jobs):
         if out and estimator._fit_deadline is not None \
                 and time.perf_counter() >= estimator._fit_deadline:
             # max_time: choose among the folds evaluated
-            warnings.warn(f"{type(estimator).__name__}: the fit reached max_time = "
+            warn_user(f"{type(estimator).__name__}: the fit reached max_time = "
                           f"{estimator.max_time:g} s after {len(out)} of {len(jobs)} folds; the "
-                          f"penalty is chosen on those.", ConvergenceWarning, stacklevel=3)
+                          f"penalty is chosen on those.", ConvergenceWarning)
             break
         out.append(job[0](*job[1], **job[2]))
         if any(r.status == "interrupted" for r in out[-1][-1]):
@@ -296,6 +297,7 @@ class _LinearModelCV(RegressorMixin, LinearPredictorMixin, BCDEstimator):
             return np.full(int(self.alphas), resolution)
         return np.geomspace(alpha_max, alpha_max * self.eps, int(self.alphas))
 
+    @_interrupt.records
     def fit(self, X, y, sample_weight=None, **params):
         """Choose the penalty by cross-validation and refit on all the data.
 
@@ -726,14 +728,14 @@ def resolve_cv_penalty(penalty, l1_ratios):
     """scikit-learn's (>= 1.8) choice of the penalty of
     :class:`LogisticRegressionCV`: ``(name, l1_ratios or None)``."""
     if isinstance(l1_ratios, str) and l1_ratios == "warn":
-        warnings.warn("The default value for l1_ratios will change from None to (0.0,) in "
+        warn_user("The default value for l1_ratios will change from None to (0.0,) in "
                       "scikit-learn 1.10. To avoid this warning, explicitly set a value, "
-                      "e.g. l1_ratios=(0,).", FutureWarning, stacklevel=3)
+                      "e.g. l1_ratios=(0,).", FutureWarning)
         l1_ratios = None
     elif l1_ratios is None:
-        warnings.warn("'l1_ratios=None' was deprecated in scikit-learn 1.8 and will trigger an "
+        warn_user("'l1_ratios=None' was deprecated in scikit-learn 1.8 and will trigger an "
                       "error in 1.10. Use an array-like with values in [0, 1] instead.",
-                      FutureWarning, stacklevel=3)
+                      FutureWarning)
     else:
         l1_ratios = list(np.asarray(l1_ratios, dtype=object).ravel())
     if isinstance(penalty, str) and penalty == "deprecated":
@@ -744,9 +746,9 @@ def resolve_cv_penalty(penalty, l1_ratios):
         else:
             name = "elasticnet"
     else:
-        warnings.warn("'penalty' was deprecated in scikit-learn 1.8 and will be removed in "
+        warn_user("'penalty' was deprecated in scikit-learn 1.8 and will be removed in "
                       "1.10. To avoid this warning, leave 'penalty' set to its default value "
-                      "and use 'l1_ratios' and 'Cs' instead.", FutureWarning, stacklevel=3)
+                      "and use 'l1_ratios' and 'Cs' instead.", FutureWarning)
         name = penalty
     if name == "elasticnet":
         if (l1_ratios is None or len(l1_ratios) == 0
@@ -755,8 +757,8 @@ def resolve_cv_penalty(penalty, l1_ratios):
             raise ValueError(f"l1_ratios must be an array-like of numbers between 0 and 1; "
                              f"got (l1_ratios={l1_ratios!r})")
     elif l1_ratios is not None and not (isinstance(penalty, str) and penalty == "deprecated"):
-        warnings.warn(f"l1_ratios parameter is only used when penalty is 'elasticnet'. Got "
-                      f"(penalty={name})", UserWarning, stacklevel=3)
+        warn_user(f"l1_ratios parameter is only used when penalty is 'elasticnet'. Got "
+                      f"(penalty={name})", UserWarning)
     return name, l1_ratios
 
 
@@ -971,6 +973,7 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
         scikit-learn's name for it."""
         return self._scorer()
 
+    @_interrupt.records
     def fit(self, X, y, sample_weight=None, **params):
         """Choose C (and l1_ratio) by cross-validation and refit on all the data.
 
@@ -1007,17 +1010,16 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
         penalty, l1_ratios = resolve_cv_penalty(self.penalty, self.l1_ratios)
         check_solver(self.solver, penalty, self.dual)
         if isinstance(self.scoring, str) and self.scoring == "warn":
-            warnings.warn("The default value of the parameter 'scoring' will change from None, "
+            warn_user("The default value of the parameter 'scoring' will change from None, "
                           "i.e. accuracy, to 'neg_log_loss' in scikit-learn 1.11. To silence "
-                          "this warning, explicitly set the scoring parameter.", FutureWarning,
-                          stacklevel=2)
+                          "this warning, explicitly set the scoring parameter.", FutureWarning)
         legacy = self.use_legacy_attributes
         if isinstance(legacy, str):
-            warnings.warn(f"The fitted attributes of {type(self).__name__} will be simplified "
+            warn_user(f"The fitted attributes of {type(self).__name__} will be simplified "
                           f"in scikit-learn 1.10. Set use_legacy_attributes=False to enable the "
                           f"new behavior now, or True to keep the legacy one. The default value "
                           f"of use_legacy_attributes will change from True to False in "
-                          f"scikit-learn 1.10.", FutureWarning, stacklevel=2)
+                          f"scikit-learn 1.10.", FutureWarning)
             legacy = True
         if penalty is None:
             penalty, Cs = "l2", np.array([np.inf])
