@@ -192,7 +192,7 @@ def test_the_solver_warning_is_silenced_without_catch_warnings(monkeypatch):
     """fit may run on several threads: the estimator's own code must not
     touch the process-wide warning filters (warnings.catch_warnings is not
     thread-safe); only its own warning is issued."""
-    import bcd._solve
+    import bcd._result
     import bcd.semi_supervised._label_propagation as module
 
     class NoCatch:
@@ -206,7 +206,7 @@ def test_the_solver_warning_is_silenced_without_catch_warnings(monkeypatch):
     with pytest.warns(ConvergenceWarning) as record:
         with monkeypatch.context() as m:
             m.setattr(module, "warnings", NoCatch)
-            m.setattr(bcd._solve, "warnings", NoCatch)
+            m.setattr(bcd._result, "warnings", NoCatch)
             LabelPropagation(kernel="knn", max_iter=1, tol=1e-12,
                              solver_options=CYCLIC).fit(X, y)
     messages = [str(w.message) for w in record]
