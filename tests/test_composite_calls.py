@@ -580,6 +580,17 @@ def test_a_recorded_ctrl_c_is_taken_once_or_raised_at_the_end():
                     _swallow_a_ctrl_c()
                 assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        # a call that reports the interrupt as its status is not raised again
+
+        class Reported:
+            status = "interrupted"
+
+        @_interrupt.records
+        def reports():
+            _swallow_a_ctrl_c()
+            return Reported()
+
+        assert reports().status == "interrupted" and not _interrupt.take()
         # without a recording, a swallowed Ctrl-C is gone, as in Python
         _swallow_a_ctrl_c()
         assert not _interrupt.take()

@@ -9,9 +9,9 @@ was interrupted in its Python part would then run to its end.
 While :func:`recording` is active in the main thread, the SIGINT handler in
 effect is wrapped so that each Ctrl-C is also recorded.  The compiled loops
 take the record at their signal checks (:func:`take`, through
-``bcd.core._clock.interrupted``) and stop as for any Ctrl-C; a record that no
-loop took raises ``KeyboardInterrupt`` when the outermost
-:func:`recording` ends.  Only the outermost call installs the wrapper, so
+``bcd.core._clock.interrupted``) and stop as for any Ctrl-C.  A record that
+no loop took, and that the call did not report as its "interrupted" status,
+raises ``KeyboardInterrupt`` when the outermost :func:`recording` ends.  Only the outermost call installs the wrapper, so
 composite calls (paths, cross-validation) and the solves they run share one
 record.
 """
@@ -87,9 +87,16 @@ def recording():
 
 
 def records(fn):
-    """Decorate ``fn`` to run inside :func:`recording`."""
+    """Decorate ``fn`` to run inside :func:`recording`.  A result whose
+    ``status`` is "interrupted" reports the Ctrl-C: the record is then
+    cleared (the KeyboardInterrupt was caught and turned into that status
+    where it arose, or a loop took the record)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        global _pending
         with recording():
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
+            if getattr(result, "status", None) == "interrupted":
+                _pending = False
+            return result
     return wrapper
