@@ -9,6 +9,10 @@ from bcd import _resources
 from bcd.core import calibration
 
 
+#: the default candidates per step of rule "gbcd"
+_KAPPA = next(o.default for o in bcd.core.rules.RULES["gbcd"].options if o.name == "mi_candidates")
+
+
 def _problem(n, **kwargs):
     rng = np.random.default_rng(1)
     X = rng.uniform(size=(n, 3))
@@ -78,7 +82,7 @@ def test_each_branch_is_reachable_through_solve(flop_rate, memory, row, choice, 
     assert prediction["flop_rate"] == flop_rate and prediction["entry_rate"] == 1e8
     # the block probe is skipped where the dense solve wins even against
     # GBCD's floor
-    block = 0.01 if prediction["block_probe"] else calibration.selection_floor(300, 60, 1e8)
+    block = 0.01 if prediction["block_probe"] else calibration.selection_floor(300, _KAPPA, 1e8)
     assert prediction["block_probe"] == (choice == "gbcd")
     assert prediction["block_seconds"] == block
     expected = calibration.predict(300, flop_rate, 1e8, block, 300)
@@ -199,7 +203,7 @@ def test_block_probe_only_where_it_can_change_the_choice(monkeypatch):
     # the dense solve wins even against GBCD's floor: no probe
     d = calibration.kernel_choice(_problem(300))
     assert d["choice"] == "dense" and not d["block_probe"] and calls == []
-    floor = calibration.selection_floor(300, 60, 1e8)
+    floor = calibration.selection_floor(300, _KAPPA, 1e8)
     assert d["block_seconds"] == floor
     _, gbcd = calibration.predict(300, 1e12, 1e8, floor, 300)
     assert d["dense_s"] <= gbcd

@@ -59,7 +59,7 @@ GBCD_PASSES = 31.0
 
 #: points per GBCD block of 500 that the solve takes, on average, to reach
 #: tol 1e-4 (n / blocks; see :func:`predict`)
-BLOCK_YIELD = 55.0
+BLOCK_YIELD = 50.0
 
 #: the serial fraction of a dense Cholesky factorization of n points in
 #: Amdahl's law is DENSE_SERIAL_POINTS / n: the panel factorizations, whose
@@ -177,8 +177,9 @@ def predict(n, flop_rate, kernel_rate, block_seconds=None, block_size=500):
     choice dominates small systems and the update large ones.  Measured
     on Friedman1 (10 features, squared exponential kernel of length-scale
     2, noise 0.05, the data of ``experiments/gp_demo.py``, tol 1e-4), GBCD
-    took 22, 74, 170, 375 and 808 blocks at n = 2000, 5000, 10,000, 20,000
-    and 40,000 (n / blocks from 91 to 50): ``BLOCK_YIELD = 55``.  Harder
+    took 24, 83, 190, 423 and 908 blocks at n = 2000, 5000, 10,000, 20,000
+    and 40,000 (n / blocks from 83 to 44; 2416 at 100,000): ``BLOCK_YIELD =
+    50``.  Harder
     systems (smaller noise, longer length-scales) take more blocks.  On
     16 threads of a 16-core Xeon (AVX-512), the predictions were within
     1.6x of the measured times.
@@ -191,7 +192,7 @@ def predict(n, flop_rate, kernel_rate, block_seconds=None, block_size=500):
     (0.0533, 0.31)
     >>> dense, gbcd = predict(10000, 3e11, 3e9, block_seconds=0.01)
     >>> round(dense, 3), round(gbcd, 3)
-    (1.178, 2.121)
+    (1.178, 2.333)
     """
     n = float(n)
     dense = DENSE_PASSES * n * n / kernel_rate + n ** 3 / 3.0 / flop_rate

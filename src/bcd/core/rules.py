@@ -165,11 +165,14 @@ RULES = SpecTable({
                 doc="Gauss-Southwell-quadratic: g_b^T H_b^-1 g_b"),
     "gbcd": Spec("rule", "gbcd", _max_improvement, needs(["hessian_entries"], penalty=None),
                  frozenset({"variable"}), gradient=True,
-                 options=(Option("mi_candidates", 60, "random candidates per added coordinate",
+                 options=(Option("mi_candidates", 30, "random candidates per added coordinate",
                                  check=integer_at_least("mi_candidates", 1),
                                  text="""Random candidates examined for each coordinate
                  added to a block by rule "gbcd" (kappa; at least the number of
-                 coordinates makes every choice exact)."""),
+                 coordinates makes every choice exact).  Bo and Sminchisescu used
+                 60; 30 takes about 12% more blocks to reach tol 1e-4 and half the
+                 work per block, and was faster on every system measured (Gaussian
+                 processes of 10,000-100,000 points on 2 threads)."""),
                           Option("mi_refresh", None,
                                  "candidates drawn afresh per added coordinate, the "
                                  "best-scoring others kept (None: all, Bo and "
