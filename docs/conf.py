@@ -4,13 +4,14 @@ Build from the repository root with
 
     sphinx-build -W -b html docs docs/_build/html
 
-The package is imported as installed (``pip install ".[docs]"``); nothing
-is added to ``sys.path``, so the pages describe the compiled package that
-the examples run.
+The package is imported as installed (``pip install ".[docs]"``), so the
+pages describe the compiled package that the examples run; only the docs'
+own extension (``_ext/mathml.py``) is added to ``sys.path``.
 """
 import os
 import pathlib
 import re
+import sys
 
 from sphinx_gallery.sorting import ExplicitOrder
 
@@ -24,11 +25,15 @@ version = release = bcd.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.mathjax",
+    "mathml",
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
 ]
+
+# the mathematics as MathML, rendered at build time (no script, works offline)
+sys.path.insert(0, str(pathlib.Path(__file__).parent / "_ext"))
+html_math_renderer = "mathml"
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
