@@ -596,3 +596,17 @@ def test_a_recorded_ctrl_c_is_taken_once_or_raised_at_the_end():
         assert not _interrupt.take()
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_warnings_point_at_the_callers_line():
+    # however deep in bcd a warning arises (and through the Ctrl-C record's
+    # wrapper), it is attributed to the line that called bcd
+    A = np.random.default_rng(0).standard_normal((30, 10))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        bcd.solve(bcd.LeastSquares(A, np.ones(30)), rule="random", update="gradient", max_iter=2)
+        bcd.path(bcd.LeastSquares(A, np.ones(30), penalty=bcd.L1(1.0)), [0.5, 0.1], max_iter=1)
+    assert len(caught) >= 2 and all(w.filename == __file__ for w in caught), \
+        [(w.filename, w.lineno) for w in caught]
+    assert caught[0].lineno == line and caught[-1].lineno == line + 1
