@@ -11,9 +11,9 @@ effect is wrapped so that each Ctrl-C is also recorded.  The compiled loops
 take the record at their signal checks (:func:`take`, through
 ``bcd.core._clock.interrupted``) and stop as for any Ctrl-C.  A record that
 no loop took, and that the call did not report as its "interrupted" status,
-raises ``KeyboardInterrupt`` when the outermost :func:`recording` ends.  Only the outermost call installs the wrapper, so
-composite calls (paths, cross-validation) and the solves they run share one
-record.
+raises ``KeyboardInterrupt`` when the outermost :func:`recording` ends.
+Only the outermost call installs the wrapper, so composite calls (paths,
+cross-validation) and the solves they run share one record.
 """
 import contextlib
 import functools

@@ -178,11 +178,9 @@ def predict(n, flop_rate, kernel_rate, block_seconds=None, block_size=500):
     on Friedman1 (10 features, squared exponential kernel of length-scale
     2, noise 0.05, the data of ``experiments/gp_demo.py``, tol 1e-4), GBCD
     took 24, 83, 190, 423 and 908 blocks at n = 2000, 5000, 10,000, 20,000
-    and 40,000 (n / blocks from 83 to 44; 2416 at 100,000): ``BLOCK_YIELD =
-    50``.  Harder
-    systems (smaller noise, longer length-scales) take more blocks.  On
-    16 threads of a 16-core Xeon (AVX-512), the predictions were within
-    1.6x of the measured times.
+    and 40,000 (n / blocks from 83 to 44; 2416 at 100,000):
+    ``BLOCK_YIELD = 50``.  Harder systems (smaller noise, longer
+    length-scales) take more blocks.
 
     Examples
     --------
