@@ -455,7 +455,7 @@ def _stops(answer):
     if answer is None or isinstance(answer, (bool, np.bool_)):
         return bool(answer)
     warn_user(f"callback returned {answer!r}; only True stops the solve (None "
-                  f"or False continue).", UserWarning)
+              f"or False continue).", UserWarning)
     return False
 
 
@@ -535,9 +535,9 @@ def _report(plan, out, ws_info):
     elif converged and out.n_iter == 0 and plan.x0 is None and plan.tol_mode == "absolute" \
             and out.optimality > 0.0:
         warn_user(f"Converged at iteration 0: the optimality measure at the origin, "
-                      f"{out.optimality:.3e}, is already below tol = {tol:.3e} although it is "
-                      f"not zero.  If the data are scaled far below 1, use "
-                      f"tol_mode='relative' or a smaller tol.", ConvergenceWarning)
+                  f"{out.optimality:.3e}, is already below tol = {tol:.3e} although it is "
+                  f"not zero.  If the data are scaled far below 1, use "
+                  f"tol_mode='relative' or a smaller tol.", ConvergenceWarning)
     auto_row = plan.auto_row
     options = dict(parts.options, formulation="primal", check_every=plan.check_every, tol=tol,
                    tol_mode=plan.tol_mode,

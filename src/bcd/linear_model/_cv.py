@@ -68,8 +68,8 @@ def run_folds(estimator, jobs):
                 and time.perf_counter() >= estimator._fit_deadline:
             # max_time: choose among the folds evaluated
             warn_user(f"{type(estimator).__name__}: the fit reached max_time = "
-                          f"{estimator.max_time:g} s after {len(out)} of {len(jobs)} folds; the "
-                          f"penalty is chosen on those.", ConvergenceWarning)
+                      f"{estimator.max_time:g} s after {len(out)} of {len(jobs)} folds; the "
+                      f"penalty is chosen on those.", ConvergenceWarning)
             break
         out.append(job[0](*job[1], **job[2]))
         if any(r.status == "interrupted" for r in out[-1][-1]):
@@ -729,13 +729,13 @@ def resolve_cv_penalty(penalty, l1_ratios):
     :class:`LogisticRegressionCV`: ``(name, l1_ratios or None)``."""
     if isinstance(l1_ratios, str) and l1_ratios == "warn":
         warn_user("The default value for l1_ratios will change from None to (0.0,) in "
-                      "scikit-learn 1.10. To avoid this warning, explicitly set a value, "
-                      "e.g. l1_ratios=(0,).", FutureWarning)
+                  "scikit-learn 1.10. To avoid this warning, explicitly set a value, "
+                  "e.g. l1_ratios=(0,).", FutureWarning)
         l1_ratios = None
     elif l1_ratios is None:
         warn_user("'l1_ratios=None' was deprecated in scikit-learn 1.8 and will trigger an "
-                      "error in 1.10. Use an array-like with values in [0, 1] instead.",
-                      FutureWarning)
+                  "error in 1.10. Use an array-like with values in [0, 1] instead.",
+                  FutureWarning)
     else:
         l1_ratios = list(np.asarray(l1_ratios, dtype=object).ravel())
     if isinstance(penalty, str) and penalty == "deprecated":
@@ -747,8 +747,8 @@ def resolve_cv_penalty(penalty, l1_ratios):
             name = "elasticnet"
     else:
         warn_user("'penalty' was deprecated in scikit-learn 1.8 and will be removed in "
-                      "1.10. To avoid this warning, leave 'penalty' set to its default value "
-                      "and use 'l1_ratios' and 'Cs' instead.", FutureWarning)
+                  "1.10. To avoid this warning, leave 'penalty' set to its default value "
+                  "and use 'l1_ratios' and 'Cs' instead.", FutureWarning)
         name = penalty
     if name == "elasticnet":
         if (l1_ratios is None or len(l1_ratios) == 0
@@ -758,7 +758,7 @@ def resolve_cv_penalty(penalty, l1_ratios):
                              f"got (l1_ratios={l1_ratios!r})")
     elif l1_ratios is not None and not (isinstance(penalty, str) and penalty == "deprecated"):
         warn_user(f"l1_ratios parameter is only used when penalty is 'elasticnet'. Got "
-                      f"(penalty={name})", UserWarning)
+                  f"(penalty={name})", UserWarning)
     return name, l1_ratios
 
 
@@ -1011,15 +1011,15 @@ class LogisticRegressionCV(SparseCoefMixin, LogisticClassifierMixin, BCDEstimato
         check_solver(self.solver, penalty, self.dual)
         if isinstance(self.scoring, str) and self.scoring == "warn":
             warn_user("The default value of the parameter 'scoring' will change from None, "
-                          "i.e. accuracy, to 'neg_log_loss' in scikit-learn 1.11. To silence "
-                          "this warning, explicitly set the scoring parameter.", FutureWarning)
+                      "i.e. accuracy, to 'neg_log_loss' in scikit-learn 1.11. To silence "
+                      "this warning, explicitly set the scoring parameter.", FutureWarning)
         legacy = self.use_legacy_attributes
         if isinstance(legacy, str):
             warn_user(f"The fitted attributes of {type(self).__name__} will be simplified "
-                          f"in scikit-learn 1.10. Set use_legacy_attributes=False to enable the "
-                          f"new behavior now, or True to keep the legacy one. The default value "
-                          f"of use_legacy_attributes will change from True to False in "
-                          f"scikit-learn 1.10.", FutureWarning)
+                      f"in scikit-learn 1.10. Set use_legacy_attributes=False to enable the "
+                      f"new behavior now, or True to keep the legacy one. The default value "
+                      f"of use_legacy_attributes will change from True to False in "
+                      f"scikit-learn 1.10.", FutureWarning)
             legacy = True
         if penalty is None:
             penalty, Cs = "l2", np.array([np.inf])
