@@ -610,3 +610,18 @@ def test_warnings_point_at_the_callers_line():
     assert len(caught) >= 2 and all(w.filename == __file__ for w in caught), \
         [(w.filename, w.lineno) for w in caught]
     assert caught[0].lineno == line and caught[-1].lineno == line + 1
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals")
+def test_a_sigint_handler_that_lets_the_program_go_on_is_obeyed():
+    from bcd import _interrupt
+    seen = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    try:
+        with _interrupt.recording():
+            signal.raise_signal(signal.SIGINT)
+            for _ in range(1000):
+                pass
+            assert seen and not _interrupt.take()
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -7,7 +7,8 @@ exception is reported as "ignored" and the interrupt is gone: a solve that
 was interrupted in its Python part would then run to its end.
 
 While :func:`recording` is active in the main thread, the SIGINT handler in
-effect is wrapped so that each Ctrl-C is also recorded.  The compiled loops
+effect is wrapped so that each Ctrl-C it turns into ``KeyboardInterrupt``
+(Python's default handler does) is also recorded.  The compiled loops
 take the record at their signal checks (:func:`take`, through
 ``bcd.core._clock.interrupted``) and stop as for any Ctrl-C.  A record that
 no loop took, and that the call did not report as its "interrupted" status,
@@ -65,9 +66,14 @@ def recording():
         return
 
     def handler(signum, frame):
+        # recorded only when the handler in effect raises KeyboardInterrupt:
+        # one that lets the program go on is obeyed as before
         global _pending
-        _pending = True
-        previous(signum, frame)
+        try:
+            previous(signum, frame)
+        except KeyboardInterrupt:
+            _pending = True
+            raise
 
     signal.signal(signal.SIGINT, handler)
     _active = True
