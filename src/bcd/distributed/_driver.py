@@ -250,9 +250,9 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
                          f"{'columns' if axis == 0 else 'rows'}; got {sorted(widths)}.")
     if axis == 1:
         m = shapes[0][0]
-        y = _in_memory(y, "y", m)
+        y = _in_memory(y, "y", m, client)
         sample_weight = None if sample_weight is None else \
-            _in_memory(sample_weight, "sample_weight", m)
+            _in_memory(sample_weight, "sample_weight", m, client)
     return futures, shapes, nbytes, y, sample_weight, sources
 
 
@@ -319,11 +319,11 @@ def _settle(client, parts, workers, sources, pending):
         pending = still
 
 
-def _in_memory(v, name, m):
+def _in_memory(v, name, m, client):
     if v is None:
         raise ValueError(f"{name} is required.")
     if _is_dask_array(v):
-        v = v.compute()
+        v = client.compute(v).result()       # on the fit's client, not the default one
     if _is_lazy(v):
         raise TypeError(f"{name} must be an array for column partitions (an L1 penalty).")
     v = np.asarray(v, dtype=np.float64).ravel()
@@ -367,7 +367,8 @@ def _lazy_split(v, name, k, client, parts):
                              f"of X.")
         return list(v)
     dask, _, _ = _dask()
-    rows = dask.compute(*[dask.delayed(lambda p: p.shape[0])(p) for p in parts])
+    rows = client.gather(client.compute([dask.delayed(lambda p: p.shape[0])(p)
+                                         for p in parts]))
     return _aligned(v, name, rows)
 
 
