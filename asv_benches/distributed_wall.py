@@ -5,13 +5,22 @@ sparse matrix of ``--rows`` x ``--features`` with ``--nnz`` non-zeros a row
 (l2 = 1) to a relative duality gap of 1e-6, on a LocalCluster of
 ``--workers`` single-threaded worker processes.
 
-Run ``OPENBLAS_NUM_THREADS=1 python -m asv_benches.distributed_wall``.  It
+Run ``OPENBLAS_NUM_THREADS=1 python -m asv_benches.distributed_wall`` (or
+``python -m asv_benches.distributed --wall ...`` with the same options).  It
 prints, for each problem, the in-memory time (median of ``--repeats``), the
 distributed time with and without placing the partitions on the workers,
 the rounds, and the time per round split into the workers' longest local
 computation and the rest (communication, waiting, the driver's work).  The
 partitions are handed over as a list of scipy.sparse row blocks, each sent
-to its worker only.
+to its worker only.  ``--multinomial N`` adds the softmax loss with N
+classes (labels the argmax of a planted model's scores).
+
+``--dask-ml`` adds the comparison with dask-ml's ``LogisticRegression``
+(every solver; dask-glm handles dense dask arrays only, so this part runs
+on a dense synthetic matrix of ``--dense-rows`` x ``--dense-features``,
+with labels from a planted model), each fit stopped after
+``--dask-ml-limit`` seconds; it prints the times of in-memory bcd,
+bcd.distributed and dask-ml with their objective errors and ratios.
 """
 import argparse
 import os
@@ -45,6 +54,17 @@ def main(argv=None):
     parser.add_argument("--nnz", type=int, default=10)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--multinomial", type=int, default=0, metavar="N",
+                        help="also the multinomial loss with N classes")
+    parser.add_argument("--only", choices=("logistic", "ridge", "multinomial", "none"),
+                        default=None, help="only this problem of the sparse data")
+    parser.add_argument("--dask-ml", action="store_true",
+                        help="also the dense comparison with dask-ml's LogisticRegression")
+    parser.add_argument("--dense-rows", type=int, default=100_000)
+    parser.add_argument("--dense-features", type=int, default=100)
+    parser.add_argument("--dense-l2", type=float, nargs="+", default=[1.0],
+                        help="ridge weights of the dense comparison (one table each)")
+    parser.add_argument("--dask-ml-limit", type=float, default=120.0)
     args = parser.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from distributed import Client, LocalCluster
@@ -63,11 +83,18 @@ def main(argv=None):
     client = Client(cluster)
     edges = np.linspace(0, A.shape[0], K + 1).astype(int)
     blocks = [A[a:c] for a, c in zip(edges[:-1], edges[1:])]
-    print(f"{'problem':22} {'in memory':>10} {'dist. fit':>10} {'rounds only':>12} "
+    print(f"{'problem':32} {'in memory':>10} {'dist. fit':>10} {'rounds only':>12} "
           f"{'ratio':>6} {'rounds':>7} {'s/round':>8} {'worker s':>9} {'other s':>8}")
-    for name, loss, problem, y in (
-            ("L2-logistic (l2=1)", "logistic", bcd.Logistic(A, labels, l2=1.0), labels),
-            ("ridge (l2=1)", "squared", bcd.LeastSquares(A, b, l2=1.0), b)):
+    problems = [("L2-logistic (l2=1)", "logistic", bcd.Logistic(A, labels, l2=1.0), labels),
+                ("ridge (l2=1)", "squared", bcd.LeastSquares(A, b, l2=1.0), b)]
+    if args.multinomial:
+        classes = multinomial_labels(A, args.multinomial)
+        problems.append((f"multinomial, {args.multinomial} classes (l2=1)", "multinomial",
+                         bcd.Multinomial(A, classes, l2=1.0), classes.astype(np.float64)))
+    if args.only is not None:
+        problems = [p for p in problems if p[1] == {"ridge": "squared"}.get(args.only,
+                                                                            args.only)]
+    for name, loss, problem, y in problems:
         mem = []
         for _ in range(args.repeats):
             t = time.perf_counter()
@@ -91,13 +118,68 @@ def main(argv=None):
         worker = h.worker_time[1:]
         err = abs(r.objective - ref.objective) / abs(ref.objective)
         t_mem, t_fit, t_rounds = (statistics.median(v) for v in (mem, fits, rounds_time))
-        print(f"{name:22} {t_mem:10.2f} {t_fit:10.2f} {t_rounds:12.2f} "
+        print(f"{name:32} {t_mem:10.2f} {t_fit:10.2f} {t_rounds:12.2f} "
               f"{t_fit / t_mem:6.1f} {r.n_rounds - 1:7d} {np.median(per_round):8.3f} "
               f"{np.median(worker):9.3f} {np.median(per_round - worker):8.3f}"
               f"   (converged {r.converged}, objective within {err:.0e} of in-memory)",
               flush=True)
+    if args.dask_ml:
+        for l2 in args.dense_l2:
+            dense_comparison(client, args, l2)
     client.close()
     cluster.close()
+
+
+def multinomial_labels(A, n_classes, seed=1):
+    """Labels of ``n_classes`` classes: the argmax of a planted model's
+    scores plus noise."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((A.shape[1], n_classes)) * (rng.random((A.shape[1], 1)) < 0.1)
+    S = np.asarray(A @ W) + 0.3 * rng.standard_normal((A.shape[0], n_classes))
+    return np.argmax(S, axis=1)
+
+
+def dense_comparison(client, args, l2=1.0):
+    """L2-logistic on a dense matrix: in-memory bcd, bcd.distributed and
+    every solver of dask-ml's LogisticRegression (same objective: the sum of
+    the log-losses plus l2/2 ||w||^2, no intercept; dask-ml's C = 1 / l2)."""
+    import dask.array as da
+
+    import bcd
+    import bcd.distributed as bd
+    from . import distributed as bench
+
+    rng = np.random.default_rng(2)
+    m, n = args.dense_rows, args.dense_features
+    A = rng.standard_normal((m, n))
+    w = rng.standard_normal(n) / np.sqrt(n)
+    y = (A @ w + 0.5 * rng.standard_normal(m) > 0).astype(np.float64)
+    problem = bcd.Logistic(A, y, l2=l2)
+    opt = bcd.solve(problem, formulation="dual", tol=1e-10, tol_mode="relative",
+                    warn=False).objective
+    K = args.workers
+    Xd = da.from_array(A, chunks=(-(-m // K), -1))
+    yd = da.from_array(y, chunks=(Xd.chunks[0],))
+    print(f"\ndense comparison with dask-ml: {m} x {n} float64 ({A.nbytes:,} bytes), "
+          f"L2-logistic (l2 = {l2:g}, no intercept), relative gap {RTOL:g}; medians of "
+          f"{args.repeats}; dask-ml fits stopped after {args.dask_ml_limit:.0f} s")
+    t_mem, _ = bench._median_time(
+        lambda: bcd.solve(problem, formulation="dual", tol=RTOL, tol_mode="relative",
+                          warn=False), args.repeats)
+    t_dist, r = bench._median_time(
+        lambda: bench._fit(Xd, yd, client, loss="logistic", l2=l2), args.repeats)
+    rows = [("bcd.solve in memory", t_mem, None),
+            (f"bcd.distributed K={K} ({r.n_rounds - 1} rounds)", t_dist, r.objective)]
+    bench.DASK_ML_LIMIT = args.dask_ml_limit
+    for solver, t, obj in bench._dask_ml("L2-logistic", Xd, yd, y, problem, args.repeats,
+                                         client, C=1.0 / l2):
+        rows.append((f"dask-ml {solver}", t, obj))
+    print(f"{'fit':52} {'seconds':>9} {'rel. error':>11} {'/ in-memory':>12} "
+          f"{'/ bcd.dist':>11}")
+    for label, t, obj in rows:
+        err = "-" if obj is None else f"{abs(obj - opt) / abs(opt):.1e}"
+        print(f"{label:52} {t:9.2f} {err:>11} {t / t_mem:12.1f} {t / t_dist:11.2f}",
+              flush=True)
 
 
 if __name__ == "__main__":

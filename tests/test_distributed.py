@@ -241,8 +241,8 @@ def test_bad_inputs(client):
     r = bd.solve(X, da.from_array(b, chunks=7), loss="squared", l2=5.0, client=client,
                  tol=1e-8, relative=True)
     assert r.converged
-    with pytest.raises(ValueError, match="LeastSquares, Logistic, LinearSVM"):
-        bd.solve(bcd.Multinomial(A, (b > 0).astype(int) + (b > 1), l2=1.0), client=client)
+    with pytest.raises(ValueError, match="LeastSquares, Logistic, Multinomial, LinearSVM"):
+        bd.solve(bcd.Poisson(A, np.abs(np.round(b)), l2=1.0), client=client)
     with pytest.raises(ValueError, match="l2 > 0"):
         bd.solve(X, da.from_array(b, chunks=20), loss="squared", client=client)
     with pytest.raises(ValueError, match="loss must be one of"):
