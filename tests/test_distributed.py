@@ -416,6 +416,22 @@ def test_multinomial_cocoa_with_an_intercept_and_from_a_problem(client):
         bd.solve(A, np.ones(50), loss="multinomial", l2=1.0, client=client, n_partitions=2)
 
 
+@pytest.mark.parametrize("per", ["feature", "coordinate"])
+def test_multinomial_cocoa_with_ridge_weights_per_feature_or_coordinate(client, per):
+    A, y, sw = _multinomial_data(9, sparse=per == "feature", m=40, n=8)
+    l2 = np.linspace(0.5, 4.0, 8) if per == "feature" else np.linspace(0.5, 4.0, 32)
+    problem = bcd.Multinomial(A, y, l2=np.repeat(l2, 4) if per == "feature" else l2,
+                              sample_weight=sw)
+    ref = bcd.solve(problem, formulation="dual", tol=1e-11)
+    tol = 1e-10
+    result = bd.solve(A, y, loss="multinomial", l2=l2, sample_weight=sw, client=client,
+                      n_partitions=2, tol=tol, relative=True, local_epochs=3)
+    _agree(result, ref.objective, None, tol * abs(result.objective))
+    assert result.objective == pytest.approx(problem.objective(result.x), rel=1e-12)
+    with pytest.raises(ValueError, match="l2 must be one number or an array of 8"):
+        bd.solve(A, y, loss="multinomial", l2=np.ones(5), client=client, n_partitions=2)
+
+
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_multinomial_logistic_regression_on_dask_arrays_equals_in_memory(client,
                                                                          fit_intercept):

@@ -992,7 +992,10 @@ class _CoCoA(_Rounds):
         self.fn = _worker.cocoa_round
         if self.multinomial:
             self.fn = _worker.mnl_round
-            self.cfg.update(ridge=self.ridge.copy(), classes=self.classes, n_classes=n_classes)
+            # one ridge weight travels when they are all equal
+            one = bool(np.all(self.ridge == self.ridge[0]))
+            self.cfg.update(ridge=self.ridge[:1].copy() if one else self.ridge.copy(),
+                            classes=self.classes, n_classes=n_classes)
         elif opts["loss"] != "squared":
             # labels as {-1, +1}, checked across the partitions
             labels = np.unique(np.concatenate(self.client.gather(

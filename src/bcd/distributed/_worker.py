@@ -188,45 +188,73 @@ def _conj_value(loss, q, t, s):
     return float(np.sum(a - 0.25 * a * a / s[live]))
 
 
-#: the most entries of the (rows x grid points) blocks of :func:`_conj_grid`
-#: and :func:`_mnl_grid`: small, so that their temporaries (32 KB) come from
-#: the heap.  Dask's nanny starts worker processes with
-#: MALLOC_TRIM_THRESHOLD_=65536, which fixes glibc's mmap threshold at
-#: 128 KB: every larger array is then a fresh mapping whose pages fault in
-#: again on each use (with blocks of 2**18 entries the line search ran 4.6
-#: times slower in a worker than in a plain process; with 2**12, 1.6 times)
-GRID_BLOCK = 1 << 12
+#: the entries of the (rows x grid points) blocks of :func:`_conj_grid` and
+#: :func:`_mnl_grid`, computed in buffers allocated once per call.  (Dask's
+#: nanny starts worker processes with MALLOC_TRIM_THRESHOLD_=65536, which
+#: fixes glibc's mmap threshold at 128 KB: every larger temporary array is a
+#: fresh mapping whose pages fault in again on each use; with a new 2 MB
+#: temporary per block the line search ran 4.6 times slower in a worker than
+#: in a plain process.)
+GRID_BLOCK = 1 << 16
+
+
+def _grid_buffers(rows, *shape, count=2):
+    """``count`` scratch arrays for blocks of ``rows`` rows, and the block
+    size."""
+    width = int(np.prod(shape))
+    step = max(1, min(rows, GRID_BLOCK // max(width, 1)))
+    return tuple(np.empty((step,) + shape) for _ in range(count)) + (step,)
 
 
 def _conj_grid(loss, q, d, e, t, s, grid):
     """:func:`_conj_value` at q + gamma d + b e for every (gamma, b) of the
-    grid, in blocks of rows (vectorized over the grid points)."""
+    grid, in blocks of rows (vectorized over the grid points, in place in
+    two buffers)."""
     gam = np.array([g for g, _ in grid])
     mom = np.array([b for _, b in grid])
     live = s > 0
     q, d, e, t, s = q[live], d[live], e[live], t[live], s[live]
-    total = np.zeros(len(grid))
-    step = max(1, GRID_BLOCK // max(len(grid), 1))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    G = len(grid)
+    total = np.zeros(G)
+    bad = np.zeros(G, dtype=bool)
+    Qbuf, Tbuf, Ubuf, step = _grid_buffers(q.shape[0], G, count=3)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for a in range(0, q.shape[0], step):
             sl = slice(a, a + step)
-            Q = q[sl, None] + d[sl, None] * gam + e[sl, None] * mom
+            r = min(step, q.shape[0] - a)
+            Q, T, U = Qbuf[:r], Tbuf[:r], Ubuf[:r]
+            np.multiply(d[sl, None], gam, out=Q)
+            np.multiply(e[sl, None], mom, out=T)
+            Q += T
+            Q += q[sl, None]
             ss = s[sl, None]
             if loss == "squared":
-                total += t[sl] @ Q - 0.5 * np.sum(Q * Q / ss, axis=0)
+                np.multiply(Q, Q, out=T)
+                T /= ss
+                total += t[sl] @ Q - 0.5 * T.sum(axis=0)
                 continue
             if loss == "logistic":
-                bad = np.any((Q <= 0.0) | (Q >= 1.0), axis=0)
-                ent = Q * np.log(Q) + (1.0 - Q) * np.log1p(-Q)
-                total -= s[sl] @ np.where(np.isfinite(ent), ent, 0.0)
+                bad |= (Q.min(axis=0) <= 0.0) | (Q.max(axis=0) >= 1.0)
+                # q log q + (1 - q) log1p(-q); NaN only in columns marked bad
+                np.negative(Q, out=U)
+                np.log1p(U, out=U)
+                np.subtract(1.0, Q, out=T)
+                U *= T
+                np.log(Q, out=T)
+                T *= Q
+                T += U
+                total -= s[sl] @ T
+                continue
+            bad |= Q.min(axis=0) < 0.0
+            if loss == "hinge":
+                np.subtract(Q, ss, out=T)
+                bad |= T.max(axis=0) > 0.0
+                total += Q.sum(axis=0)
             else:
-                bad = np.any(Q < 0.0, axis=0)
-                if loss == "hinge":
-                    bad |= np.any(Q > ss, axis=0)
-                    total += np.sum(Q, axis=0)
-                else:
-                    total += np.sum(Q - 0.25 * Q * Q / ss, axis=0)
-            total[bad] = -np.inf
+                np.multiply(Q, Q, out=T)
+                T /= ss
+                total += Q.sum(axis=0) - 0.25 * T.sum(axis=0)
+    total[bad] = -np.inf
     return total
 
 
@@ -497,7 +525,8 @@ def _mnl_prepare(X, t, cfg):
     rows = sp.hstack([sp.csr_matrix(X), sp.csr_matrix(np.ones((m, 1)))], format="csr")
     rows.sum_duplicates()
     rows.sort_indices()
-    ridge = np.asarray(cfg["ridge"], dtype=np.float64).reshape(d, K)
+    r = np.asarray(cfg["ridge"], dtype=np.float64).ravel()
+    ridge = np.broadcast_to(r if r.size > 1 else r[0], (d * K,)).reshape(d, K)
     per_feature = bool(np.all(ridge == ridge[:, :1]))
     inv = float(cfg["sigma"]) / ridge
     if per_feature:
@@ -554,22 +583,35 @@ def _mnl_simplex(P):
 
 
 def _mnl_grid(P, D, E, s, grid):
-    """-sum_i s_i sum_k p log p at P + gamma D + b E for every (gamma, b) of
-    the grid (-inf where a probability turns negative), in blocks of rows."""
+    """-sum_i s_i sum_k p_ik log p_ik at P + gamma D + b E for every (gamma, b)
+    of the grid (-inf where a probability turns negative), in blocks of rows
+    computed in place in two buffers."""
     gam = np.array([g for g, _ in grid])
     mom = np.array([b for _, b in grid])
     live = s > 0
     P, D, E, s = P[live], D[live], E[live], s[live]
-    total = np.zeros(len(grid))
-    K = P.shape[1] if P.ndim == 2 else 1
-    step = max(1, GRID_BLOCK // max(len(grid) * K, 1))
-    for a in range(0, P.shape[0], step):
-        sl = slice(a, a + step)
-        Q = P[sl, :, None] + D[sl, :, None] * gam + E[sl, :, None] * mom
-        bad = np.any(Q < 0.0, axis=(0, 1))
-        Q = np.maximum(Q, 0.0)
-        total -= np.einsum("i,ikg->g", s[sl], xlogy(Q, Q))
-        total[bad] = -np.inf
+    G = len(grid)
+    K = P.shape[1]
+    total = np.zeros(G)
+    bad = np.zeros(G, dtype=bool)
+    Qbuf, Tbuf, step = _grid_buffers(P.shape[0], K, G)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for a in range(0, P.shape[0], step):
+            sl = slice(a, a + step)
+            r = min(step, P.shape[0] - a)
+            Q, T = Qbuf[:r], Tbuf[:r]
+            np.multiply(D[sl, :, None], gam, out=Q)
+            np.multiply(E[sl, :, None], mom, out=T)
+            Q += T
+            Q += P[sl, :, None]
+            low = Q.min(axis=(0, 1))
+            bad |= low < 0.0
+            np.log(Q, out=T)                   # NaN only in columns marked bad
+            T *= Q
+            if low.min() == 0.0:
+                np.copyto(T, 0.0, where=Q == 0.0)      # 0 log 0 = 0
+            total -= (s[sl] @ T.reshape(r, K * G)).reshape(K, G).sum(axis=0)
+    total[bad] = -np.inf
     return total
 
 
