@@ -534,7 +534,7 @@ class ElasticNet(DaskClientMixin, _PenalizedLeastSquares):
 
     client : distributed.Client, default=None
         The Dask client that fits a dask array ``X`` (through
-        :mod:`bcd.distributed`); None: the current client (a ValueError
+        :func:`bcd.distributed.solve`); None: the current client (a ValueError
         when there is none).  Unused for in-memory data.  A clone shares the
         client; a pickled estimator leaves it out (None after unpickling).
 
@@ -680,7 +680,7 @@ class Lasso(DaskClientMixin, _PenalizedLeastSquares):
 
     client : distributed.Client, default=None
         The Dask client that fits a dask array ``X`` (through
-        :mod:`bcd.distributed`); None: the current client (a ValueError
+        :func:`bcd.distributed.solve`); None: the current client (a ValueError
         when there is none).  Unused for in-memory data.  A clone shares the
         client; a pickled estimator leaves it out (None after unpickling).
 
