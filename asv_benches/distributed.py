@@ -16,6 +16,12 @@ Run ``python -m asv_benches.distributed [--workers 4] [--quick]``; it prints
 
 Each timed fit includes partitioning the data on the workers.  Timings on
 a shared machine are noisy; the ratios are taken in one process.
+
+``python -m asv_benches.distributed --wall [options]`` runs the wall-time
+comparison of :mod:`asv_benches.distributed_wall` instead (a synthetic
+sparse problem large enough for an in-memory solve to take seconds, and
+with ``--dask-ml`` the dense comparison with dask-ml); its options follow
+``--wall``, e.g. ``--wall --rows 300000 --nnz 50 --workers 2 --dask-ml``.
 """
 import argparse
 import os
@@ -71,6 +77,10 @@ def _fit(X, y, client, max_rounds=5000, **kw):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--wall" in argv:
+        from .distributed_wall import main as wall
+        return wall([a for a in argv if a != "--wall"])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--quick", action="store_true", help="fewer partitions and repeats")
@@ -193,9 +203,9 @@ def main(argv=None):
 DASK_ML_LIMIT = 60.0
 
 
-def _dask_ml(name, Xd, yd, yy, problem, repeats, client=None):
+def _dask_ml(name, Xd, yd, yy, problem, repeats, client=None, C=1.0):
     """Every solver of dask-ml's LogisticRegression / LinearRegression with the
-    same objective (sum of losses + 1/2 ||w||^2: C = 1, no intercept), each
+    same objective (sum of losses + 1/(2 C) ||w||^2, no intercept), each
     fit stopped after ``DASK_ML_LIMIT`` seconds (the cluster is restarted to
     stop it, and the row says so)."""
     import concurrent.futures
@@ -207,7 +217,7 @@ def _dask_ml(name, Xd, yd, yy, problem, repeats, client=None):
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
     for solver in ("admm", "lbfgs", "newton", "proximal_grad", "gradient_descent"):
         cls = LogisticRegression if "logistic" in name else LinearRegression
-        params = dict(penalty="l2", C=1.0, fit_intercept=False, solver=solver, tol=1e-8,
+        params = dict(penalty="l2", C=C, fit_intercept=False, solver=solver, tol=1e-8,
                       max_iter=500)
 
         def fit():

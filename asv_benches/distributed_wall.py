@@ -5,13 +5,22 @@ sparse matrix of ``--rows`` x ``--features`` with ``--nnz`` non-zeros a row
 (l2 = 1) to a relative duality gap of 1e-6, on a LocalCluster of
 ``--workers`` single-threaded worker processes.
 
-Run ``OPENBLAS_NUM_THREADS=1 python -m asv_benches.distributed_wall``.  It
+Run ``OPENBLAS_NUM_THREADS=1 python -m asv_benches.distributed_wall`` (or
+``python -m asv_benches.distributed --wall ...`` with the same options).  It
 prints, for each problem, the in-memory time (median of ``--repeats``), the
 distributed time with and without placing the partitions on the workers,
 the rounds, and the time per round split into the workers' longest local
 computation and the rest (communication, waiting, the driver's work).  The
 partitions are handed over as a list of scipy.sparse row blocks, each sent
-to its worker only.
+to its worker only.  ``--multinomial N`` adds the softmax loss with N
+classes (labels the argmax of a planted model's scores).
+
+``--dask-ml`` adds the comparison with dask-ml's ``LogisticRegression``
+(every solver; dask-glm handles dense dask arrays only, so this part runs
+on a dense synthetic matrix of ``--dense-rows`` x ``--dense-features``,
+with labels from a planted model), each fit stopped after
+``--dask-ml-limit`` seconds; it prints the times of in-memory bcd,
+bcd.distributed and dask-ml with their objective errors and ratios.
 """
 import argparse
 import os
@@ -45,6 +54,20 @@ def main(argv=None):
     parser.add_argument("--nnz", type=int, default=10)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--multinomial", type=int, default=0, metavar="N",
+                        help="also the multinomial loss with N classes")
+    parser.add_argument("--only", choices=("logistic", "ridge", "multinomial", "none"),
+                        default=None, help="only this problem of the sparse data")
+    parser.add_argument("--malloc-trim", choices=("dask", "off"), default="dask",
+                        help="the workers' MALLOC_TRIM_THRESHOLD_: dask's default (65536), "
+                             "or glibc's own (off)")
+    parser.add_argument("--dask-ml", action="store_true",
+                        help="also the dense comparison with dask-ml's LogisticRegression")
+    parser.add_argument("--dense-rows", type=int, default=100_000)
+    parser.add_argument("--dense-features", type=int, default=100)
+    parser.add_argument("--dense-l2", type=float, nargs="+", default=[1.0],
+                        help="ridge weights of the dense comparison (one table each)")
+    parser.add_argument("--dask-ml-limit", type=float, default=120.0)
     args = parser.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from distributed import Client, LocalCluster
@@ -58,20 +81,47 @@ def main(argv=None):
           f"({A.data.nbytes + A.indices.nbytes + A.indptr.nbytes:,} bytes); {K} "
           f"single-threaded worker processes; relative gap {RTOL:g}; medians of "
           f"{args.repeats}")
+    if args.malloc_trim == "off":
+        # worker processes without dask's MALLOC_TRIM_THRESHOLD_ (the nanny
+        # sets it in its own environment too, which the workers inherit)
+        import dask
+        os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+        environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
+        environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+        dask.config.set({"distributed.nanny.pre-spawn-environ": environ})
+    print(f"worker processes: malloc trim threshold "
+          f"{'of dask (65536)' if args.malloc_trim == 'dask' else 'glibc default'}")
     cluster = LocalCluster(n_workers=K, threads_per_worker=1, processes=True,
                            dashboard_address=None, silence_logs=50)
     client = Client(cluster)
     edges = np.linspace(0, A.shape[0], K + 1).astype(int)
     blocks = [A[a:c] for a, c in zip(edges[:-1], edges[1:])]
-    print(f"{'problem':22} {'in memory':>10} {'dist. fit':>10} {'rounds only':>12} "
+    print(f"{'problem':32} {'in memory':>10} {'dist. fit':>10} {'rounds only':>12} "
           f"{'ratio':>6} {'rounds':>7} {'s/round':>8} {'worker s':>9} {'other s':>8}")
-    for name, loss, problem, y in (
-            ("L2-logistic (l2=1)", "logistic", bcd.Logistic(A, labels, l2=1.0), labels),
-            ("ridge (l2=1)", "squared", bcd.LeastSquares(A, b, l2=1.0), b)):
+    problems = [("L2-logistic (l2=1)", "logistic", bcd.Logistic(A, labels, l2=1.0), labels),
+                ("ridge (l2=1)", "squared", bcd.LeastSquares(A, b, l2=1.0), b)]
+    if args.multinomial:
+        classes = multinomial_labels(A, args.multinomial)
+        problems.append((f"multinomial, {args.multinomial} classes (l2=1)", "multinomial",
+                         bcd.Multinomial(A, classes, l2=1.0), classes.astype(np.float64)))
+    if args.only is not None:
+        problems = [p for p in problems if p[1] == {"ridge": "squared"}.get(args.only,
+                                                                            args.only)]
+    for name, loss, problem, y in problems:
+        # the in-memory solve to the same certified relative gap (the
+        # multinomial dual tests the gradient: its tol is lowered until the
+        # gap it reports is within RTOL)
+        mem_tol = RTOL
+        for _ in range(6):
+            ref = bcd.solve(problem, formulation="dual", tol=mem_tol, tol_mode="relative",
+                            warn=False)
+            if ref.duality_gap is not None and ref.duality_gap <= RTOL * abs(ref.objective):
+                break
+            mem_tol /= 10.0
         mem = []
         for _ in range(args.repeats):
             t = time.perf_counter()
-            ref = bcd.solve(problem, formulation="dual", tol=RTOL, tol_mode="relative",
+            ref = bcd.solve(problem, formulation="dual", tol=mem_tol, tol_mode="relative",
                             warn=False)
             mem.append(time.perf_counter() - t)
         ys = [y[a:c] for a, c in zip(edges[:-1], edges[1:])]
@@ -91,13 +141,136 @@ def main(argv=None):
         worker = h.worker_time[1:]
         err = abs(r.objective - ref.objective) / abs(ref.objective)
         t_mem, t_fit, t_rounds = (statistics.median(v) for v in (mem, fits, rounds_time))
-        print(f"{name:22} {t_mem:10.2f} {t_fit:10.2f} {t_rounds:12.2f} "
+        print(f"{name:32} {t_mem:10.2f} {t_fit:10.2f} {t_rounds:12.2f} "
               f"{t_fit / t_mem:6.1f} {r.n_rounds - 1:7d} {np.median(per_round):8.3f} "
               f"{np.median(worker):9.3f} {np.median(per_round - worker):8.3f}"
-              f"   (converged {r.converged}, objective within {err:.0e} of in-memory)",
+              f"   (converged {r.converged}, objective within {err:.0e} of in-memory"
+              + (f", in-memory tol {mem_tol:g}" if mem_tol != RTOL else "") + ")",
               flush=True)
+    if args.dask_ml:
+        for l2 in args.dense_l2:
+            dense_comparison(client, args, l2)
     client.close()
     cluster.close()
+
+
+#: the solvers of dask-ml's LogisticRegression
+DASK_ML_SOLVERS = ("admm", "lbfgs", "newton", "proximal_grad", "gradient_descent")
+
+
+def _dask_ml_fit(address, A, y, chunk, solver, C, pipe):
+    """One dask-ml fit in a child process, on the cluster at ``address``;
+    sends back (seconds of the fit, coef_) or the error."""
+    import warnings
+
+    import dask.array as da
+    from dask_ml.linear_model import LogisticRegression
+    from distributed import Client
+    try:
+        with Client(address) as client, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            Xd = da.from_array(A, chunks=(chunk, -1))
+            yd = da.from_array(y, chunks=(chunk,))
+            Xd, yd = client.persist([Xd, yd])
+            t = time.perf_counter()
+            model = LogisticRegression(penalty="l2", C=C, fit_intercept=False, solver=solver,
+                                       tol=1e-8, max_iter=500).fit(Xd, yd)
+            pipe.send((time.perf_counter() - t, np.asarray(model.coef_)))
+    except Exception as exc:  # noqa: BLE001 - reported in the table
+        pipe.send((float("nan"), f"failed: {type(exc).__name__}: {str(exc)[:40]}"))
+
+
+def _dask_ml_isolated(client, A, y, chunk, solver, C, limit):
+    """``(seconds, coef, failure)`` of a dask-ml fit run in a child process
+    (its data persisted on the cluster first, not timed), which is killed,
+    and the cluster restarted, when it runs past ``limit`` seconds: a fit
+    stopped in a thread would go on submitting work to the cluster and slow
+    every later measurement."""
+    import multiprocessing
+    ctx = multiprocessing.get_context("spawn")
+    here, there = ctx.Pipe()
+    child = ctx.Process(target=_dask_ml_fit,
+                        args=(client.scheduler.address, A, y, chunk, solver, C, there))
+    child.start()
+    start = time.perf_counter()
+    # the child's start and the persist are not in the limit's way: the fit's
+    # own clock is measured in the child; the limit here covers both generously
+    if here.poll(limit + 30.0):
+        seconds, coef = here.recv()
+        child.join()
+        if isinstance(coef, str):
+            return seconds, None, coef
+        if seconds > limit:
+            return seconds, None, f"past the limit: {seconds:.0f} s"
+        return seconds, coef, None
+    child.kill()
+    child.join()
+    client.restart()
+    return float(limit), None, (f"stopped: no result after {time.perf_counter() - start:.0f} s, "
+                                f"{limit:.0f} s + 30 s to start")
+
+
+def multinomial_labels(A, n_classes, seed=1):
+    """Labels of ``n_classes`` classes: the argmax of a planted model's
+    scores plus noise."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((A.shape[1], n_classes)) * (rng.random((A.shape[1], 1)) < 0.1)
+    S = np.asarray(A @ W) + 0.3 * rng.standard_normal((A.shape[0], n_classes))
+    return np.argmax(S, axis=1)
+
+
+def dense_comparison(client, args, l2=1.0):
+    """L2-logistic on a dense matrix: in-memory bcd, bcd.distributed and
+    every solver of dask-ml's LogisticRegression (same objective: the sum of
+    the log-losses plus l2/2 ||w||^2, no intercept; dask-ml's C = 1 / l2)."""
+    import dask.array as da
+
+    import bcd
+    import bcd.distributed as bd
+    from . import distributed as bench
+
+    rng = np.random.default_rng(2)
+    m, n = args.dense_rows, args.dense_features
+    A = rng.standard_normal((m, n))
+    w = rng.standard_normal(n) / np.sqrt(n)
+    y = (A @ w + 0.5 * rng.standard_normal(m) > 0).astype(np.float64)
+    problem = bcd.Logistic(A, y, l2=l2)
+    opt = bcd.solve(problem, formulation="dual", tol=1e-10, tol_mode="relative",
+                    warn=False).objective
+    K = args.workers
+    Xd = da.from_array(A, chunks=(-(-m // K), -1))
+    yd = da.from_array(y, chunks=(Xd.chunks[0],))
+    print(f"\ndense comparison with dask-ml: {m} x {n} float64 ({A.nbytes:,} bytes), "
+          f"L2-logistic (l2 = {l2:g}, no intercept), relative gap {RTOL:g}; medians of "
+          f"{args.repeats}; dask-ml fits stopped after {args.dask_ml_limit:.0f} s")
+    t_mem, _ = bench._median_time(
+        lambda: bcd.solve(problem, formulation="dual", tol=RTOL, tol_mode="relative",
+                          warn=False), args.repeats)
+    t_dist, r = bench._median_time(
+        lambda: bench._fit(Xd, yd, client, loss="logistic", l2=l2,
+                           max_time=args.dask_ml_limit), args.repeats)
+    rows = [("bcd.solve in memory", t_mem, None),
+            (f"bcd.distributed K={K} ({r.n_rounds - 1} rounds"
+             + (")" if r.converged else f", {r.status}: stopped)"), t_dist, r.objective)]
+    for solver in DASK_ML_SOLVERS:
+        times, coef, failure = [], None, None
+        for _ in range(args.repeats):
+            t, coef, failure = _dask_ml_isolated(client, A, y, Xd.chunks[0][0], solver,
+                                                 1.0 / l2, args.dask_ml_limit)
+            if failure is not None:
+                break
+            times.append(t)
+        if failure is not None:
+            rows.append((f"dask-ml {solver} ({failure})", t, None))
+        else:
+            rows.append((f"dask-ml {solver}", statistics.median(times),
+                         problem.objective(np.asarray(coef).ravel())))
+    print(f"{'fit':52} {'seconds':>9} {'rel. error':>11} {'/ in-memory':>12} "
+          f"{'/ bcd.dist':>11}")
+    for label, t, obj in rows:
+        err = "-" if obj is None else f"{abs(obj - opt) / abs(opt):.1e}"
+        print(f"{label:52} {t:9.2f} {err:>11} {t / t_mem:12.1f} {t / t_dist:11.2f}",
+              flush=True)
 
 
 if __name__ == "__main__":

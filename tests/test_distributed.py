@@ -4,6 +4,7 @@ certificate, partition locality, a worker killed mid-fit, the estimators on
 dask arrays and the bad inputs."""
 import os
 import signal
+import time
 import warnings
 
 import numpy as np
@@ -240,8 +241,8 @@ def test_bad_inputs(client):
     r = bd.solve(X, da.from_array(b, chunks=7), loss="squared", l2=5.0, client=client,
                  tol=1e-8, relative=True)
     assert r.converged
-    with pytest.raises(ValueError, match="LeastSquares, Logistic, LinearSVM"):
-        bd.solve(bcd.Multinomial(A, (b > 0).astype(int) + (b > 1), l2=1.0), client=client)
+    with pytest.raises(ValueError, match="LeastSquares, Logistic, Multinomial, LinearSVM"):
+        bd.solve(bcd.Poisson(A, np.abs(np.round(b)), l2=1.0), client=client)
     with pytest.raises(ValueError, match="l2 > 0"):
         bd.solve(X, da.from_array(b, chunks=20), loss="squared", client=client)
     with pytest.raises(ValueError, match="loss must be one of"):
@@ -342,3 +343,196 @@ def test_estimators_fit_on_the_current_client(client):
             assert other.scheduler.transition_counter > before
     mem = lm.Ridge(alpha=10.0, tol=1e-8).fit(X, y)
     np.testing.assert_allclose(est.coef_, mem.coef_, rtol=1e-5, atol=1e-6)
+
+
+# -- the multinomial model ---------------------------------------------------------
+
+#: row chunks of the multinomial comparisons: 1, 2 and 3 partitions (one empty)
+MNL_CHUNKS = {1: (45,), 2: (17, 28), 3: (12, 0, 33)}
+
+
+def _multinomial_data(seed=0, sparse=False, m=45, n=12, classes=4):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, n))
+    if sparse:
+        A = sp.csr_matrix(A * (rng.random((m, n)) < 0.4))
+    scores = np.asarray(A @ rng.standard_normal((n, classes))) + rng.standard_normal((m, classes))
+    # labels of any numeric values: the classes are sorted, as in bcd.Multinomial
+    y = np.array([-3, 2, 5, 11])[np.argmax(scores, axis=1)]
+    return A, y.astype(float), rng.uniform(0.5, 2.0, m)
+
+
+@pytest.mark.parametrize("K", [1, 2, 3])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_multinomial_cocoa_equals_single_process_solve(client, K, sparse):
+    A, y, sw = _multinomial_data(K, sparse)
+    problem = bcd.Multinomial(A, y, l2=3.0, sample_weight=sw)
+    ref = bcd.solve(problem, formulation="dual", tol=1e-11)
+    assert ref.converged
+    tol = 1e-10
+    result = bd.solve(_dask(A, MNL_CHUNKS[K]), da.from_array(y, chunks=MNL_CHUNKS[K]),
+                      loss="multinomial", l2=3.0, sample_weight=sw, client=client, tol=tol,
+                      relative=True, local_epochs=3, max_rounds=2000)
+    assert result.method == "cocoa+" and result.n_partitions == K
+    np.testing.assert_array_equal(result.classes, problem.classes)
+    assert result.x.shape == (problem.n_coordinates,)
+    _agree(result, ref.objective, None, tol * abs(result.objective))
+    # the certificate's objective is the problem's at the returned point,
+    # and the model predicts the same classes
+    assert result.objective == pytest.approx(problem.objective(result.x), rel=1e-12)
+    W, W_ref = problem.coef(result.x), problem.coef(ref.x)
+    # strong convexity (l2 = 3): ||W - W*||^2 <= 2 gap / 3
+    assert np.linalg.norm(W - W_ref) <= np.sqrt(2.0 * result.duality_gap / 3.0) + 1e-9
+    np.testing.assert_array_equal(np.argmax(A @ W, axis=1), np.argmax(A @ W_ref, axis=1))
+
+
+def test_multinomial_cocoa_with_an_intercept_and_from_a_problem(client):
+    A, y, sw = _multinomial_data(7, m=50)
+    n = A.shape[1]
+    # the reference: the intercept as an unpenalized column of ones
+    l2 = np.full((n + 1, 4), 2.0)
+    l2[-1] = 0.0
+    augmented = bcd.Multinomial(np.hstack([A, np.ones((50, 1))]), y, l2=l2.ravel(),
+                                sample_weight=sw)
+    ref = bcd.solve(augmented, tol=1e-10, max_iter=100000)
+    assert ref.converged
+    tol = 1e-11
+    result = bd.solve(_dask(A, (20, 30)), da.from_array(y, chunks=(20, 30)),
+                      loss="multinomial", l2=2.0, sample_weight=sw, fit_intercept=True,
+                      client=client, tol=tol, relative=True, local_epochs=3, max_rounds=3000)
+    assert result.converged and result.intercept.shape == (4,)
+    x = np.vstack([result.x.reshape(n, 4), result.intercept[None]]).ravel()
+    assert augmented.objective(x) == pytest.approx(result.objective, rel=1e-12)
+    assert abs(result.objective - ref.objective) <= 1e-7 * abs(ref.objective)
+    # a Multinomial problem gives the data, the loss, the ridge and the weights
+    problem = bcd.Multinomial(A, y, l2=2.0, sample_weight=sw)
+    direct = bd.solve(problem, client=client, n_partitions=2, tol=tol, relative=True,
+                      local_epochs=3)
+    expected = bcd.solve(problem, formulation="dual", tol=1e-11).objective
+    assert abs(direct.objective - expected) <= 1e-7 * abs(expected)
+    with pytest.raises(ValueError, match="l2 only|l1 must be 0"):
+        bd.solve(A, y, loss="multinomial", l2=1.0, l1=0.5, client=client)
+    with pytest.raises(ValueError, match="at least two classes"):
+        bd.solve(A, np.ones(50), loss="multinomial", l2=1.0, client=client, n_partitions=2)
+
+
+@pytest.mark.parametrize("per", ["feature", "coordinate"])
+def test_multinomial_cocoa_with_ridge_weights_per_feature_or_coordinate(client, per):
+    A, y, sw = _multinomial_data(9, sparse=per == "feature", m=40, n=8)
+    l2 = np.linspace(0.5, 4.0, 8) if per == "feature" else np.linspace(0.5, 4.0, 32)
+    problem = bcd.Multinomial(A, y, l2=np.repeat(l2, 4) if per == "feature" else l2,
+                              sample_weight=sw)
+    ref = bcd.solve(problem, formulation="dual", tol=1e-11)
+    tol = 1e-10
+    result = bd.solve(A, y, loss="multinomial", l2=l2, sample_weight=sw, client=client,
+                      n_partitions=2, tol=tol, relative=True, local_epochs=3)
+    _agree(result, ref.objective, None, tol * abs(result.objective))
+    assert result.objective == pytest.approx(problem.objective(result.x), rel=1e-12)
+    with pytest.raises(ValueError, match="l2 must be one number or an array of 8"):
+        bd.solve(A, y, loss="multinomial", l2=np.ones(5), client=client, n_partitions=2)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_multinomial_logistic_regression_on_dask_arrays_equals_in_memory(client,
+                                                                         fit_intercept):
+    from bcd import linear_model as lm
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((90, 6))
+    y = np.array(["a", "b", "c"])[np.argmax(X @ rng.standard_normal((6, 3))
+                                            + 0.5 * rng.standard_normal((90, 3)), axis=1)]
+    est = lm.LogisticRegression(C=0.5, tol=1e-8, fit_intercept=fit_intercept)
+    mem = type(est)(**est.get_params()).fit(X, y)
+    Xd = da.from_array(X, chunks=(40, 6))
+    dist = est.fit(Xd, da.from_array(y, chunks=40))
+    np.testing.assert_array_equal(dist.classes_, mem.classes_)
+    assert dist.coef_.shape == mem.coef_.shape == (3, 6)
+    np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dist.intercept_, mem.intercept_, rtol=1e-5, atol=1e-6)
+    pred = dist.predict(Xd)
+    assert isinstance(pred, da.Array)
+    np.testing.assert_array_equal(pred.compute(), mem.predict(X))
+    np.testing.assert_allclose(dist.predict_proba(Xd).compute(), mem.predict_proba(X),
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="L2 penalty only"):
+        lm.LogisticRegression(l1_ratio=0.5, C=0.5).fit(Xd, da.from_array(y, chunks=40))
+
+
+# -- the client parameter -----------------------------------------------------------
+
+def _tasks_run_since(dask_scheduler, since):
+    """The tasks that a scheduler sent to a worker after time ``since``."""
+    return [t.key for t in dask_scheduler.transition_log
+            if t.timestamp >= since and t.finish == "processing"]
+
+
+@pytest.mark.parametrize("name", ["LogisticRegression", "Ridge", "Lasso", "ElasticNet",
+                                  "LinearSVC"])
+def test_estimators_fit_on_an_explicit_client(client, name):
+    """``client=`` a client that is neither the default nor current: the fit
+    runs on its cluster, and gives the in-memory model."""
+    from bcd import linear_model as lm
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((40, 5))
+    y = X @ rng.standard_normal(5) + 0.2 * rng.standard_normal(40)
+    if name in ("LogisticRegression", "LinearSVC"):
+        y = np.array([0, 1, 2])[np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))] \
+            if name == "LogisticRegression" else (y > 0).astype(int)
+    params = {"LogisticRegression": dict(C=0.5), "Ridge": dict(alpha=10.0),
+              "Lasso": dict(alpha=0.05, max_iter=5000),
+              "ElasticNet": dict(alpha=0.05, max_iter=5000), "LinearSVC": dict(C=0.05)}[name]
+    est_type = getattr(lm, name)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None, silence_logs=50) as other:
+        with distributed.Client(other, set_as_default=False) as c2:
+            assert distributed.get_client() is not c2
+            before = other.scheduler.transition_counter
+            started = time.time()
+            est = est_type(tol=1e-8, client=c2, **params)
+            est.fit(da.from_array(X, chunks=(20, 5)), da.from_array(y, chunks=20))
+            assert other.scheduler.transition_counter > before
+            # no task of the fit ran on the default client's cluster
+            ran = client.run_on_scheduler(_tasks_run_since, since=started)
+            assert ran == [], ran
+            assert est.client is c2
+    mem = est_type(tol=1e-8, **params).fit(X, y)
+    np.testing.assert_allclose(est.coef_, mem.coef_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(est.intercept_, mem.intercept_, rtol=1e-5, atol=1e-6)
+
+
+def test_client_parameter_clones_and_pickles(client):
+    import pickle
+
+    from sklearn.base import clone
+
+    from bcd import linear_model as lm
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((30, 4))
+    y = X @ rng.standard_normal(4)
+    est = lm.Ridge(alpha=5.0, tol=1e-8, client=client)
+    assert est.get_params()["client"] is client
+    twin = clone(est)
+    assert twin.client is client and twin is not est and not hasattr(twin, "coef_")
+    est.fit(da.from_array(X, chunks=(15, 4)), da.from_array(y, chunks=15))
+    assert est.client is client
+    back = pickle.loads(pickle.dumps(est))
+    # the fitted model travels, the connection does not
+    assert back.client is None
+    np.testing.assert_array_equal(back.coef_, est.coef_)
+    np.testing.assert_allclose(back.predict(X), est.predict(X))
+    assert clone(lm.Ridge()).client is None
+
+
+def test_client_parameter_errors(client, monkeypatch):
+    from bcd import linear_model as lm
+    Xd = da.ones((10, 2), chunks=(5, 2))
+    yd = da.arange(10, chunks=5).astype(float)
+    with pytest.raises(TypeError, match="client must be None or a distributed.Client"):
+        lm.Ridge(client="tcp://nowhere:8786").fit(Xd, yd)
+
+    def no_client():
+        raise ValueError("No clients found")
+    monkeypatch.setattr(distributed, "get_client", no_client)
+    for est in (lm.Ridge(), lm.LogisticRegression(), lm.Lasso()):
+        with pytest.raises(ValueError, match="needs a Dask client: pass client="):
+            est.fit(Xd, (yd > 4).astype(int) if isinstance(est, lm.LogisticRegression)
+                    else yd)

@@ -15,9 +15,9 @@ from .._result import ConvergenceWarning
 from . import _worker
 
 #: the problems with a distributed form, and their loss names
-DISTRIBUTED_PROBLEMS = ("LeastSquares", "Logistic", "LinearSVM")
+DISTRIBUTED_PROBLEMS = ("LeastSquares", "Logistic", "Multinomial", "LinearSVM")
 #: the losses accepted by :func:`solve`
-LOSSES = ("squared", "logistic", "hinge", "squared_hinge")
+LOSSES = ("squared", "logistic", "multinomial", "hinge", "squared_hinge")
 #: the sample orders of the local dual coordinate ascent (CoCoA+)
 ORDERS = ("cyclic", "random")
 #: seconds between the driver's checks that a worker it waits on is alive
@@ -91,10 +91,15 @@ class DistributedResult:
 
     Attributes
     ----------
-    x : ndarray of shape (n_features,)
-        The coefficients w.
-    intercept : float
-        The unpenalized intercept (0.0 without ``fit_intercept``).
+    x : ndarray of shape (n_features,) or (n_features * n_classes,)
+        The coefficients w; for ``loss="multinomial"`` the n_features x
+        n_classes matrix W flattened row-major, like the variable of
+        :class:`bcd.Multinomial` (``x.reshape(n_features, -1)``).
+    intercept : float or ndarray of shape (n_classes,)
+        The unpenalized intercept (0.0 without ``fit_intercept``; one per
+        class for ``loss="multinomial"``, determined up to a common shift).
+    classes : ndarray or None
+        The sorted class labels (``loss="multinomial"``), else None.
     objective : float
         P(x) at the returned point.
     duality_gap : float
@@ -140,11 +145,18 @@ def _from_problem(problem):
     if name not in DISTRIBUTED_PROBLEMS:
         raise ValueError(f"{name} has no distributed form; the problems with one are "
                          f"{', '.join(DISTRIBUTED_PROBLEMS)}.")
-    loss = {"LeastSquares": "squared", "Logistic": "logistic"}.get(name)
+    loss = {"LeastSquares": "squared", "Logistic": "logistic",
+            "Multinomial": "multinomial"}.get(name)
     if loss is None:
         loss = problem.loss
     target = problem.b if loss == "squared" else problem.y
-    l2 = np.broadcast_to(np.asarray(problem.l2, dtype=np.float64), (problem.n_features,))
+    width = problem.n_features
+    if loss == "multinomial":
+        # the labels as given (Multinomial keeps their indices in y), and
+        # one ridge weight per feature and class
+        target = np.asarray(problem.classes)[problem.y]
+        width = problem.n_coordinates
+    l2 = np.broadcast_to(np.asarray(problem.l2, dtype=np.float64), (width,))
     l2 = float(l2[0]) if np.all(l2 == l2[0]) else np.array(l2)
     l1 = 0.0
     pen = problem.penalty
@@ -180,7 +192,7 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
     the matrix's shape.  Returns ``(futures, shapes, nbytes, y, weights)``
     (y and weights in memory only for column partitions)."""
     dask, da, distributed = _dask()
-    classify = axis == 0 and loss != "squared"
+    classify = "multinomial" if loss == "multinomial" else axis == 0 and loss != "squared"
     if _is_lazy(X):
         parts = list(X)
         if not parts:
@@ -238,9 +250,9 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
                          f"{'columns' if axis == 0 else 'rows'}; got {sorted(widths)}.")
     if axis == 1:
         m = shapes[0][0]
-        y = _in_memory(y, "y", m)
+        y = _in_memory(y, "y", m, client)
         sample_weight = None if sample_weight is None else \
-            _in_memory(sample_weight, "sample_weight", m)
+            _in_memory(sample_weight, "sample_weight", m, client)
     return futures, shapes, nbytes, y, sample_weight, sources
 
 
@@ -307,11 +319,11 @@ def _settle(client, parts, workers, sources, pending):
         pending = still
 
 
-def _in_memory(v, name, m):
+def _in_memory(v, name, m, client):
     if v is None:
         raise ValueError(f"{name} is required.")
     if _is_dask_array(v):
-        v = v.compute()
+        v = client.compute(v).result()       # on the fit's client, not the default one
     if _is_lazy(v):
         raise TypeError(f"{name} must be an array for column partitions (an L1 penalty).")
     v = np.asarray(v, dtype=np.float64).ravel()
@@ -355,7 +367,8 @@ def _lazy_split(v, name, k, client, parts):
                              f"of X.")
         return list(v)
     dask, _, _ = _dask()
-    rows = dask.compute(*[dask.delayed(lambda p: p.shape[0])(p) for p in parts])
+    rows = client.gather(client.compute([dask.delayed(lambda p: p.shape[0])(p)
+                                         for p in parts]))
     return _aligned(v, name, rows)
 
 
@@ -445,7 +458,9 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
 
     (``c`` only with ``fit_intercept``), the objective of
     :class:`bcd.LeastSquares`, :class:`bcd.Logistic` and
-    :class:`bcd.LinearSVM`.  Without ``l1`` it runs CoCoA+ (Ma et
+    :class:`bcd.LinearSVM`, or the softmax loss of :class:`bcd.Multinomial`
+    (``loss="multinomial"``: one weight vector per class, L2 only).
+    Without ``l1`` it runs CoCoA+ (Ma et
     al., 2015): the rows are partitioned over the workers, each round every
     worker solves the local subproblem of its rows with sigma' = K (adding)
     by bcd's compiled dual coordinate ascent, to ``local_tol`` of its share
@@ -465,15 +480,20 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         futures, delayed objects or arrays gives the partitions directly.
         An in-memory array is split into ``n_partitions`` parts.  A problem
         (:class:`bcd.LeastSquares`, :class:`bcd.Logistic`,
-        :class:`bcd.LinearSVM`) gives the data, loss, ``l2``,
+        :class:`bcd.Multinomial`, :class:`bcd.LinearSVM`) gives the data,
+        loss, ``l2``,
         ``l1`` (its ``bcd.L1`` penalty) and sample weights.
     y : array-like, dask array or list, optional
-        Targets (least squares) or labels in {-1, +1} or {0, 1}, aligned
-        with the row chunks of X (a dask array is rechunked to them).
-    loss : {"squared", "logistic", "hinge", "squared_hinge"}
+        Targets (least squares), labels in {-1, +1} or {0, 1}, or for
+        ``loss="multinomial"`` numeric class labels (two or more distinct
+        values, sorted into ``classes``), aligned with the row chunks of X
+        (a dask array is rechunked to them).
+    loss : {"squared", "logistic", "multinomial", "hinge", "squared_hinge"}
         Required unless X is a problem.
-    l2 : float or array of shape (n_features,)
+    l2 : float or array of shape (n_features,) or (n_features * n_classes,)
         Ridge weights; > 0 everywhere for CoCoA+ (default 0 with ``l1``).
+        With ``loss="multinomial"``, one weight per feature, or per feature
+        and class ordered like the flat W.
     l1 : float, default=0.0
         L1 weight; > 0 selects ProxCoCoA+ (not with the hinge loss).
     sample_weight : array-like, dask array or list, optional
@@ -604,6 +624,9 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         raise ValueError(f"tol must be a number >= 0, got {tol!r}.")
     if max_time is not None and not (isinstance(max_time, numbers.Real) and max_time > 0):
         raise ValueError(f"max_time must be None or a number > 0, got {max_time!r}.")
+    if loss == "multinomial" and l1 > 0:
+        raise ValueError("loss='multinomial' has a distributed form with an L2 penalty only "
+                         "(CoCoA+); l1 must be 0.")
     if loss == "hinge" and (l1 > 0 or fit_intercept):
         raise ValueError("loss='hinge' takes neither l1 nor fit_intercept (its dual has no "
                          "penalty and its intercept stalls on the kinks); use "
@@ -877,7 +900,9 @@ class _Rounds:
                           f"{gap:.3e} after {len(self.hist[0])} rounds.", ConvergenceWarning,
                           stacklevel=3)
         return DistributedResult(
-            x=x, intercept=float(c), objective=float(objective), duality_gap=float(gap),
+            x=x, intercept=np.array(c, dtype=np.float64) if np.ndim(c) else float(c),
+            classes=getattr(self, "classes", None),
+            objective=float(objective), duality_gap=float(gap),
             optimality=float(opt), converged=status == "converged", status=status,
             method=self.method, n_rounds=len(self.hist[0]), n_partitions=self.K,
             n_restarts=self.restarts, history=DistributedHistory(*self.hist), time=elapsed,
@@ -930,9 +955,30 @@ class _CoCoA(_Rounds):
 
     def __init__(self, client, parts, shapes, nbytes, opts):
         super().__init__(client, parts, shapes, nbytes, opts)
-        n = shapes[0][1]
+        d = shapes[0][1]
+        self.multinomial = opts["loss"] == "multinomial"
+        self.classes = None
+        n_classes = 1
+        if self.multinomial:
+            # the classes of every partition; W is d x n_classes, flat
+            self.classes = np.unique(np.concatenate(self.client.gather(
+                [self.client.submit(_worker.labels_of, f, pure=False, workers=self.workers[k])
+                 for k, f in enumerate(parts)])))
+            if self.classes.size < 2:
+                raise ValueError(f"loss='multinomial' needs y with at least two classes; got "
+                                 f"{self.classes.tolist()}.")
+            n_classes = int(self.classes.size)
+        self.n_classes = n_classes
+        n = d * n_classes
+        self.d = d
         self.n = n
         ridge = opts["l2"]
+        if self.multinomial and ridge.ndim == 1 and ridge.size == d and d != n:
+            ridge = np.repeat(ridge, n_classes)        # one weight per feature
+        if ridge.ndim == 1 and ridge.size != n:
+            raise ValueError(f"l2 must be one number or an array of {d} (one per feature)"
+                             + (f" or {n} (one per feature and class)" if n != d else "")
+                             + f" weights; got {ridge.size}.")
         self.ridge = np.broadcast_to(ridge, (n,)).astype(np.float64)
         # the intercept is one more block of the adding scheme
         self.sigma = float(self.K + int(opts["fit_intercept"]))
@@ -943,7 +989,14 @@ class _CoCoA(_Rounds):
         self.cfg = dict(loss=opts["loss"], ridge=ridge if ridge.ndim else np.array([ridge]),
                         sigma=self.sigma, epochs=opts["epochs"], order=opts["order"],
                         seed=opts["seed"], local_tol=opts["local_tol"], grid=self.grid)
-        if opts["loss"] != "squared":
+        self.fn = _worker.cocoa_round
+        if self.multinomial:
+            self.fn = _worker.mnl_round
+            # one ridge weight travels when they are all equal
+            one = bool(np.all(self.ridge == self.ridge[0]))
+            self.cfg.update(ridge=self.ridge[:1].copy() if one else self.ridge.copy(),
+                            classes=self.classes, n_classes=n_classes)
+        elif opts["loss"] != "squared":
             # labels as {-1, +1}, checked across the partitions
             labels = np.unique(np.concatenate(self.client.gather(
                 [self.client.submit(_worker.labels_of, f, pure=False, workers=self.workers[k])
@@ -956,12 +1009,12 @@ class _CoCoA(_Rounds):
         self.e = [np.zeros(n) for _ in range(self.K)]
         self.w = np.zeros(n)
         self.steps = [(1.0, 0.0)] * self.K
-        self.c = 0.0
+        self.c = np.zeros(n_classes) if self.multinomial else 0.0
         self.sent = 0
         self.last = None
 
     def round(self, rnd, deadline):
-        out = self._run(_worker.cocoa_round, (self.w, self.c, self.cfg),
+        out = self._run(self.fn, (self.w, self.c, self.cfg),
                         [(self.steps[k],) for k in range(self.K)], deadline)
         # w to every worker (once for all its partitions), dv back from
         # every partition
@@ -983,11 +1036,20 @@ class _CoCoA(_Rounds):
         self.discard = any(np.any(out[k]["v0"]) for k in fresh)
         if fresh:
             self.w = np.sum(self.v, axis=0)
-        self.measured_at = (w_sent.copy(), self.c)
+        self.measured_at = (w_sent.copy(), np.copy(self.c) if self.multinomial else self.c)
         primal = sum(r["primal"] for r in out) + 0.5 * float(w_sent @ (self.ridge * w_sent))
         dual = sum(r["dual"] for r in out) - 0.5 * float(self.w @ (self.ridge * self.w))
         gap = primal - dual
-        if self.o["fit_intercept"]:
+        if self.o["fit_intercept"] and self.multinomial:
+            # the Newton step on the intercepts (the Hessian is singular
+            # along the all-ones vector, where the model does not change:
+            # its pseudo-inverse) and the decrease it promises
+            slope = np.sum([r["slope"] for r in out], axis=0)
+            curv = np.sum([r["curv"] for r in out], axis=0)
+            newton = -np.linalg.pinv(curv, rcond=1e-12, hermitian=True) @ slope
+            self.step = newton / self.sigma
+            gap += max(-0.5 * float(slope @ newton), 0.0)
+        elif self.o["fit_intercept"]:
             slope = sum(r["slope"] for r in out)
             curv = sum(r["curv"] for r in out)
             self.step = -slope / (self.sigma * curv) if curv > 0 else 0.0
@@ -1039,7 +1101,7 @@ class _CoCoA(_Rounds):
         self.chosen = (g, b)
         self.w = np.sum(self.v, axis=0)
         if self.o["fit_intercept"]:
-            self.c += self.step
+            self.c = self.c + self.step
 
     def current(self):
         return self.w

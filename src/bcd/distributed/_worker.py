@@ -92,6 +92,10 @@ def pack(k, X, y, weights, axis, classify=False):
                              f"{X.shape[0]} rows of X; it must be chunked like the rows of X.")
         if not np.all(np.isfinite(s)) or np.any(s < 0):
             raise ValueError(f"{name} of sample_weight holds negative, NaN or inf values.")
+    if classify == "multinomial":
+        # the labels as given (mapped to class indices at the first round,
+        # once the driver knows every partition's classes)
+        return (X, t, s, np.unique(t))
     if classify:
         return (X, np.where(t > 0, 1.0, -1.0), s, np.unique(t))
     return (X, t, s)
@@ -184,39 +188,73 @@ def _conj_value(loss, q, t, s):
     return float(np.sum(a - 0.25 * a * a / s[live]))
 
 
-#: the most entries of the (rows x grid points) blocks of :func:`_conj_grid`
-GRID_BLOCK = 1 << 18
+#: the entries of the (rows x grid points) blocks of :func:`_conj_grid` and
+#: :func:`_mnl_grid`, computed in buffers allocated once per call.  (Dask's
+#: nanny starts worker processes with MALLOC_TRIM_THRESHOLD_=65536, which
+#: fixes glibc's mmap threshold at 128 KB: every larger temporary array is a
+#: fresh mapping whose pages fault in again on each use; with a new 2 MB
+#: temporary per block the line search ran 4.6 times slower in a worker than
+#: in a plain process.)
+GRID_BLOCK = 1 << 16
+
+
+def _grid_buffers(rows, *shape, count=2):
+    """``count`` scratch arrays for blocks of ``rows`` rows, and the block
+    size."""
+    width = int(np.prod(shape))
+    step = max(1, min(rows, GRID_BLOCK // max(width, 1)))
+    return tuple(np.empty((step,) + shape) for _ in range(count)) + (step,)
 
 
 def _conj_grid(loss, q, d, e, t, s, grid):
     """:func:`_conj_value` at q + gamma d + b e for every (gamma, b) of the
-    grid, in blocks of rows (vectorized over the grid points)."""
+    grid, in blocks of rows (vectorized over the grid points, in place in
+    two buffers)."""
     gam = np.array([g for g, _ in grid])
     mom = np.array([b for _, b in grid])
     live = s > 0
     q, d, e, t, s = q[live], d[live], e[live], t[live], s[live]
-    total = np.zeros(len(grid))
-    step = max(1, GRID_BLOCK // max(len(grid), 1))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    G = len(grid)
+    total = np.zeros(G)
+    bad = np.zeros(G, dtype=bool)
+    Qbuf, Tbuf, Ubuf, step = _grid_buffers(q.shape[0], G, count=3)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for a in range(0, q.shape[0], step):
             sl = slice(a, a + step)
-            Q = q[sl, None] + d[sl, None] * gam + e[sl, None] * mom
+            r = min(step, q.shape[0] - a)
+            Q, T, U = Qbuf[:r], Tbuf[:r], Ubuf[:r]
+            np.multiply(d[sl, None], gam, out=Q)
+            np.multiply(e[sl, None], mom, out=T)
+            Q += T
+            Q += q[sl, None]
             ss = s[sl, None]
             if loss == "squared":
-                total += t[sl] @ Q - 0.5 * np.sum(Q * Q / ss, axis=0)
+                np.multiply(Q, Q, out=T)
+                T /= ss
+                total += t[sl] @ Q - 0.5 * T.sum(axis=0)
                 continue
             if loss == "logistic":
-                bad = np.any((Q <= 0.0) | (Q >= 1.0), axis=0)
-                ent = Q * np.log(Q) + (1.0 - Q) * np.log1p(-Q)
-                total -= s[sl] @ np.where(np.isfinite(ent), ent, 0.0)
+                bad |= (Q.min(axis=0) <= 0.0) | (Q.max(axis=0) >= 1.0)
+                # q log q + (1 - q) log1p(-q); NaN only in columns marked bad
+                np.negative(Q, out=U)
+                np.log1p(U, out=U)
+                np.subtract(1.0, Q, out=T)
+                U *= T
+                np.log(Q, out=T)
+                T *= Q
+                T += U
+                total -= s[sl] @ T
+                continue
+            bad |= Q.min(axis=0) < 0.0
+            if loss == "hinge":
+                np.subtract(Q, ss, out=T)
+                bad |= T.max(axis=0) > 0.0
+                total += Q.sum(axis=0)
             else:
-                bad = np.any(Q < 0.0, axis=0)
-                if loss == "hinge":
-                    bad |= np.any(Q > ss, axis=0)
-                    total += np.sum(Q, axis=0)
-                else:
-                    total += np.sum(Q - 0.25 * Q * Q / ss, axis=0)
-            total[bad] = -np.inf
+                np.multiply(Q, Q, out=T)
+                T /= ss
+                total += Q.sum(axis=0) - 0.25 * T.sum(axis=0)
+    total[bad] = -np.inf
     return total
 
 
@@ -467,3 +505,216 @@ def margins(part, fit, k, rnd):
     if state is None or state["round"] != rnd:
         return None
     return np.asarray(part[0] @ state["x"]).ravel()
+
+
+# -- multinomial CoCoA+ ---------------------------------------------------------------
+
+#: the smallest probability the multinomial dual keeps (log p >= -700, as
+#: in bcd.problems._dual_multinomial)
+P_MIN = np.exp(-700.0)
+
+
+def _mnl_prepare(X, t, cfg):
+    """What the local solver of a multinomial partition needs, computed once
+    per fit: its rows in canonical CSR form with a last column of ones (the
+    intercept's, of inverse ridge 0), the class index of each row, the
+    inverse ridge sigma' / r and q_ik = sum_j a_ij^2 sigma' / r_jk."""
+    K = int(cfg["n_classes"])
+    d = X.shape[1]
+    m = X.shape[0]
+    rows = sp.hstack([sp.csr_matrix(X), sp.csr_matrix(np.ones((m, 1)))], format="csr")
+    rows.sum_duplicates()
+    rows.sort_indices()
+    r = np.asarray(cfg["ridge"], dtype=np.float64).ravel()
+    ridge = np.broadcast_to(r if r.size > 1 else r[0], (d * K,)).reshape(d, K)
+    per_feature = bool(np.all(ridge == ridge[:, :1]))
+    inv = float(cfg["sigma"]) / ridge
+    if per_feature:
+        inv_r = np.r_[inv[:, 0], 0.0]
+    else:
+        inv_r = np.vstack([inv, np.zeros((1, K))]).ravel()
+    sq = rows.multiply(rows).tocsr()
+    Q = np.asarray(sq @ (inv_r.reshape(-1, 1) if per_feature else inv_r.reshape(d + 1, K)))
+    Q = np.ascontiguousarray(np.broadcast_to(Q, (m, K)), dtype=np.float64)
+    classes = np.asarray(cfg["classes"], dtype=np.float64)
+    y = np.searchsorted(classes, t).astype(np.int64)
+    return {"indptr": rows.indptr.astype(np.int32), "indices": rows.indices.astype(np.int32),
+            "data": np.ascontiguousarray(rows.data, dtype=np.float64), "y": y,
+            "inv_r": np.ascontiguousarray(inv_r), "per_feature": per_feature, "Q": Q}
+
+
+def _mnl_scores(X, w, c):
+    """The scores X W + c, (rows x classes)."""
+    return np.asarray(X @ w) + c if X.shape[0] else np.zeros((0, w.shape[1]))
+
+
+def _mnl_loss(Z, y, s):
+    """sum_i s_i [logsumexp(z_i) - z_{i, y_i}], and the softmax of Z."""
+    if Z.shape[0] == 0:
+        return 0.0, np.zeros_like(Z)
+    mx = Z.max(axis=1, keepdims=True)
+    E = np.exp(Z - mx)
+    tot = E.sum(axis=1, keepdims=True)
+    lse = (mx + np.log(tot)).ravel()
+    return float(s @ (lse - Z[np.arange(Z.shape[0]), y])), E / tot
+
+
+def _mnl_entropy(P, s):
+    """sum_i s_i sum_k p_ik log p_ik (0 log 0 = 0)."""
+    return float(s @ np.sum(xlogy(P, P), axis=1)) if P.shape[0] else 0.0
+
+
+def _mnl_kl(P, Z, s):
+    """sum_i s_i KL(p_i || softmax(z_i)), the partition's share of the gap."""
+    if P.shape[0] == 0:
+        return 0.0
+    mx = Z.max(axis=1, keepdims=True)
+    lse = mx + np.log(np.exp(Z - mx).sum(axis=1, keepdims=True))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = xlogy(P, P) - P * (Z - lse)
+    return float(s @ np.sum(terms, axis=1))
+
+
+def _mnl_simplex(P):
+    """P after a line-search move: entries at least P_MIN, rows summing to 1
+    (the driver only takes moves whose grid values were finite)."""
+    P = np.maximum(P, P_MIN)
+    return P / P.sum(axis=1, keepdims=True)
+
+
+def _mnl_grid(P, D, E, s, grid):
+    """-sum_i s_i sum_k p_ik log p_ik at P + gamma D + b E for every (gamma, b)
+    of the grid (-inf where a probability turns negative), in blocks of rows
+    computed in place in two buffers."""
+    gam = np.array([g for g, _ in grid])
+    mom = np.array([b for _, b in grid])
+    live = s > 0
+    P, D, E, s = P[live], D[live], E[live], s[live]
+    G = len(grid)
+    K = P.shape[1]
+    total = np.zeros(G)
+    bad = np.zeros(G, dtype=bool)
+    Qbuf, Tbuf, step = _grid_buffers(P.shape[0], K, G)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for a in range(0, P.shape[0], step):
+            sl = slice(a, a + step)
+            r = min(step, P.shape[0] - a)
+            Q, T = Qbuf[:r], Tbuf[:r]
+            np.multiply(D[sl, :, None], gam, out=Q)
+            np.multiply(E[sl, :, None], mom, out=T)
+            Q += T
+            Q += P[sl, :, None]
+            low = Q.min(axis=(0, 1))
+            bad |= low < 0.0
+            np.log(Q, out=T)                   # NaN only in columns marked bad
+            T *= Q
+            if low.min() == 0.0:
+                np.copyto(T, 0.0, where=Q == 0.0)      # 0 log 0 = 0
+            total -= (s[sl] @ T.reshape(r, K * G)).reshape(K, G).sum(axis=0)
+    total[bad] = -np.inf
+    return total
+
+
+def mnl_round(part, fit, k, rnd, w, c, cfg, step):
+    """One CoCoA+ round of the multinomial model on row partition ``k``.
+
+    The dual variables of a row are a probability vector p_i (the dual of
+    Yu, Huang and Lin, 2011, as in :class:`bcd.Multinomial`); the partition
+    contributes v_k = R^{-1} A_k^T U_k, U_i = s_i (e_{y_i} - p_i), to the
+    shared W (n_features x n_classes, flat row-major).  As in
+    :func:`cocoa_round`, ``step`` is the driver's line-search choice of the
+    last round, the pieces of the primal and dual objectives are measured
+    at the shared (W, c), and the local subproblem (sigma' = K) is solved by
+    the multinomial dual's coordinate ascent (:mod:`._mnl_local`) to
+    ``cfg["local_tol"]`` of the partition's share of the gap, at most
+    ``cfg["epochs"]`` passes.  Returns the proposal's change of W (flat)
+    and the dual's entropy part along the line-search grid."""
+    from ._mnl_local import local_passes
+    started = time.perf_counter()
+    X, t, s = part[:3]
+    key = (fit, k)
+    K = int(cfg["n_classes"])
+    m, d = X.shape
+    state = STATE.get(key)
+    if rnd == 0:
+        prep = _mnl_prepare(X, t, cfg)
+        P = np.full((m, K), 1e-6 / K)
+        P[np.arange(m), prep["y"]] += 1.0 - 1e-6
+        E = np.zeros((m, K))
+        T = None
+    elif state is None or state["round"] != rnd:
+        return {"lost": True}
+    else:
+        prep, P, E = state["prep"], state["P"], state["E"]
+        gamma, b = step
+        if gamma == 1.0 and b == 0.0:
+            moved = state["proposal"] - P
+            P, T = state["proposal"], state["proposal_T"]
+        else:
+            moved = gamma * (state["proposal"] - P) + b * E
+            P = _mnl_simplex(P + moved)
+            T = None
+        E = moved
+    y = prep["y"]
+    Y = np.zeros((m, K))
+    Y[np.arange(m), y] = 1.0
+    ridge = np.asarray(cfg["ridge"], dtype=np.float64)
+    W = np.asarray(w, dtype=np.float64).reshape(d, K)
+    c = np.asarray(c, dtype=np.float64).reshape(K)
+    Z = _mnl_scores(X, W, c)
+    primal, soft = _mnl_loss(Z, y, s)
+    U = s[:, None] * (Y - P)
+    conj = -_mnl_entropy(P, s)
+    sumU = U.sum(axis=0)
+    dual = conj - float(c @ sumU)
+    share = primal - conj + float(np.sum(U * Z))
+    G = soft - Y
+    slope = s @ G if m else np.zeros(K)
+    curv = (soft * s[:, None]).T @ np.ones(m) if m else np.zeros(K)
+    H = np.diag(curv) - (soft * s[:, None]).T @ soft if m else np.zeros((K, K))
+    out = {"lost": False, "primal": primal, "dual": dual, "slope": slope, "curv": H}
+    if rnd == 0:
+        out["v0"] = (np.asarray(X.T @ U) / ridge.reshape(-1, K) if ridge.size > 1 else
+                     np.asarray(X.T @ U) / ridge).ravel() if m else np.zeros(d * K)
+    proposal = P.copy()
+    T_loc = np.minimum(np.log(np.maximum(P, P_MIN)), 0.0) if T is None else T.copy()
+    epochs = 0
+    # at the starting dual point, whose W(P) is not the shared w yet, the
+    # driver discards the round's proposals: none is computed
+    fresh_offset = rnd == 0 and bool(np.any(U))
+    if m and cfg["epochs"] > 0 and share > 0 and not fresh_offset:
+        W_local = np.ascontiguousarray(np.vstack([W, c[None, :]]).ravel())
+        target = cfg["local_tol"] * share
+        batch = 1
+        while epochs < cfg["epochs"]:
+            batch = min(batch, cfg["epochs"] - epochs)
+            local_passes(prep["indptr"], prep["indices"], prep["data"],
+                         np.ascontiguousarray(s, dtype=np.float64), proposal, T_loc, prep["Q"],
+                         prep["inv_r"], prep["per_feature"], W_local, batch,
+                         cfg["order"] == "random",
+                         int(cfg["seed"]) + 7919 * k + 104729 * rnd + epochs)
+            epochs += batch
+            Z_local = _mnl_scores(X, W_local.reshape(d + 1, K)[:d], c)
+            if _mnl_kl(proposal, Z_local, s) <= target:
+                break
+            batch = min(2 * batch, 8)
+    dU = s[:, None] * (P - proposal)
+    if m:
+        dv = np.asarray(X.T @ dU)
+        dv = dv / (ridge.reshape(-1, K) if ridge.size > 1 else ridge)
+        out["dv"] = dv.ravel()
+    else:
+        out["dv"] = np.zeros(d * K)
+    grid = cfg["grid"]
+    D = proposal - P
+    values = _mnl_grid(P, D, E, s, grid)
+    sD, sE = s @ D if m else np.zeros(K), s @ E if m else np.zeros(K)
+    # -c' sum_i U_i along the grid: U(gamma, b) = U - s (gamma D + b E)
+    values -= np.array([float(c @ (sumU - g * sD - b * sE)) for g, b in grid])
+    if (1.0, 0.0) in grid:
+        values[grid.index((1.0, 0.0))] = -_mnl_entropy(proposal, s) - \
+            float(c @ (sumU - sD))
+    out.update(values=values, epochs=epochs, seconds=time.perf_counter() - started)
+    STATE[key] = {"round": rnd + 1, "P": P, "E": E, "proposal": proposal,
+                  "proposal_T": T_loc, "prep": prep}
+    return out

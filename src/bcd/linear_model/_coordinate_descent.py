@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..penalties import L1, Box
 from ..problems import LeastSquares
-from ._dask import fit_distributed, is_dask_array, map_rows
+from ._dask import DaskClientMixin, fit_distributed, is_dask_array, map_rows
 from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
                     SparseCoefMixin, check_sample_weight, dense_coef, design_matrix,
                     validate_data)
@@ -457,7 +457,7 @@ class _PenalizedLeastSquares(SparseCoefMixin, RegressorMixin, LinearPredictorMix
         return tags
 
 
-class ElasticNet(_PenalizedLeastSquares):
+class ElasticNet(DaskClientMixin, _PenalizedLeastSquares):
     r"""Linear regression with combined L1 and L2 penalties, fitted by block
     coordinate descent.
 
@@ -532,6 +532,12 @@ class ElasticNet(_PenalizedLeastSquares):
         saying so; Ctrl-C ends a fit of several solves with
         ``KeyboardInterrupt`` at once, and the estimator is left as it was.
 
+    client : distributed.Client, default=None
+        The Dask client that fits a dask array ``X`` (through
+        :func:`bcd.distributed.solve`); None: the current client (a ValueError
+        when there is none).  Unused for in-memory data.  A clone shares the
+        client; a pickled estimator leaves it out (None after unpickling).
+
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
@@ -574,11 +580,13 @@ class ElasticNet(_PenalizedLeastSquares):
         **_PenalizedLeastSquares._parameter_constraints,
         "l1_ratio": [Interval(numbers.Real, 0, 1, closed="both")],
         "positive": ["boolean"],
+        "client": "no_validation",
     }
 
     def __init__(self, alpha=1.0, *, l1_ratio=0.5, fit_intercept=True, precompute=False,
                  max_iter=1000, copy_X=True, tol=1e-4, warm_start=False, positive=False,
-                 random_state=None, selection="cyclic", solver_options=None, max_time=None):
+                 random_state=None, selection="cyclic", solver_options=None, max_time=None,
+                 client=None):
         self.alpha = alpha
         self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
@@ -592,12 +600,13 @@ class ElasticNet(_PenalizedLeastSquares):
         self.selection = selection
         self.solver_options = solver_options
         self.max_time = max_time
+        self.client = client
 
     def _strengths(self):
         return float(self.alpha), float(self.l1_ratio), bool(self.positive)
 
 
-class Lasso(_PenalizedLeastSquares):
+class Lasso(DaskClientMixin, _PenalizedLeastSquares):
     r"""Linear regression with an L1 penalty, fitted by block coordinate descent.
 
     Minimizes, as scikit-learn's ``Lasso`` does,
@@ -669,6 +678,12 @@ class Lasso(_PenalizedLeastSquares):
         saying so; Ctrl-C ends a fit of several solves with
         ``KeyboardInterrupt`` at once, and the estimator is left as it was.
 
+    client : distributed.Client, default=None
+        The Dask client that fits a dask array ``X`` (through
+        :func:`bcd.distributed.solve`); None: the current client (a ValueError
+        when there is none).  Unused for in-memory data.  A clone shares the
+        client; a pickled estimator leaves it out (None after unpickling).
+
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
@@ -710,11 +725,13 @@ class Lasso(_PenalizedLeastSquares):
     _parameter_constraints = {
         **_PenalizedLeastSquares._parameter_constraints,
         "positive": ["boolean"],
+        "client": "no_validation",
     }
 
     def __init__(self, alpha=1.0, *, fit_intercept=True, precompute=False, copy_X=True,
                  max_iter=1000, tol=1e-4, warm_start=False, positive=False, random_state=None,
-                 selection="cyclic", solver_options=None, max_time=None):
+                 selection="cyclic", solver_options=None, max_time=None,
+                 client=None):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.precompute = precompute
@@ -727,6 +744,7 @@ class Lasso(_PenalizedLeastSquares):
         self.selection = selection
         self.solver_options = solver_options
         self.max_time = max_time
+        self.client = client
 
     def _strengths(self):
         return float(self.alpha), 1.0, bool(self.positive)

@@ -1,8 +1,66 @@
 """Fitting and predicting on dask arrays: the estimators route a dask array
-through :func:`bcd.distributed.solve` on the current Dask client (CoCoA+
-for L2 penalties, ProxCoCoA+ with an L1 part); predictions on a dask array
-are dask arrays, computed block by block on the workers."""
+through :func:`bcd.distributed.solve` on their ``client`` or the current
+Dask client (CoCoA+ for L2 penalties, ProxCoCoA+ with an L1 part);
+predictions on a dask array are dask arrays, computed block by block on the
+workers."""
+import copy
+
 import numpy as np
+
+
+class DaskClientMixin:
+    """The ``client`` parameter of the estimators that fit dask arrays.
+
+    A ``distributed.Client`` is a connection, shared and never copied:
+    ``clone`` hands the same client to the clone (scikit-learn's default
+    would deep-copy it, which a client does not support), and a pickled
+    estimator leaves it out (``client`` is None after unpickling; the fitted
+    attributes never hold it)."""
+
+    def __sklearn_clone__(self):
+        client = getattr(self, "client", None)
+        if client is None:
+            return super().__sklearn_clone__()
+        # clone a shallow copy without the client (self is left alone), then
+        # give the clone the same client
+        proxy = copy.copy(self)
+        proxy.client = None
+        clone = super(DaskClientMixin, proxy).__sklearn_clone__()
+        clone.client = client
+        return clone
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        if state.get("client") is not None:
+            state = dict(state)
+            state["client"] = None
+        return state
+
+
+def resolve_client(client):
+    """``client``, or the current Dask client when None; a ValueError
+    when there is none, and a TypeError for anything but a client."""
+    try:
+        import distributed
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("fitting on a dask array needs pip install 'bcd[distributed]'.") \
+            from exc
+    if client is None:
+        try:
+            return distributed.get_client()
+        except ValueError as exc:
+            raise ValueError("fitting on a dask array needs a Dask client: pass client= to "
+                             "the estimator or create a distributed.Client first (none is "
+                             "current).") from exc
+    if not isinstance(client, distributed.Client):
+        raise TypeError(f"client must be None or a distributed.Client, got "
+                        f"{type(client).__name__}.")
+    return client
+
+
+def compute(client, x):
+    """The dask collection ``x`` computed on ``client``."""
+    return client.compute(x).result()
 
 
 def is_dask_array(X):
@@ -21,13 +79,33 @@ def map_rows(method, X, width=None, dtype=np.float64):
                         meta=np.empty((0, 0), dtype))
 
 
-def binary_labels(estimator, X, y):
+def class_labels(estimator, X, y, client):
+    """``(classes, y)`` of labels ``y`` (an array or a dask array with X's
+    row chunks): the sorted classes (computed on ``client``) and ``y`` as a
+    dask array; a ValueError naming the estimator with fewer than two."""
+    import dask.array as da
+    if getattr(y, "ndim", 1) != 1:
+        raise ValueError(f"with a dask array X, y must be 1-d; got shape {y.shape}.")
+    y = y if is_dask_array(y) else da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+    classes = np.unique(np.asarray(compute(client, da.unique(y))))
+    if classes.size < 2:
+        raise ValueError(f"{type(estimator).__name__} needs samples of at least 2 classes; y "
+                         f"has {classes.size}: {classes.tolist()[:10]}.")
+    return classes, y
+
+
+def class_indices(classes, y):
+    """The index of each label of the dask array ``y`` in ``classes``, as
+    a float64 dask array (block by block)."""
+    return y.map_blocks(lambda b: np.searchsorted(classes, b).astype(np.float64),
+                        dtype=np.float64, meta=np.empty(0, np.float64))
+
+
+def binary_labels(estimator, X, y, client):
     """``(classes, labels)`` of a two-class ``y`` (an array or a dask array
     with X's row chunks): the two classes, and y == classes[1] as a float64
     dask array; a ValueError naming the estimator otherwise."""
-    import dask.array as da
-    y = y if is_dask_array(y) else da.from_array(np.asarray(y), chunks=(X.chunks[0],))
-    classes = np.unique(np.asarray(da.unique(y).compute()))
+    classes, y = class_labels(estimator, X, y, client)
     if classes.size != 2:
         raise ValueError(f"{type(estimator).__name__} on a dask array fits two classes; y has "
                          f"{classes.size}: {classes.tolist()[:10]}.")
@@ -35,9 +113,12 @@ def binary_labels(estimator, X, y):
 
 
 def fit_distributed(estimator, X, y, sample_weight, loss, l1, l2, tol, max_iter,
-                    fit_intercept=None):
+                    fit_intercept=None, client=None):
     """Solve the estimator's objective on the dask array ``X`` with
-    :func:`bcd.distributed.solve`; ``(coef, intercept, result)``.  The
+    :func:`bcd.distributed.solve` on ``client`` (by default the estimator's
+    ``client`` parameter, or the current client); ``(coef, intercept,
+    result)`` (for ``loss="multinomial"``, coef is the flat n_features x
+    n_classes W and the intercept one per class).  The
     stopping test is the relative duality gap ``tol ** 2`` (the gap is
     quadratic in the distance to the optimum, as the KKT measure of ``tol``
     is linear).  ``fit_intercept`` overrides the estimator's (an intercept
@@ -50,8 +131,10 @@ def fit_distributed(estimator, X, y, sample_weight, loss, l1, l2, tol, max_iter,
     if X.ndim != 2:
         raise ValueError(f"X must be 2-d, got shape {X.shape}.")
     if getattr(y, "ndim", 1) != 1:
-        raise ValueError("with a dask array X, y must be 1-d (one target or binary labels).")
-    result = bd.solve(X, y, loss=loss, l1=float(l1), l2=float(l2) if l2 > 0 else None,
+        raise ValueError("with a dask array X, y must be 1-d (one target or class labels).")
+    if client is None:
+        client = resolve_client(getattr(estimator, "client", None))
+    result = bd.solve(X, y, loss=loss, client=client, l1=float(l1), l2=float(l2) if l2 > 0 else None,
                       sample_weight=sample_weight,
                       fit_intercept=estimator.fit_intercept if fit_intercept is None
                       else fit_intercept,
@@ -59,4 +142,6 @@ def fit_distributed(estimator, X, y, sample_weight, loss, l1, l2, tol, max_iter,
                       max_rounds=int(max_iter) if max_iter else 500,
                       local_epochs=2)
     estimator.n_features_in_ = int(X.shape[1])
-    return result.x.copy(), float(result.intercept), result
+    intercept = np.array(result.intercept) if np.ndim(result.intercept) else \
+        float(result.intercept)
+    return result.x.copy(), intercept, result

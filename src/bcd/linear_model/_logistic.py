@@ -24,7 +24,8 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from ..penalties import L1
 from ..problems import Logistic, Multinomial
-from ._dask import binary_labels, fit_distributed, is_dask_array, map_rows
+from ._dask import (DaskClientMixin, class_indices, class_labels, fit_distributed,
+                    is_dask_array, map_rows, resolve_client)
 from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
                     SparseCoefMixin, check_sample_weight, class_sample_weight, dense_coef,
                     design_matrix, svc_design, validate_data, verbose_options, weighted_sum)
@@ -509,7 +510,7 @@ def logistic_method(solver, dual, penalty):
 SOLVERS = ("auto", "lbfgs", "liblinear", "newton-cg", "newton-cholesky", "sag", "saga")
 
 
-class LogisticRegression(CallbackSupportMixin, SparseCoefMixin, LogisticClassifierMixin,
+class LogisticRegression(DaskClientMixin, CallbackSupportMixin, SparseCoefMixin, LogisticClassifierMixin,
                          BCDEstimator):
     r"""Logistic regression (binary or multinomial), fitted by block
     coordinate descent.
@@ -629,6 +630,12 @@ class LogisticRegression(CallbackSupportMixin, SparseCoefMixin, LogisticClassifi
         saying so; Ctrl-C ends a fit of several solves with
         ``KeyboardInterrupt`` at once, and the estimator is left as it was.
 
+    client : distributed.Client, default=None
+        The Dask client that fits a dask array ``X`` (through
+        :func:`bcd.distributed.solve`); None: the current client (a ValueError
+        when there is none).  Unused for in-memory data.  A clone shares the
+        client; a pickled estimator leaves it out (None after unpickling).
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -688,12 +695,14 @@ class LogisticRegression(CallbackSupportMixin, SparseCoefMixin, LogisticClassifi
         "n_jobs": [None, numbers.Integral],
         "solver_options": [dict, None],
         "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "client": "no_validation",
     }
 
     def __init__(self, penalty="deprecated", *, C=1.0, l1_ratio=0.0, dual=False, tol=1e-4,
                  fit_intercept=True, intercept_scaling=1, class_weight=None, random_state=None,
                  solver="auto", max_iter=1000, verbose=0, warm_start=False, n_jobs=None,
-                 solver_options=None, max_time=None):
+                 solver_options=None, max_time=None,
+                 client=None):
         self.penalty = penalty
         self.C = C
         self.l1_ratio = l1_ratio
@@ -710,6 +719,7 @@ class LogisticRegression(CallbackSupportMixin, SparseCoefMixin, LogisticClassifi
         self.n_jobs = n_jobs
         self.solver_options = solver_options
         self.max_time = max_time
+        self.client = client
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model by block coordinate descent.
@@ -804,12 +814,37 @@ class LogisticRegression(CallbackSupportMixin, SparseCoefMixin, LogisticClassifi
             return self
 
     def _fit_dask(self, X, y, sample_weight, l1, l2):
-        """``fit`` on a dask array: binary labels, through bcd.distributed."""
-        classes, labels = binary_labels(self, X, y)
-        coef, intercept, result = fit_distributed(self, X, labels, sample_weight, "logistic",
-                                                  l1, l2, self.tol, self.max_iter)
+        """``fit`` on a dask array through bcd.distributed (CoCoA+, or
+        ProxCoCoA+ with an L1 part): the logistic loss for two classes, the
+        multinomial (softmax) loss for more, whose intercepts are reported
+        centered as in memory."""
+        client = resolve_client(self.client)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-d, got shape {X.shape}.")
+        if self.class_weight is not None:
+            raise ValueError(f"LogisticRegression on a dask array fits without class_weight; "
+                             f"got class_weight={self.class_weight!r}.")
+        classes, y = class_labels(self, X, y, client)
+        if classes.size == 2:
+            labels = (y == classes[1]).astype(np.float64)
+            coef, intercept, result = fit_distributed(self, X, labels, sample_weight,
+                                                      "logistic", l1, l2, self.tol,
+                                                      self.max_iter, client=client)
+            coef, intercept = coef.reshape(1, -1), np.array([intercept])
+        else:
+            if l1 > 0:
+                raise ValueError(f"LogisticRegression on a dask array with {classes.size} "
+                                 f"classes (the multinomial model) fits an L2 penalty only; "
+                                 f"got an L1 part (l1_ratio={self.l1_ratio!r}).")
+            coef, intercept, result = fit_distributed(self, X, class_indices(classes, y),
+                                                      sample_weight, "multinomial", 0.0, l2,
+                                                      self.tol, self.max_iter, client=client)
+            coef = coef.reshape(int(X.shape[1]), classes.size).T.copy()
+            intercept = np.asarray(intercept, dtype=np.float64)
+            intercept = intercept - intercept.mean() if self.fit_intercept else \
+                np.zeros(classes.size)
         self.classes_ = classes
-        self.coef_ = coef.reshape(1, -1)
-        self.intercept_ = np.array([intercept])
+        self.coef_ = coef
+        self.intercept_ = intercept
         self.n_iter_ = np.array([result.n_rounds])
         return self

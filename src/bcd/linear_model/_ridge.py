@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..penalties import Box, NonNegative
 from ..problems import LeastSquares
-from ._dask import fit_distributed, is_dask_array, map_rows
+from ._dask import DaskClientMixin, fit_distributed, is_dask_array, map_rows
 from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
                     check_sample_weight, design_matrix, validate_data)
 
@@ -233,7 +233,8 @@ class RidgeDesign:
         return coef, intercept
 
 
-class Ridge(MultiOutputMixin, RegressorMixin, LinearPredictorMixin, BCDEstimator):
+class Ridge(DaskClientMixin, MultiOutputMixin, RegressorMixin, LinearPredictorMixin,
+            BCDEstimator):
     r"""Linear least squares with an L2 penalty, fitted by block coordinate
     descent.
 
@@ -302,6 +303,12 @@ class Ridge(MultiOutputMixin, RegressorMixin, LinearPredictorMixin, BCDEstimator
         saying so; Ctrl-C ends a fit of several solves with
         ``KeyboardInterrupt`` at once, and the estimator is left as it was.
 
+    client : distributed.Client, default=None
+        The Dask client that fits a dask array ``X`` (through
+        :func:`bcd.distributed.solve`); None: the current client (a ValueError
+        when there is none).  Unused for in-memory data.  A clone shares the
+        client; a pickled estimator leaves it out (None after unpickling).
+
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
@@ -354,10 +361,12 @@ class Ridge(MultiOutputMixin, RegressorMixin, LinearPredictorMixin, BCDEstimator
         "positive": ["boolean"],
         "random_state": ["random_state"],
         "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "client": "no_validation",
     }
 
     def __init__(self, alpha=1.0, *, fit_intercept=True, copy_X=True, max_iter=None, tol=1e-4,
-                 solver="auto", positive=False, random_state=None, max_time=None):
+                 solver="auto", positive=False, random_state=None, max_time=None,
+                 client=None):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.copy_X = copy_X
@@ -367,6 +376,7 @@ class Ridge(MultiOutputMixin, RegressorMixin, LinearPredictorMixin, BCDEstimator
         self.positive = positive
         self.random_state = random_state
         self.max_time = max_time
+        self.client = client
 
     def _solver_options(self):
         """The options of :func:`bcd.solve` for ``solver`` and ``random_state``."""

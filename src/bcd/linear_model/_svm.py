@@ -26,7 +26,8 @@ from sklearn.utils.class_weight import compute_class_weight
 from ..penalties import L1
 from ..problems import LinearSVM
 from ._base import BCDEstimator, SolveRecord, svc_design
-from ._dask import binary_labels, fit_distributed, is_dask_array
+from ._dask import (DaskClientMixin, binary_labels, fit_distributed, is_dask_array,
+                    resolve_client)
 from ._logistic import LinearClassifierMixin, validate_classification
 
 #: at most this many solves per binary problem (each with a smaller
@@ -200,7 +201,7 @@ class SVCBinary:
         return np.asarray(x, dtype=np.float64), results
 
 
-class LinearSVC(LinearClassifierMixin, BCDEstimator):
+class LinearSVC(DaskClientMixin, LinearClassifierMixin, BCDEstimator):
     r"""Linear support vector classification, fitted by block coordinate
     descent (dual coordinate ascent for the L2 penalty, as liblinear).
 
@@ -300,6 +301,12 @@ class LinearSVC(LinearClassifierMixin, BCDEstimator):
         saying so; Ctrl-C ends a fit of several solves with
         ``KeyboardInterrupt`` at once, and the estimator is left as it was.
 
+    client : distributed.Client, default=None
+        The Dask client that fits a dask array ``X`` (through
+        :func:`bcd.distributed.solve`); None: the current client (a ValueError
+        when there is none).  Unused for in-memory data.  A clone shares the
+        client; a pickled estimator leaves it out (None after unpickling).
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -355,11 +362,13 @@ class LinearSVC(LinearClassifierMixin, BCDEstimator):
         "random_state": ["random_state"],
         "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
         "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "client": "no_validation",
     }
 
     def __init__(self, penalty="l2", loss="squared_hinge", *, dual="auto", tol=1e-4, C=1.0,
                  multi_class="ovr", fit_intercept=True, intercept_scaling=1, class_weight=None,
-                 verbose=0, random_state=None, max_iter=1000, max_time=None):
+                 verbose=0, random_state=None, max_iter=1000, max_time=None,
+                 client=None):
         self.penalty = penalty
         self.loss = loss
         self.dual = dual
@@ -373,6 +382,7 @@ class LinearSVC(LinearClassifierMixin, BCDEstimator):
         self.random_state = random_state
         self.max_iter = max_iter
         self.max_time = max_time
+        self.client = client
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model by block coordinate descent.
@@ -454,7 +464,8 @@ class LinearSVC(LinearClassifierMixin, BCDEstimator):
             raise ValueError(f"X must be 2-d, got shape {X.shape}.")
         if len(X.chunks[1]) != 1:
             X = X.rechunk({1: -1})
-        classes, labels = binary_labels(self, X, y)
+        client = resolve_client(self.client)
+        classes, labels = binary_labels(self, X, y, client)
         d = int(X.shape[1])
         A = X
         if self.fit_intercept:
@@ -463,7 +474,7 @@ class LinearSVC(LinearClassifierMixin, BCDEstimator):
             A = da.concatenate([X.astype(np.float64), column], axis=1)
         coef, _, result = fit_distributed(self, A, labels, sample_weight, self.loss, 0.0,
                                           1.0 / float(self.C), self.tol, self.max_iter,
-                                          fit_intercept=False)
+                                          fit_intercept=False, client=client)
         self.classes_ = classes
         self.coef_ = coef[:d].reshape(1, -1)
         self.intercept_ = np.array([float(self.intercept_scaling) * coef[d]]
