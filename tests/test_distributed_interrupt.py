@@ -83,15 +83,19 @@ def test_a_ctrl_c_swallowed_where_it_was_raised_is_still_recorded():
     import signal
     import time
 
-    from bcd.distributed._driver import _CtrlC
+    from bcd import _interrupt
+    from bcd.distributed._driver import _check_ctrl_c
 
     before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    with _CtrlC() as ctrl_c:
-        try:
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(1.0)
-        except KeyboardInterrupt:
-            pass                    # swallowed
-        assert ctrl_c.seen
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    signal.signal(signal.SIGINT, before)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with _interrupt.recording():
+                try:
+                    os.kill(os.getpid(), signal.SIGINT)
+                    time.sleep(1.0)
+                except KeyboardInterrupt:
+                    pass                    # swallowed
+                _check_ctrl_c()             # the fit's check raises it again
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)

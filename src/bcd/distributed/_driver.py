@@ -1,17 +1,15 @@
 """The driver of CoCoA+ and ProxCoCoA+: partitions the data on the workers,
 runs the rounds, combines the workers' vectors and certifies the result."""
-import contextvars
-import functools
 import itertools
 import numbers
 import time
 import uuid
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._result import ConvergenceWarning
+from .. import _interrupt
+from .._result import ConvergenceWarning, warn_user
 from . import _worker
 
 #: the problems with a distributed form, and their loss names
@@ -386,64 +384,15 @@ def _gather(client, futures):
 
 # -- the solver -------------------------------------------------------------------------
 
-class _CtrlC:
-    """Records a Ctrl-C (SIGINT in the main thread) during a fit, besides
-    raising KeyboardInterrupt as before, so that an interrupt whose
-    exception was swallowed where it was raised (in a garbage-collection
-    callback that Dask installs, for one) still stops the fit at the next
-    check of ``seen``."""
-
-    def __init__(self):
-        self.seen = False
-        self.previous = None
-
-    def __enter__(self):
-        import signal
-        import threading
-        if threading.current_thread() is threading.main_thread():
-            previous = signal.getsignal(signal.SIGINT)
-            if callable(previous):
-                self.previous = previous
-
-                def handler(signum, frame):
-                    self.seen = True
-                    previous(signum, frame)
-                signal.signal(signal.SIGINT, handler)
-        return self
-
-    def __exit__(self, *exc):
-        import signal
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
-        return False
-
-
-#: the :class:`_CtrlC` of the fit running in this context
-_CURRENT = contextvars.ContextVar("bcd_distributed_ctrl_c", default=None)
-
-
-def _records_ctrl_c(fn):
-    """Run ``fn`` with a Ctrl-C record (:class:`_CtrlC`) from its first line,
-    available to the fit as ``_CURRENT.get()``."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with _CtrlC() as ctrl_c:
-            token = _CURRENT.set(ctrl_c)
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                _CURRENT.reset(token)
-    return wrapper
-
-
 def _check_ctrl_c():
-    """Raise KeyboardInterrupt when a Ctrl-C was recorded during this fit."""
-    ctrl_c = _CURRENT.get()
-    if ctrl_c is not None and ctrl_c.seen:
+    """Raise KeyboardInterrupt when a Ctrl-C was recorded during this fit
+    (``bcd._interrupt``: one whose exception was swallowed where it arose,
+    in a garbage-collection callback that Dask installs, for one)."""
+    if _interrupt.take():
         raise KeyboardInterrupt
 
 
-@_records_ctrl_c
+@_interrupt.records
 def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_intercept=False,
           client=None, n_partitions=None, tol=1e-6, relative=False, max_rounds=500,
           local_epochs=50, local_tol=0.05, line_search=True, sigma=None,
@@ -642,7 +591,7 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
                 line_search=bool(line_search), sigma=sigma, actors=bool(actors),
                 order=order, max_time=max_time, working_set=bool(working_set),
                 seed=int(np.random.RandomState(random_state).randint(0, 2**20)),
-                verbose=bool(verbose), callback=callback, ctrl_c=_CURRENT.get())
+                verbose=bool(verbose), callback=callback)
     if l1 > 0:
         if l2.ndim == 1 and not np.all(l2 == l2[0]):
             raise ValueError("with l1 > 0, l2 must be one number (the elastic net).")
@@ -724,15 +673,13 @@ class _Rounds:
         """The result of an actor call, polled so that a worker that died
         without closing its connection is noticed (``_WorkerGone``), and a
         round past ``max_time`` (plus a minute) raises TimeoutError."""
-        ctrl_c = self.o.get("ctrl_c")
         checked = time.perf_counter()
         while True:
             try:
                 return call.result(timeout=SLICE)
             except TimeoutError:
                 pass
-            if ctrl_c is not None and ctrl_c.seen:
-                raise KeyboardInterrupt
+            _check_ctrl_c()
             if time.perf_counter() - checked < POLL:
                 continue
             checked = time.perf_counter()
@@ -833,9 +780,9 @@ class _Rounds:
             return
         self.hosts = []
         self.restarts += len(lost)
-        warnings.warn(f"bcd.distributed: the state of partition(s) {lost} was lost (a worker "
-                      f"died or the partition moved); they restart from the last combined "
-                      f"state and the fit continues.", RuntimeWarning, stacklevel=4)
+        warn_user(f"bcd.distributed: the state of partition(s) {lost} was lost (a worker "
+                  f"died or the partition moved); they restart from the last combined "
+                  f"state and the fit continues.", RuntimeWarning)
         self._where()
 
     def _record(self, rnd, gap, objective, t, sent):
@@ -873,9 +820,7 @@ class _Rounds:
                 if deadline is not None and time.perf_counter() >= deadline:
                     status = "max_time"
                     break
-                ctrl_c = self.o.get("ctrl_c")
-                if ctrl_c is not None and ctrl_c.seen:
-                    raise KeyboardInterrupt
+                _check_ctrl_c()
                 self.advance()
                 cb = self.o["callback"]
                 if cb is not None and cb(rnd, self.current()):
@@ -896,9 +841,8 @@ class _Rounds:
             self.client.run(_worker.forget, self.fit)
         gap, objective, opt = best
         if status not in ("converged",) and self.o["callback"] is None:
-            warnings.warn(f"bcd.distributed: {self.method} stopped ({status}) with duality gap "
-                          f"{gap:.3e} after {len(self.hist[0])} rounds.", ConvergenceWarning,
-                          stacklevel=3)
+            warn_user(f"bcd.distributed: {self.method} stopped ({status}) with duality gap "
+                      f"{gap:.3e} after {len(self.hist[0])} rounds.", ConvergenceWarning)
         return DistributedResult(
             x=x, intercept=np.array(c, dtype=np.float64) if np.ndim(c) else float(c),
             classes=getattr(self, "classes", None),
