@@ -21,29 +21,8 @@ import numpy as np
 from libc.stdint cimport uint64_t
 
 from bcd.core._random cimport RNG, rng_seed, rng_below
-
-
-cdef extern from "_mnl_dual.h" nogil:
-    struct bcd_mnl_data:
-        Py_ssize_t K
-        const int* indptr
-        const int* indices
-        const double* data
-        double* W
-        double* P
-        double* T
-        const double* Q
-        const double* inv_r
-        int per_feature
-        double* work
-    struct bcd_mnl_ops:
-        int (*visit)(const bcd_mnl_data* s, Py_ssize_t i, double si,
-                     double* change) noexcept nogil
-        double (*apply)(const bcd_mnl_data* s, Py_ssize_t i, double si) noexcept nogil
-    const bcd_mnl_ops* bcd_mnl
-    Py_ssize_t BCD_MNL_WORK(Py_ssize_t K)
-    int bcd_isa_best()
-    int bcd_mnl_select(int isa)
+from bcd.problems._mnl_dual cimport (
+    BCD_MNL_WORK, bcd_mnl_data, bcd_mnl_ops, bcd_mnl, bcd_isa_best, bcd_mnl_select)
 
 
 bcd_mnl_select(bcd_isa_best())
