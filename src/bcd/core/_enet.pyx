@@ -27,6 +27,7 @@ zero at the solution (Fercoq, Gramfort and Salmon, 2015).
 """
 import numpy as np
 from bcd.core._clock cimport interrupted as _interrupted
+from bcd.core._prox cimport soft as _soft
 from libc.math cimport fabs, sqrt
 from scipy.linalg.cython_blas cimport ddot, daxpy, dgemv
 
@@ -40,14 +41,6 @@ MODES = {"gram": MODE_GRAM, "dense": MODE_DENSE, "sparse": MODE_SPARSE}
 
 #: passes between two checks for Ctrl-C
 cdef Py_ssize_t SIGNAL_PASSES = 8
-
-
-cdef inline double _soft(double z, double t) noexcept nogil:
-    if z > t:
-        return z - t
-    if z < -t:
-        return z + t
-    return 0.0
 
 
 cdef class CyEnetPath:

@@ -20,6 +20,7 @@ sparse (CSC); an update costs O(n) or O(nnz of the column).
 """
 import numpy as np
 from bcd.core._clock cimport interrupted as _interrupted
+from bcd.core._prox cimport soft as _soft
 from libc.math cimport exp, fabs, log1p
 from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv
 
@@ -37,14 +38,6 @@ cdef Py_ssize_t MAX_HALVINGS = 40
 
 #: status codes of ``solve``
 STATUS = {0: "converged", 1: "max_iter", 2: "stalled"}
-
-
-cdef inline double _soft(double z, double t) noexcept nogil:
-    if z > t:
-        return z - t
-    if z < -t:
-        return z + t
-    return 0.0
 
 
 cdef inline double _log1pexp(double z) noexcept nogil:
