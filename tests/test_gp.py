@@ -875,7 +875,7 @@ def test_cache_size_accepts_numpy_integers():
 
 
 def test_a_team_on_busy_cores_grows_blocks_alone(big_problem):
-    # four times more threads than cores: the team's threads do not all run
+    # 16 times more threads than cores: the team's threads do not all run
     # at once, its leader keeps yielding at the barriers, and the next blocks
     # grow on one thread instead (a barrier per step would otherwise wait for
     # a time slice); the iterates do not change
@@ -883,7 +883,7 @@ def test_a_team_on_busy_cores_grows_blocks_alone(big_problem):
     X, y, _ = big_problem
     kernel = SquaredExponential(LS_BIG, variance=VAR_BIG)
     xs, solo = [], []
-    for threads in (1, 4 * (os.cpu_count() or 1)):
+    for threads in (1, 16 * (os.cpu_count() or 1)):
         problem = bcd.GaussianProcess(X, y, kernel, NOISE_BIG, n_threads=threads)
         k, units, selector, parts = assemble_parts(problem, "gbcd", "variable", 100, "exact",
                                                    None, np.random.RandomState(3), None,
