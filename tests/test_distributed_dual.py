@@ -41,3 +41,69 @@ def test_small_ridge_and_one_local_epoch_do_not_stop_as_diverged():
     finally:
         client.close()
         cluster.close()
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic", "hinge", "squared_hinge"])
+def test_line_search_grid_is_the_conjugate_at_each_point(loss):
+    # the compiled grid against the conjugate evaluated point by point;
+    # some grid points leave the domain (-inf), and a row of weight 0 is
+    # left out
+    rng = np.random.default_rng(1)
+    m = 50
+    t = np.where(rng.random(m) < 0.5, -1.0, 1.0) if loss != "squared" else rng.standard_normal(m)
+    s = rng.uniform(0.5, 2.0, m)
+    s[3] = 0.0
+    if loss == "logistic":
+        q = rng.uniform(0.05, 0.95, m)
+    elif loss == "hinge":
+        q = rng.uniform(0.0, 1.0, m) * s
+    else:
+        q = rng.uniform(0.0, 1.0, m) if loss != "squared" else rng.standard_normal(m)
+    d = 0.05 * rng.standard_normal(m)
+    e = 0.05 * rng.standard_normal(m)
+    grid = [(g, b) for b in (0.0, 0.5, -0.25) for g in (0.5, 1.0, 4.0, 20.0)]
+    values = _worker._conj_grid(loss, q, d, e, t, s, grid)
+    expected = [_worker._conj_value(loss, q + g * d + b * e, t, s) for g, b in grid]
+    finite = np.isfinite(expected)
+    if loss != "squared":
+        assert not finite.all()        # the grid reaches outside the domain
+    assert finite.any()
+    if loss == "logistic":
+        # the grid treats the closed interval's ends as outside (open)
+        finite &= np.isfinite(values)
+    np.testing.assert_array_equal(np.isfinite(values), np.isfinite(expected))
+    np.testing.assert_allclose(values[finite], np.asarray(expected)[finite], rtol=1e-12)
+
+
+def test_multinomial_line_search_grid_is_the_entropy_at_each_point():
+    rng = np.random.default_rng(2)
+    m, K = 40, 3
+    P = rng.dirichlet(np.ones(K), size=m)
+    P[0] = [1.0, 0.0, 0.0]                     # 0 log 0 = 0
+    D = rng.dirichlet(np.ones(K), size=m) - P
+    E = 0.1 * (rng.dirichlet(np.ones(K), size=m) - P)
+    s = rng.uniform(0.5, 2.0, m)
+    s[5] = 0.0
+    grid = [(g, b) for b in (0.0, 0.5) for g in (0.25, 1.0, 3.0)]
+    values = _worker._mnl_grid(P, D, E, s, grid)
+    for j, (g, b) in enumerate(grid):
+        Q = P + g * D + b * E
+        if np.any(Q[s > 0] < 0):
+            assert values[j] == -np.inf
+        else:
+            assert values[j] == pytest.approx(-_worker._mnl_entropy(Q, s), rel=1e-12)
+    assert np.isfinite(values).sum() >= 2 and np.isinf(values).sum() >= 1
+
+
+def test_line_search_logarithm_is_accurate_across_the_interval():
+    # one row at q = 0 with d = 1: grid point j evaluates the entropy at
+    # v = gamma_j, from tiny probabilities to probabilities near 1
+    from scipy.special import xlogy
+
+    from bcd.distributed._grid import conj_grid
+    v = np.concatenate([np.logspace(-300, -1, 400), np.linspace(0.1, 0.9, 401),
+                        1.0 - np.logspace(-1, -15, 300)])
+    one = np.ones(1)
+    values = conj_grid("logistic", np.zeros(1), one, np.zeros(1), one, one, v, np.zeros_like(v))
+    expected = -(xlogy(v, v) + xlogy(1.0 - v, 1.0 - v))
+    np.testing.assert_allclose(values, expected, rtol=4e-15, atol=1e-300)

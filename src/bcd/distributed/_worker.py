@@ -188,74 +188,21 @@ def _conj_value(loss, q, t, s):
     return float(np.sum(a - 0.25 * a * a / s[live]))
 
 
-#: the entries of the (rows x grid points) blocks of :func:`_conj_grid` and
-#: :func:`_mnl_grid`, computed in buffers allocated once per call.  (Dask's
-#: nanny starts worker processes with MALLOC_TRIM_THRESHOLD_=65536, which
-#: fixes glibc's mmap threshold at 128 KB: every larger temporary array is a
-#: fresh mapping whose pages fault in again on each use; with a new 2 MB
-#: temporary per block the line search ran 4.6 times slower in a worker than
-#: in a plain process.)
-GRID_BLOCK = 1 << 16
-
-
-def _grid_buffers(rows, *shape, count=2):
-    """``count`` scratch arrays for blocks of ``rows`` rows, and the block
-    size."""
-    width = int(np.prod(shape))
-    step = max(1, min(rows, GRID_BLOCK // max(width, 1)))
-    return tuple(np.empty((step,) + shape) for _ in range(count)) + (step,)
-
-
 def _conj_grid(loss, q, d, e, t, s, grid):
     """:func:`_conj_value` at q + gamma d + b e for every (gamma, b) of the
-    grid, in blocks of rows (vectorized over the grid points, in place in
-    two buffers)."""
-    gam = np.array([g for g, _ in grid])
-    mom = np.array([b for _, b in grid])
-    live = s > 0
-    q, d, e, t, s = q[live], d[live], e[live], t[live], s[live]
-    G = len(grid)
-    total = np.zeros(G)
-    bad = np.zeros(G, dtype=bool)
-    Qbuf, Tbuf, Ubuf, step = _grid_buffers(q.shape[0], G, count=3)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for a in range(0, q.shape[0], step):
-            sl = slice(a, a + step)
-            r = min(step, q.shape[0] - a)
-            Q, T, U = Qbuf[:r], Tbuf[:r], Ubuf[:r]
-            np.multiply(d[sl, None], gam, out=Q)
-            np.multiply(e[sl, None], mom, out=T)
-            Q += T
-            Q += q[sl, None]
-            ss = s[sl, None]
-            if loss == "squared":
-                np.multiply(Q, Q, out=T)
-                T /= ss
-                total += t[sl] @ Q - 0.5 * T.sum(axis=0)
-                continue
-            if loss == "logistic":
-                bad |= (Q.min(axis=0) <= 0.0) | (Q.max(axis=0) >= 1.0)
-                # q log q + (1 - q) log1p(-q); NaN only in columns marked bad
-                np.negative(Q, out=U)
-                np.log1p(U, out=U)
-                np.subtract(1.0, Q, out=T)
-                U *= T
-                np.log(Q, out=T)
-                T *= Q
-                T += U
-                total -= s[sl] @ T
-                continue
-            bad |= Q.min(axis=0) < 0.0
-            if loss == "hinge":
-                np.subtract(Q, ss, out=T)
-                bad |= T.max(axis=0) > 0.0
-                total += Q.sum(axis=0)
-            else:
-                np.multiply(Q, Q, out=T)
-                T /= ss
-                total += Q.sum(axis=0) - 0.25 * T.sum(axis=0)
-    total[bad] = -np.inf
-    return total
+    grid (compiled, one pass over the rows)."""
+    from ._grid import conj_grid
+    gam, mom = _grid_arrays(grid)
+    f = np.ascontiguousarray
+    return conj_grid(loss, f(q, dtype=np.float64), f(d, dtype=np.float64),
+                     f(e, dtype=np.float64), f(t, dtype=np.float64), f(s, dtype=np.float64),
+                     gam, mom)
+
+
+def _grid_arrays(grid):
+    """The line-search grid's gammas and momenta as two arrays."""
+    return (np.array([g for g, _ in grid], dtype=np.float64),
+            np.array([b for _, b in grid], dtype=np.float64))
 
 
 def _fenchel_young(loss, z, q, t, s):
@@ -584,35 +531,13 @@ def _mnl_simplex(P):
 
 def _mnl_grid(P, D, E, s, grid):
     """-sum_i s_i sum_k p_ik log p_ik at P + gamma D + b E for every (gamma, b)
-    of the grid (-inf where a probability turns negative), in blocks of rows
-    computed in place in two buffers."""
-    gam = np.array([g for g, _ in grid])
-    mom = np.array([b for _, b in grid])
-    live = s > 0
-    P, D, E, s = P[live], D[live], E[live], s[live]
-    G = len(grid)
-    K = P.shape[1]
-    total = np.zeros(G)
-    bad = np.zeros(G, dtype=bool)
-    Qbuf, Tbuf, step = _grid_buffers(P.shape[0], K, G)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for a in range(0, P.shape[0], step):
-            sl = slice(a, a + step)
-            r = min(step, P.shape[0] - a)
-            Q, T = Qbuf[:r], Tbuf[:r]
-            np.multiply(D[sl, :, None], gam, out=Q)
-            np.multiply(E[sl, :, None], mom, out=T)
-            Q += T
-            Q += P[sl, :, None]
-            low = Q.min(axis=(0, 1))
-            bad |= low < 0.0
-            np.log(Q, out=T)                   # NaN only in columns marked bad
-            T *= Q
-            if low.min() == 0.0:
-                np.copyto(T, 0.0, where=Q == 0.0)      # 0 log 0 = 0
-            total -= (s[sl] @ T.reshape(r, K * G)).reshape(K, G).sum(axis=0)
-    total[bad] = -np.inf
-    return total
+    of the grid (-inf where a probability turns negative; compiled, one pass
+    over the rows)."""
+    from ._grid import entropy_grid
+    gam, mom = _grid_arrays(grid)
+    f = np.ascontiguousarray
+    return entropy_grid(f(P, dtype=np.float64), f(D, dtype=np.float64),
+                        f(E, dtype=np.float64), f(s, dtype=np.float64), gam, mom)
 
 
 def mnl_round(part, fit, k, rnd, w, c, cfg, step):
