@@ -95,15 +95,42 @@ def test_multinomial_line_search_grid_is_the_entropy_at_each_point():
     assert np.isfinite(values).sum() >= 2 and np.isinf(values).sum() >= 1
 
 
-def test_line_search_logarithm_is_accurate_across_the_interval():
+def _isa_paths():
+    from bcd.distributed import _grid
+    best = _grid.use_isa()
+    paths = []
+    for name in _grid.ISA_NAMES:
+        try:
+            _grid.use_isa(name)
+        except ValueError:
+            continue
+        paths.append(name)
+    _grid.use_isa(best)
+    return paths
+
+
+@pytest.mark.parametrize("isa", _isa_paths())
+def test_line_search_logarithm_is_accurate_across_the_interval(isa):
     # one row at q = 0 with d = 1: grid point j evaluates the entropy at
-    # v = gamma_j, from tiny probabilities to probabilities near 1
+    # v = gamma_j, from tiny probabilities to probabilities near 1, on each
+    # instruction-set path this CPU runs; and the multinomial grid's
+    # p log p on the same values
     from scipy.special import xlogy
 
-    from bcd.distributed._grid import conj_grid
+    from bcd.distributed import _grid
     v = np.concatenate([np.logspace(-300, -1, 400), np.linspace(0.1, 0.9, 401),
                         1.0 - np.logspace(-1, -15, 300)])
-    one = np.ones(1)
-    values = conj_grid("logistic", np.zeros(1), one, np.zeros(1), one, one, v, np.zeros_like(v))
+    one, zero = np.ones(1), np.zeros(1)
+    best = _grid.use_isa()
+    try:
+        assert _grid.use_isa(isa) == isa
+        values = _grid.conj_grid("logistic", zero, one, zero, one, one, v, np.zeros_like(v))
+        entropy = _grid.entropy_grid(np.zeros((1, 1)), np.ones((1, 1)), np.zeros((1, 1)), one,
+                                     v, np.zeros_like(v))
+    finally:
+        _grid.use_isa(best)
     expected = -(xlogy(v, v) + xlogy(1.0 - v, 1.0 - v))
     np.testing.assert_allclose(values, expected, rtol=4e-15, atol=1e-300)
+    np.testing.assert_allclose(entropy, -xlogy(v, v), rtol=4e-15, atol=1e-300)
+    with pytest.raises(ValueError, match="name must be one of"):
+        _grid.use_isa("sse9")

@@ -43,7 +43,8 @@ enum { BCD_GRID_SQUARED = 0, BCD_GRID_LOGISTIC = 1, BCD_GRID_HINGE = 2,
 #undef BCD_GRID_TARGET
 #endif
 
-/* the path in use (BCD_ISA_* of _vexp.h): the widest this CPU runs */
+/* the path in use (BCD_ISA_* of _vexp.h): the widest this CPU runs, unless
+   bcd_grid_select says */
 static int bcd_grid_isa = -1;
 
 static int bcd_grid_path(void)
@@ -51,6 +52,16 @@ static int bcd_grid_path(void)
     if (bcd_grid_isa < 0)
         bcd_grid_isa = bcd_isa_best();
     return bcd_grid_isa;
+}
+
+/* Use path `isa`; returns 0, or -1 (nothing changed) if this CPU or build
+   cannot run it. */
+static int bcd_grid_select(int isa)
+{
+    if (!bcd_isa_available(isa))
+        return -1;
+    bcd_grid_isa = isa;
+    return 0;
 }
 
 static void bcd_conj_grid(int loss, ptrdiff_t m, ptrdiff_t G, const double *q,

@@ -17,6 +17,23 @@ cdef extern from "_grid.h" nogil:
                           const double* D, const double* E, const double* s,
                           const double* gam, const double* mom, double* total, double* bad,
                           double* acc)
+    int bcd_grid_select(int isa)
+    int bcd_grid_path()
+
+#: the instruction-set paths, in the order of ``_vexp.h``
+ISA_NAMES = ("generic", "avx2", "avx512")
+
+
+def use_isa(str name=None):
+    """Run the loops on instruction-set path ``name`` (one of ``ISA_NAMES``;
+    None: the widest this CPU runs), e.g. to test each path; returns the
+    path in use.  A path this CPU or build cannot run is a ValueError."""
+    if name is not None:
+        if name not in ISA_NAMES:
+            raise ValueError(f"name must be one of {ISA_NAMES} or None, got {name!r}.")
+        if bcd_grid_select(ISA_NAMES.index(name)) != 0:
+            raise ValueError(f"the {name!r} path is not available on this CPU or build.")
+    return ISA_NAMES[bcd_grid_path()]
 
 #: loss codes of ``_grid.h``
 LOSSES = {"squared": 0, "logistic": 1, "hinge": 2, "squared_hinge": 3}
