@@ -536,3 +536,34 @@ def test_client_parameter_errors(client, monkeypatch):
         with pytest.raises(ValueError, match="needs a Dask client: pass client="):
             est.fit(Xd, (yd > 4).astype(int) if isinstance(est, lm.LogisticRegression)
                     else yd)
+
+
+@pytest.mark.parametrize("name", ["LogisticRegression", "LogisticRegression-3", "LinearSVC"])
+@pytest.mark.parametrize("class_weight", ["balanced", {"a": 3.0, "c": 0.5}])
+def test_class_weight_on_dask_arrays_equals_in_memory(client, name, class_weight):
+    # class_weight (with sample weights, which "balanced" counts) folded into
+    # the distributed fit's sample weights as in memory
+    from bcd import linear_model as lm
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((80, 5))
+    n_classes = 3 if name.endswith("-3") else 2
+    scores = X @ rng.standard_normal((5, n_classes)) + 0.5 * rng.standard_normal((80, n_classes))
+    labels = np.array(["a", "b", "c"])[:n_classes]
+    y = labels[np.argmax(scores, axis=1)] if n_classes == 3 else \
+        np.where(scores[:, 0] > 0.4, "c", "a")
+    sw = rng.uniform(0.5, 2.0, 80)
+    if name == "LinearSVC":
+        est = lm.LinearSVC(C=0.05, tol=1e-8, max_iter=5000, class_weight=class_weight)
+    else:
+        est = lm.LogisticRegression(C=0.5, tol=1e-8, class_weight=class_weight)
+    mem = type(est)(**est.get_params()).fit(X, y, sample_weight=sw)
+    plain = type(est)(**dict(est.get_params(), class_weight=None)).fit(X, y, sample_weight=sw)
+    # the weights matter: the weighted model is not the plain one
+    assert np.abs(mem.coef_ - plain.coef_).max() > 1e-2
+    dist = est.fit(da.from_array(X, chunks=(30, 5)), da.from_array(y, chunks=30),
+                   sample_weight=da.from_array(sw, chunks=30))
+    np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dist.intercept_, mem.intercept_, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="not classes of y"):
+        type(est)(**dict(est.get_params(), class_weight={"z": 2.0})).fit(
+            da.from_array(X, chunks=(30, 5)), da.from_array(y, chunks=30))

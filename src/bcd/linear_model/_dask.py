@@ -101,15 +101,57 @@ def class_indices(classes, y):
                         dtype=np.float64, meta=np.empty(0, np.float64))
 
 
+def class_weighted(class_weight, classes, y, sample_weight, client):
+    """The sample weights of a fit on dask arrays with scikit-learn's
+    ``class_weight`` folded in (None, a dict from label to weight, or
+    "balanced", as :func:`._base.class_sample_weight` in memory): a dask
+    array with the row chunks of the dask labels ``y`` (``sample_weight``
+    stays as given when ``class_weight`` is None).  The class counts of
+    "balanced" (weighted by ``sample_weight``) are computed on ``client``."""
+    import dask.array as da
+    if class_weight is None:
+        return sample_weight
+    known = set(classes.tolist())
+    if isinstance(class_weight, dict):
+        unknown = [k for k in class_weight if k not in known]
+        if unknown:
+            raise ValueError(f"class_weight has labels {unknown!r} that are not classes of y "
+                             f"(classes: {classes.tolist()!r}).")
+    elif not (isinstance(class_weight, str) and class_weight == "balanced"):
+        raise ValueError(f"class_weight must be None, a dict or 'balanced', got "
+                         f"{class_weight!r}.")
+    idx = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.intp,
+                       meta=np.empty(0, np.intp))
+    sw = None
+    if sample_weight is not None:
+        sw = sample_weight if is_dask_array(sample_weight) else \
+            da.from_array(np.asarray(sample_weight, dtype=np.float64), chunks=(y.chunks[0],))
+        sw = sw.rechunk((y.chunks[0],)).astype(np.float64)
+    if isinstance(class_weight, dict):
+        per_class = np.array([float(class_weight.get(c, 1.0)) for c in classes.tolist()])
+    else:
+        # scikit-learn's "balanced": sum(w) / (n_classes * w_c), w_c the
+        # (weighted) count of class c
+        counts = np.asarray(compute(client, da.bincount(idx, weights=sw,
+                                                        minlength=classes.size)),
+                            dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            per_class = counts.sum() / (classes.size * counts)
+    weights = idx.map_blocks(lambda b: per_class[b], dtype=np.float64,
+                             meta=np.empty(0, np.float64))
+    return weights if sw is None else weights * sw
+
+
 def binary_labels(estimator, X, y, client):
-    """``(classes, labels)`` of a two-class ``y`` (an array or a dask array
-    with X's row chunks): the two classes, and y == classes[1] as a float64
-    dask array; a ValueError naming the estimator otherwise."""
+    """``(classes, labels, y)`` of a two-class ``y`` (an array or a dask
+    array with X's row chunks): the two classes, y == classes[1] as a
+    float64 dask array, and y as a dask array; a ValueError naming the
+    estimator otherwise."""
     classes, y = class_labels(estimator, X, y, client)
     if classes.size != 2:
         raise ValueError(f"{type(estimator).__name__} on a dask array fits two classes; y has "
                          f"{classes.size}: {classes.tolist()[:10]}.")
-    return classes, (y == classes[1]).astype(np.float64)
+    return classes, (y == classes[1]).astype(np.float64), y
 
 
 def fit_distributed(estimator, X, y, sample_weight, loss, l1, l2, tol, max_iter,

@@ -24,8 +24,8 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from ..penalties import L1
 from ..problems import Logistic, Multinomial
-from ._dask import (DaskClientMixin, class_indices, class_labels, fit_distributed,
-                    is_dask_array, map_rows, resolve_client)
+from ._dask import (DaskClientMixin, class_indices, class_labels, class_weighted,
+                    fit_distributed, is_dask_array, map_rows, resolve_client)
 from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
                     SparseCoefMixin, check_sample_weight, class_sample_weight, dense_coef,
                     design_matrix, svc_design, validate_data, verbose_options, weighted_sum)
@@ -821,10 +821,8 @@ class LogisticRegression(DaskClientMixin, CallbackSupportMixin, SparseCoefMixin,
         client = resolve_client(self.client)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-d, got shape {X.shape}.")
-        if self.class_weight is not None:
-            raise ValueError(f"LogisticRegression on a dask array fits without class_weight; "
-                             f"got class_weight={self.class_weight!r}.")
         classes, y = class_labels(self, X, y, client)
+        sample_weight = class_weighted(self.class_weight, classes, y, sample_weight, client)
         if classes.size == 2:
             labels = (y == classes[1]).astype(np.float64)
             coef, intercept, result = fit_distributed(self, X, labels, sample_weight,

@@ -26,8 +26,8 @@ from sklearn.utils.class_weight import compute_class_weight
 from ..penalties import L1
 from ..problems import LinearSVM
 from ._base import BCDEstimator, SolveRecord, svc_design
-from ._dask import (DaskClientMixin, binary_labels, fit_distributed, is_dask_array,
-                    resolve_client)
+from ._dask import (DaskClientMixin, binary_labels, class_weighted, fit_distributed,
+                    is_dask_array, resolve_client)
 from ._logistic import LinearClassifierMixin, validate_classification
 
 #: at most this many solves per binary problem (each with a smaller
@@ -452,20 +452,19 @@ class LinearSVC(DaskClientMixin, LinearClassifierMixin, BCDEstimator):
 
     def _fit_dask(self, X, y, sample_weight):
         """``fit`` on a dask array through :func:`bcd.distributed.solve`
-        (CoCoA+): two classes, ``penalty="l2"``, no ``class_weight``; the
-        penalized intercept is a last column of ``intercept_scaling``, as in
-        memory."""
+        (CoCoA+): two classes, ``penalty="l2"``; the penalized intercept is
+        a last column of ``intercept_scaling``, as in memory."""
         import dask.array as da
-        if self.penalty != "l2" or self.class_weight is not None:
-            raise ValueError(f"LinearSVC on a dask array fits penalty='l2' without "
-                             f"class_weight; got penalty={self.penalty!r}, "
-                             f"class_weight={self.class_weight!r}.")
+        if self.penalty != "l2":
+            raise ValueError(f"LinearSVC on a dask array fits penalty='l2'; got "
+                             f"penalty={self.penalty!r}.")
         if X.ndim != 2:
             raise ValueError(f"X must be 2-d, got shape {X.shape}.")
         if len(X.chunks[1]) != 1:
             X = X.rechunk({1: -1})
         client = resolve_client(self.client)
-        classes, labels = binary_labels(self, X, y, client)
+        classes, labels, y = binary_labels(self, X, y, client)
+        sample_weight = class_weighted(self.class_weight, classes, y, sample_weight, client)
         d = int(X.shape[1])
         A = X
         if self.fit_intercept:
