@@ -77,7 +77,7 @@ def test_cocoa_equals_single_process_solve(client, loss, K):
     tol = 1e-9
     result = bd.solve(_dask(A, CHUNKS[K]), da.from_array(y, chunks=CHUNKS[K]), loss=loss,
                       l2=L2, sample_weight=sw, client=client, tol=tol, relative=True,
-                      local_epochs=3, max_rounds=2000)
+                      local_epochs=3, max_rounds=2000, method="cocoa+")
     assert result.method == "cocoa+" and result.n_partitions == K
     _agree(result, ref.objective, L2, tol * abs(result.objective))
     # strong convexity (l2): |x - x*|^2 <= 2 (gap + gap_ref) / l2
@@ -174,7 +174,8 @@ def test_partitions_stay_on_their_workers(client):
             assert A.nbytes // 4 < nbytes <= A.nbytes // 2 + 64 * 1024
 
 
-def test_a_worker_killed_mid_fit_reaches_the_optimum(client):
+@pytest.mark.parametrize("method", ["cocoa+", "newton"])
+def test_a_worker_killed_mid_fit_reaches_the_optimum(client, method):
     A, b, labels = _data(12, m=60, n=60)
     problem = bcd.Logistic(A, labels, l2=5.0)
     ref = bcd.solve(problem, formulation="dual", tol=1e-11)
@@ -189,8 +190,8 @@ def test_a_worker_killed_mid_fit_reaches_the_optimum(client):
     with pytest.warns(RuntimeWarning, match="lost"):
         result = bd.solve(_dask(A, (20, 20, 20)), da.from_array(labels, chunks=20),
                           loss="logistic", l2=5.0, client=client, tol=1e-10, relative=True,
-                          callback=kill, local_epochs=3, max_rounds=2000)
-    assert killed and result.n_restarts >= 1
+                          callback=kill, local_epochs=3, max_rounds=2000, method=method)
+    assert killed and result.n_restarts >= 1 and result.method == method
     _agree(result, ref.objective, 5.0, 1e-10 * result.objective)
     client.wait_for_workers(2, timeout=60)
 
@@ -266,7 +267,7 @@ def test_max_rounds_warns_and_returns_the_certified_point(client):
     A, b, _ = _data(4)
     with pytest.warns(bcd.ConvergenceWarning, match="max_iter"):
         r = bd.solve(_dask(A, (20, 20)), da.from_array(b, chunks=20), loss="squared",
-                     l2=0.01, client=client, tol=1e-14, max_rounds=3)
+                     l2=0.01, client=client, tol=1e-14, max_rounds=3, method="cocoa+")
     assert not r.converged and r.status == "max_iter" and r.n_rounds == 4
     problem = bcd.LeastSquares(A, b, l2=0.01)
     assert r.objective == pytest.approx(problem.objective(r.x), rel=1e-12)
@@ -293,7 +294,7 @@ def test_line_search_takes_fewer_rounds_to_the_same_optimum(client, loss):
     for name, kw in (("plain", dict(line_search=False)), ("search", {}),
                      ("sigma=1", dict(sigma=1.0))):
         r = bd.solve(X, yd, loss=loss, l2=10.0, client=client, tol=1e-8, relative=True,
-                     max_rounds=3000, **kw)
+                     max_rounds=3000, method="cocoa+", **kw)
         _agree(r, ref.objective, 10.0, 1e-8 * r.objective)
         rounds[name] = r.n_rounds
     assert rounds["search"] < rounds["plain"] and rounds["sigma=1"] < rounds["plain"]
@@ -567,3 +568,69 @@ def test_class_weight_on_dask_arrays_equals_in_memory(client, name, class_weight
     with pytest.raises(ValueError, match="not classes of y"):
         type(est)(**dict(est.get_params(), class_weight={"z": 2.0})).fit(
             da.from_array(X, chunks=(30, 5)), da.from_array(y, chunks=30))
+
+
+# -- Newton's method for few coefficients ---------------------------------------------
+
+@pytest.mark.parametrize("K", [1, 2, 3, 4])
+@pytest.mark.parametrize("loss", ["squared", "logistic", "squared_hinge"])
+def test_newton_equals_single_process_solve(client, loss, K):
+    # with 60 coefficients the automatic choice is Newton's method: the same
+    # optimum as bcd.solve (uneven chunks, one empty; dense and sparse;
+    # sample weights; an intercept for odd K) in a handful of rounds
+    sparse = K % 2 == 0
+    intercept = K % 2 == 1
+    A, b, labels = _data(20 + K, sparse)
+    sw = np.random.default_rng(6).uniform(0.5, 2.0, M)
+    y = b if loss == "squared" else labels
+    tol = 1e-10
+    result = bd.solve(_dask(A, CHUNKS[K]), da.from_array(y, chunks=CHUNKS[K]), loss=loss,
+                      l2=L2, sample_weight=sw, fit_intercept=intercept, client=client,
+                      tol=tol, relative=True)
+    assert result.method == "newton" and result.n_partitions == K
+    assert result.n_rounds <= (3 if loss == "squared" else 15)
+    problem = _problem(loss, A, b, labels, l2=L2, sw=sw)
+    if intercept:
+        Ai = np.hstack([A.toarray() if sparse else A, np.ones((M, 1))])
+        ridge = np.r_[np.full(A.shape[1], L2), 0.0]
+        reference = bcd.solve(_problem(loss, Ai, b, labels, l2=ridge, sw=sw),
+                              tol=1e-12).objective
+        x = np.r_[result.x, result.intercept]
+        assert result.objective == pytest.approx(
+            _problem(loss, Ai, b, labels, l2=ridge, sw=sw).objective(x), rel=1e-12)
+    else:
+        reference = bcd.solve(problem, formulation="dual", tol=1e-11).objective
+        assert result.objective == pytest.approx(problem.objective(result.x), rel=1e-12)
+        assert result.intercept == 0.0
+    _agree(result, reference, L2, tol * abs(result.objective))
+    h = result.history
+    assert len(h) == result.n_rounds and np.all(np.diff(h.objective) <= 1e-12 * h.objective[0])
+    # the point to each worker, a gradient and a Hessian back from each partition
+    n = A.shape[1] + int(intercept)
+    assert np.all(h.bytes_sent >= 8 * K * n * (n + 1))
+
+
+def test_newton_is_chosen_for_few_coefficients_only(client, monkeypatch):
+    from bcd.distributed import _driver
+    A, b, labels = _data(30)
+    X, yd = _dask(A, (20, 20)), da.from_array(labels, chunks=20)
+    r = bd.solve(X, yd, loss="logistic", l2=5.0, client=client, tol=1e-8, relative=True)
+    assert r.method == "newton"
+    # more coefficients than NEWTON_MAX (the intercept counts), or the
+    # hinge loss: CoCoA+, to the same optimum
+    monkeypatch.setattr(_driver, "NEWTON_MAX", A.shape[1])
+    r2 = bd.solve(X, yd, loss="logistic", l2=5.0, client=client, tol=1e-8, relative=True,
+                  fit_intercept=True)
+    assert r2.method == "cocoa+"
+    r3 = bd.solve(X, yd, loss="logistic", l2=5.0, client=client, tol=1e-8, relative=True)
+    assert r3.method == "newton"
+    np.testing.assert_allclose(r3.x, r.x, rtol=1e-12)
+    assert bd.solve(X, yd, loss="hinge", l2=5.0, client=client, tol=1e-6,
+                    relative=True).method == "cocoa+"
+    for kw, match in ((dict(method="newton", loss="hinge"), "method='newton' takes"),
+                      (dict(method="newton", loss="logistic", l1=0.1), "without l1"),
+                      (dict(method="cocoa+", loss="logistic", l1=0.1), "without l1"),
+                      (dict(method="proxcocoa+", loss="logistic"), "l1 > 0"),
+                      (dict(method="lbfgs", loss="logistic"), "method must be one of")):
+        with pytest.raises(ValueError, match=match):
+            bd.solve(X, yd, l2=5.0, client=client, **kw)

@@ -32,7 +32,8 @@ def test_small_ridge_and_one_local_epoch_do_not_stop_as_diverged():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = bd.solve(A, y, loss="logistic", l2=1e-4, client=client, n_partitions=2,
-                              tol=1e-300, max_rounds=12, local_epochs=1, line_search=False)
+                              tol=1e-300, max_rounds=12, local_epochs=1, line_search=False,
+                              method="cocoa+")
         assert result.status == "max_iter", result
         gaps = np.asarray(result.history.duality_gap)
         assert np.all(np.isfinite(gaps))

@@ -26,8 +26,9 @@ SCRIPT = textwrap.dedent("""
         A = rng.standard_normal((4000, 300))
         y = np.sign(A @ rng.standard_normal(300) + 2.0 * rng.standard_normal(4000))
         # a tolerance it cannot reach: only the signal or the deadline stops it
+        # (CoCoA+: Newton's method would reach the floor of rounding first)
         kw = dict(loss="logistic", l2=1e-3, client=client, n_partitions=4, tol=1e-300,
-                  max_rounds=10**6)
+                  max_rounds=10**6, method="cocoa+")
         which = sys.argv[1]
         sent = []
         if which == "interrupt":

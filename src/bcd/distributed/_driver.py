@@ -6,6 +6,7 @@ import time
 import uuid
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 
 from .. import _interrupt
@@ -18,6 +19,17 @@ DISTRIBUTED_PROBLEMS = ("LeastSquares", "Logistic", "Multinomial", "LinearSVM")
 LOSSES = ("squared", "logistic", "multinomial", "hinge", "squared_hinge")
 #: the sample orders of the local dual coordinate ascent (CoCoA+)
 ORDERS = ("cyclic", "random")
+#: the values of solve's ``method``
+METHODS = ("auto", "cocoa+", "proxcocoa+", "newton")
+#: the Armijo fraction of Newton's line search
+ARMIJO = 1e-4
+#: method="auto" runs Newton's method (instead of CoCoA+) for models with at
+#: most this many coefficients (features, plus the intercept): its Hessian,
+#: NEWTON_MAX^2 doubles, travels from every partition each round
+NEWTON_MAX = 500
+#: the losses of Newton's method (twice differentiable, or with a
+#: generalized second derivative)
+NEWTON_LOSSES = ("squared", "logistic", "squared_hinge")
 #: seconds between the driver's checks that a worker it waits on is alive
 POLL = 2.0
 #: seconds between two looks at a recorded Ctrl-C while a round runs
@@ -397,7 +409,7 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
           client=None, n_partitions=None, tol=1e-6, relative=False, max_rounds=500,
           local_epochs=50, local_tol=0.05, line_search=True, sigma=None,
           actors=True, order="random", working_set=True, max_time=None, random_state=0,
-          verbose=False, callback=None):
+          verbose=False, callback=None, method="auto"):
     r"""Minimize an L2- or L1-regularized linear model on a Dask cluster.
 
     The objective is
@@ -418,7 +430,13 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     ``l1 > 0`` it runs ProxCoCoA+ (Smith et al., 2015): the columns are
     partitioned, each worker runs bcd's coordinate descent on its columns
     against the shared margins, and sends back one vector of n_samples.
-    Data stay on the workers; only vectors travel.
+    Data stay on the workers; only vectors travel.  A model with few
+    coefficients (at most ``NEWTON_MAX`` = 500, the intercept included; the
+    squared, logistic and squared-hinge losses) runs Newton's method on the
+    row partitions instead: each round every worker sends the gradient and
+    Hessian of its rows' loss, and the driver takes the Newton step with a
+    backtracking line search.  On tall data it needs a handful of rounds
+    where the dual method needs many.
 
     Parameters
     ----------
@@ -512,6 +530,12 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         Print each round's gap, objective and time.
     callback : callable, optional
         ``callback(round, x)`` after every round; returning True stops.
+    method : {"auto", "cocoa+", "proxcocoa+", "newton"}, default="auto"
+        ``"auto"``: ProxCoCoA+ with ``l1 > 0``; otherwise Newton's method for
+        at most 500 coefficients and the squared, logistic or squared-hinge
+        loss, CoCoA+ for the others.  ``local_epochs``, ``local_tol``,
+        ``line_search``, ``sigma`` and ``order`` concern CoCoA+ and
+        ProxCoCoA+ only.
 
     Returns
     -------
@@ -528,8 +552,8 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     >>> X = da.from_array(A, chunks=(50, 20))
     >>> result = bcd.distributed.solve(X, da.from_array(y, chunks=50), loss="squared",
     ...                                l2=20.0, client=client, tol=1e-8, relative=True)
-    >>> result.converged, result.method
-    (True, 'cocoa+')
+    >>> result.converged, result.method            # 20 coefficients: Newton's method
+    (True, 'newton')
     >>> client.close(); cluster.close()
     """
     _, _, distributed = _dask()
@@ -573,6 +597,8 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         raise ValueError(f"tol must be a number >= 0, got {tol!r}.")
     if max_time is not None and not (isinstance(max_time, numbers.Real) and max_time > 0):
         raise ValueError(f"max_time must be None or a number > 0, got {max_time!r}.")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}.")
     if loss == "multinomial" and l1 > 0:
         raise ValueError("loss='multinomial' has a distributed form with an L2 penalty only "
                          "(CoCoA+); l1 must be 0.")
@@ -592,6 +618,14 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
                 order=order, max_time=max_time, working_set=bool(working_set),
                 seed=int(np.random.RandomState(random_state).randint(0, 2**20)),
                 verbose=bool(verbose), callback=callback)
+    if method == "proxcocoa+" and not l1 > 0:
+        raise ValueError("method='proxcocoa+' solves problems with l1 > 0.")
+    if method in ("cocoa+", "newton") and l1 > 0:
+        raise ValueError(f"method={method!r} solves problems without l1; with l1 > 0 use "
+                         f"method='proxcocoa+' or 'auto'.")
+    if method == "newton" and loss not in NEWTON_LOSSES:
+        raise ValueError(f"method='newton' takes the losses {list(NEWTON_LOSSES)}; got "
+                         f"loss={loss!r}.")
     if l1 > 0:
         if l2.ndim == 1 and not np.all(l2 == l2[0]):
             raise ValueError("with l1 > 0, l2 must be one number (the elastic net).")
@@ -604,7 +638,11 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
                          "only with a strictly convex L2 term.")
     parts, shapes, nbytes, _, _, opts["sources"] = _partition(client, X, y, sample_weight, 0,
                                                               n_partitions, loss)
-    return _CoCoA(client, parts, shapes, nbytes, opts).run()
+    if method == "auto":
+        small = shapes[0][1] + int(bool(fit_intercept)) <= NEWTON_MAX
+        method = "newton" if small and loss in NEWTON_LOSSES else "cocoa+"
+    solver = _Newton if method == "newton" else _CoCoA
+    return solver(client, parts, shapes, nbytes, opts).run()
 
 
 class _Rounds:
@@ -735,6 +773,17 @@ class _Rounds:
             self.hosts = []
         self._worker_seconds(out)
         return out
+
+    def _check_binary_labels(self):
+        """The labels of every partition together: exactly two classes,
+        {-1, +1} or {0, 1}."""
+        labels = np.unique(np.concatenate(self.client.gather(
+            [self.client.submit(_worker.labels_of, f, pure=False, workers=self.workers[k])
+             for k, f in enumerate(self.parts)])))
+        if labels.size != 2 or not (np.array_equal(labels, [-1.0, 1.0])
+                                    or np.array_equal(labels, [0.0, 1.0])):
+            raise ValueError(f"y must contain exactly two classes labelled {{-1, +1}} or "
+                             f"{{0, 1}}; got {labels.tolist()[:10]}.")
 
     def _worker_seconds(self, out):
         self.worker_seconds = max((r.get("seconds", 0.0) for r in out
@@ -941,14 +990,7 @@ class _CoCoA(_Rounds):
             self.cfg.update(ridge=self.ridge[:1].copy() if one else self.ridge.copy(),
                             classes=self.classes, n_classes=n_classes)
         elif opts["loss"] != "squared":
-            # labels as {-1, +1}, checked across the partitions
-            labels = np.unique(np.concatenate(self.client.gather(
-                [self.client.submit(_worker.labels_of, f, pure=False, workers=self.workers[k])
-                 for k, f in enumerate(parts)])))
-            if labels.size != 2 or not (np.array_equal(labels, [-1.0, 1.0])
-                                        or np.array_equal(labels, [0.0, 1.0])):
-                raise ValueError(f"y must contain exactly two classes labelled {{-1, +1}} or "
-                                 f"{{0, 1}}; got {labels.tolist()[:10]}.")
+            self._check_binary_labels()
         self.v = [np.zeros(n) for _ in range(self.K)]
         self.e = [np.zeros(n) for _ in range(self.K)]
         self.w = np.zeros(n)
@@ -1053,6 +1095,104 @@ class _CoCoA(_Rounds):
     def final(self, best):
         w, c = self.measured_at
         return w, c
+
+
+class _Newton(_Rounds):
+    """Newton's method on row partitions, for models with few coefficients.
+
+    Each round every worker returns, at the shared point x = (w, c), its
+    rows' loss, gradient and Hessian (n x n, n the number of coefficients)
+    and its pieces of the dual at beta_i = -s_i phi'(z_i); the driver sums
+    them, measures the objective and the duality gap, and takes the Newton
+    step, halved while the objective does not fall by the Armijo fraction of
+    its slope (each trial point is the next round's shared point).  Rounds
+    are stateless: a lost partition is recomputed and the round repeated."""
+
+    method = "newton"
+
+    def __init__(self, client, parts, shapes, nbytes, opts):
+        super().__init__(client, parts, shapes, nbytes, opts)
+        d = shapes[0][1]
+        ridge = opts["l2"]
+        if ridge.ndim == 1 and ridge.size != d:
+            raise ValueError(f"l2 must be one number or an array of {d} (one per feature) "
+                             f"weights; got {ridge.size}.")
+        if opts["loss"] != "squared":
+            self._check_binary_labels()
+        self.d = d
+        self.ridge = np.broadcast_to(ridge, (d,)).astype(np.float64)
+        self.intercept = bool(opts["fit_intercept"])
+        self.n = d + int(self.intercept)
+        self.cfg = dict(loss=opts["loss"], fit_intercept=self.intercept)
+        self.x = np.zeros(self.n)           # the accepted point
+        self.trial = np.zeros(self.n)       # the point of the next round
+        self.step = None                    # the Newton step from x
+        self.length = 1.0
+        self.slope = 0.0                    # the objective's slope along the step
+        self.value = None                   # the objective at x
+        self.measured = None
+        self.accepted = False
+        self.sent = 0
+
+    def _split(self, x):
+        return x[:self.d], (float(x[self.d]) if self.intercept else 0.0)
+
+    def round(self, rnd, deadline):
+        w, c = self._split(self.trial)
+        out = self._run(_worker.newton_round, (w, c, self.cfg), [()] * self.K, deadline)
+        # the point to every worker, a gradient and a Hessian back from every
+        # partition
+        self.sent = 8 * self.d * self._messages() + 8 * self.K * self.n * (self.n + 1)
+        lost = [k for k, r in enumerate(out) if r is None or r["lost"]]
+        self.accepted = False
+        if lost:
+            self._lost(lost)
+            return None
+        primal = sum(r["primal"] for r in out) + 0.5 * float(w @ (self.ridge * w))
+        if self.value is not None and not \
+                primal <= self.value + ARMIJO * self.length * self.slope:
+            # not enough decrease: a shorter step from x next round
+            self.length *= 0.5
+            return self.measured
+        grad = np.sum([r["grad"] for r in out], axis=0)
+        hess = np.sum([r["hess"] for r in out], axis=0)
+        # the dual at beta: its w is R^{-1} A^T beta = -R^{-1} (loss gradient)
+        v = -grad[:self.d] / self.ridge
+        dual = sum(r["conj"] for r in out) - c * sum(r["sum_beta"] for r in out) \
+            - 0.5 * float(v @ (self.ridge * v))
+        gap = primal - dual
+        if self.intercept:
+            slope, curv = grad[self.d], hess[self.d, self.d]
+            gap += slope * slope / (2.0 * curv) if curv > 0 else (0.0 if slope == 0 else np.inf)
+        grad[:self.d] += self.ridge * w
+        hess[np.arange(self.d), np.arange(self.d)] += self.ridge
+        self.x = self.trial.copy()
+        self.value = primal
+        self.grad, self.hess = grad, hess
+        self.accepted = True
+        self.measured = (gap, primal, gap)
+        return self.measured
+
+    def advance(self):
+        if self.accepted:
+            try:
+                step = -scipy.linalg.solve(self.hess, self.grad, assume_a="pos",
+                                           check_finite=False)
+            except (np.linalg.LinAlgError, ValueError):
+                # a singular Hessian (an intercept no row's curvature
+                # reaches): the least-squares step
+                step = -np.linalg.lstsq(self.hess, self.grad, rcond=None)[0]
+            self.step = step
+            self.slope = float(self.grad @ step)
+            self.length = 1.0
+        if self.step is not None:
+            self.trial = self.x + self.length * self.step
+
+    def current(self):
+        return self._split(self.x)[0]
+
+    def final(self, best):
+        return self._split(self.x)
 
 
 class _Prox(_Rounds):

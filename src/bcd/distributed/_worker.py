@@ -212,6 +212,65 @@ def _fenchel_young(loss, z, q, t, s):
     return primal - _conj_value(loss, q, t, s) + float(_signed(loss, q, t, s) @ z)
 
 
+def _curvatures(loss, z, t):
+    """phi'(z_i) and phi''(z_i) (a generalized second derivative for the
+    squared hinge) of the losses that Newton's method takes."""
+    if loss == "squared":
+        return z - t, np.ones_like(z)
+    if loss == "logistic":
+        p = np.exp(-np.logaddexp(0.0, t * z))              # sigmoid(-t z)
+        return -t * p, p * (1.0 - p)
+    u = np.maximum(1.0 - t * z, 0.0)                       # squared hinge
+    return -2.0 * t * u, np.where(u > 0.0, 2.0, 0.0)
+
+
+def newton_round(part, fit, k, rnd, w, c, cfg):
+    """One round of distributed Newton on row partition ``k``: at the shared
+    point (w, c), the partition's loss, its gradient and Hessian in (w, c)
+    (the intercept last when ``cfg["fit_intercept"]``), and its pieces of
+    the dual at beta_i = -s_i phi'(z_i) (the conjugate part and sum beta),
+    from which the driver assembles the objective, the Newton step and the
+    duality gap.  Stateless: a partition recomputed elsewhere gives the
+    same answer."""
+    started = time.perf_counter()
+    X, t, s = part[:3]
+    loss = cfg["loss"]
+    m, d = X.shape
+    w = np.asarray(w, dtype=np.float64)
+    z = (np.asarray(X @ w).ravel() + c) if m else np.zeros(0)
+    primal = _loss_terms(loss, z, t, s)[0] if m else 0.0
+    g1, g2 = _curvatures(loss, z, t)
+    sg1, sg2 = s * g1, s * g2
+    n = d + int(cfg["fit_intercept"])
+    grad = np.zeros(n)
+    hess = np.zeros((n, n))
+    if m:
+        grad[:d] = np.asarray(X.T @ sg1).ravel()
+        if sp.issparse(X):
+            hess[:d, :d] = (X.T @ X.multiply(sg2[:, None]).tocsr()).toarray()
+        else:
+            root = np.sqrt(sg2)
+            Y = X * root[:, None]
+            hess[:d, :d] = Y.T @ Y
+        if cfg["fit_intercept"]:
+            grad[d] = float(np.sum(sg1))
+            col = np.asarray(X.T @ sg2).ravel()
+            hess[:d, d] = col
+            hess[d, :d] = col
+            hess[d, d] = float(np.sum(sg2))
+    # the dual point beta = -s phi'(z), in the parameterization q of _signed
+    beta = -sg1
+    if loss == "squared":
+        q = beta
+    elif loss == "logistic":
+        q = np.exp(-np.logaddexp(0.0, t * z))              # beta = t s q
+    else:
+        q = -sg1 * t                                       # beta = t q
+    conj = _conj_value(loss, q, t, s) if m else 0.0
+    return {"lost": False, "primal": primal, "grad": grad, "hess": hess, "conj": conj,
+            "sum_beta": float(np.sum(beta)), "seconds": time.perf_counter() - started}
+
+
 def cocoa_round(part, fit, k, rnd, w, c, cfg, step):
     """One CoCoA+ round on row partition ``k``.
 
