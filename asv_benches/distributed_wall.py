@@ -16,11 +16,14 @@ to its worker only.  ``--multinomial N`` adds the softmax loss with N
 classes (labels the argmax of a planted model's scores).
 
 ``--dask-ml`` adds the comparison with dask-ml's ``LogisticRegression``
-(every solver; dask-glm handles dense dask arrays only, so this part runs
-on a dense synthetic matrix of ``--dense-rows`` x ``--dense-features``,
-with labels from a planted model), each fit stopped after
-``--dask-ml-limit`` seconds; it prints the times of in-memory bcd,
-bcd.distributed and dask-ml with their objective errors and ratios.
+and ``LinearRegression`` (``--dask-ml-losses``; every solver; dask-glm
+handles dense dask arrays only, so this part runs on a dense synthetic
+matrix of ``--dense-rows`` x ``--dense-features``, with targets and
+labels from a planted model), each fit stopped after
+``--dask-ml-limit`` seconds; it prints the times of in-memory bcd (no
+options), bcd.distributed and dask-ml with their objective errors and
+ratios.  The distributed fits start from data persisted on the workers
+(not timed).
 """
 import argparse
 import os
@@ -68,6 +71,10 @@ def main(argv=None):
     parser.add_argument("--dense-l2", type=float, nargs="+", default=[1.0],
                         help="ridge weights of the dense comparison (one table each)")
     parser.add_argument("--dask-ml-limit", type=float, default=120.0)
+    parser.add_argument("--dask-ml-losses", nargs="+", choices=("logistic", "squared"),
+                        default=["logistic", "squared"],
+                        help="the dense comparison's losses: LogisticRegression (L2-logistic) "
+                             "and LinearRegression (ridge)")
     args = parser.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from distributed import Client, LocalCluster
@@ -149,7 +156,8 @@ def main(argv=None):
               flush=True)
     if args.dask_ml:
         for l2 in args.dense_l2:
-            dense_comparison(client, args, l2)
+            for loss in args.dask_ml_losses:
+                dense_comparison(client, args, l2, loss)
     client.close()
     cluster.close()
 
@@ -158,13 +166,14 @@ def main(argv=None):
 DASK_ML_SOLVERS = ("admm", "lbfgs", "newton", "proximal_grad", "gradient_descent")
 
 
-def _dask_ml_fit(address, A, y, chunk, solver, C, pipe):
-    """One dask-ml fit in a child process, on the cluster at ``address``;
+def _dask_ml_fit(address, A, y, chunk, solver, C, pipe, loss="logistic"):
+    """One dask-ml fit (LogisticRegression, or LinearRegression for
+    ``loss="squared"``) in a child process, on the cluster at ``address``;
     sends back (seconds of the fit, coef_) or the error."""
     import warnings
 
     import dask.array as da
-    from dask_ml.linear_model import LogisticRegression
+    from dask_ml.linear_model import LinearRegression, LogisticRegression
     from distributed import Client
     try:
         with Client(address) as client, warnings.catch_warnings():
@@ -173,14 +182,15 @@ def _dask_ml_fit(address, A, y, chunk, solver, C, pipe):
             yd = da.from_array(y, chunks=(chunk,))
             Xd, yd = client.persist([Xd, yd])
             t = time.perf_counter()
-            model = LogisticRegression(penalty="l2", C=C, fit_intercept=False, solver=solver,
-                                       tol=1e-8, max_iter=500).fit(Xd, yd)
+            model = (LinearRegression if loss == "squared" else LogisticRegression)(
+                penalty="l2", C=C, fit_intercept=False, solver=solver, tol=1e-8,
+                max_iter=500).fit(Xd, yd)
             pipe.send((time.perf_counter() - t, np.asarray(model.coef_)))
     except Exception as exc:  # noqa: BLE001 - reported in the table
         pipe.send((float("nan"), f"failed: {type(exc).__name__}: {str(exc)[:40]}"))
 
 
-def _dask_ml_isolated(client, A, y, chunk, solver, C, limit):
+def _dask_ml_isolated(client, A, y, chunk, solver, C, limit, loss="logistic"):
     """``(seconds, coef, failure)`` of a dask-ml fit run in a child process
     (its data persisted on the cluster first, not timed), which is killed,
     and the cluster restarted, when it runs past ``limit`` seconds: a fit
@@ -190,7 +200,7 @@ def _dask_ml_isolated(client, A, y, chunk, solver, C, limit):
     ctx = multiprocessing.get_context("spawn")
     here, there = ctx.Pipe()
     child = ctx.Process(target=_dask_ml_fit,
-                        args=(client.scheduler.address, A, y, chunk, solver, C, there))
+                        args=(client.scheduler.address, A, y, chunk, solver, C, there, loss))
     child.start()
     start = time.perf_counter()
     # the child's start and the persist are not in the limit's way: the fit's
@@ -219,44 +229,55 @@ def multinomial_labels(A, n_classes, seed=1):
     return np.argmax(S, axis=1)
 
 
-def dense_comparison(client, args, l2=1.0):
-    """L2-logistic on a dense matrix: in-memory bcd, bcd.distributed and
-    every solver of dask-ml's LogisticRegression (same objective: the sum of
-    the log-losses plus l2/2 ||w||^2, no intercept; dask-ml's C = 1 / l2)."""
+def dense_comparison(client, args, l2=1.0, loss="logistic"):
+    """L2-logistic (or ridge, ``loss="squared"``) on a dense matrix:
+    in-memory bcd, bcd.distributed and every solver of dask-ml's
+    LogisticRegression (LinearRegression), on the same objective: the sum
+    of the log-losses (half the squared residuals) plus l2/2 ||w||^2, no
+    intercept.  dask-glm's objectives are the sum of the log-losses, or of
+    the squared residuals (no half), plus ||w||^2 / (2 C): dask-ml's
+    C = 1 / l2 (logistic), 1 / (2 l2) (ridge)."""
     import dask.array as da
+    import distributed
 
     import bcd
-    import bcd.distributed as bd
     from . import distributed as bench
 
     rng = np.random.default_rng(2)
     m, n = args.dense_rows, args.dense_features
     A = rng.standard_normal((m, n))
     w = rng.standard_normal(n) / np.sqrt(n)
-    y = (A @ w + 0.5 * rng.standard_normal(m) > 0).astype(np.float64)
-    problem = bcd.Logistic(A, y, l2=l2)
+    y = A @ w + 0.5 * rng.standard_normal(m)
+    if loss == "logistic":
+        y = (y > 0).astype(np.float64)
+        problem, C = bcd.Logistic(A, y, l2=l2), 1.0 / l2
+    else:
+        problem, C = bcd.LeastSquares(A, y, l2=l2), 0.5 / l2
     opt = bcd.solve(problem, formulation="dual", tol=1e-10, tol_mode="relative",
                     warn=False).objective
     K = args.workers
     Xd = da.from_array(A, chunks=(-(-m // K), -1))
     yd = da.from_array(y, chunks=(Xd.chunks[0],))
     print(f"\ndense comparison with dask-ml: {m} x {n} float64 ({A.nbytes:,} bytes), "
-          f"L2-logistic (l2 = {l2:g}, no intercept), relative gap {RTOL:g}; medians of "
+          f"{'L2-logistic' if loss == 'logistic' else 'ridge'} (l2 = {l2:g}, no intercept), "
+          f"relative gap {RTOL:g}; medians of "
           f"{args.repeats}; dask-ml fits stopped after {args.dask_ml_limit:.0f} s")
-    t_mem, _ = bench._median_time(
-        lambda: bcd.solve(problem, formulation="dual", tol=RTOL, tol_mode="relative",
-                          warn=False), args.repeats)
+    # in memory: bcd.solve with no options, as a user calls it
+    t_mem, _ = bench._median_time(lambda: bcd.solve(problem, warn=False), args.repeats)
+    # the data persisted on the workers first (not timed), as for dask-ml
+    Xp, yp = client.persist([Xd, yd])
+    distributed.wait([Xp, yp])
     t_dist, r = bench._median_time(
-        lambda: bench._fit(Xd, yd, client, loss="logistic", l2=l2,
+        lambda: bench._fit(Xp, yp, client, loss=loss, l2=l2,
                            max_time=args.dask_ml_limit), args.repeats)
-    rows = [("bcd.solve in memory", t_mem, None),
+    rows = [("bcd.solve in memory (no options)", t_mem, None),
             (f"bcd.distributed K={K} ({r.n_rounds - 1} rounds"
              + (")" if r.converged else f", {r.status}: stopped)"), t_dist, r.objective)]
     for solver in DASK_ML_SOLVERS:
         times, coef, failure = [], None, None
         for _ in range(args.repeats):
             t, coef, failure = _dask_ml_isolated(client, A, y, Xd.chunks[0][0], solver,
-                                                 1.0 / l2, args.dask_ml_limit)
+                                                 C, args.dask_ml_limit, loss)
             if failure is not None:
                 break
             times.append(t)

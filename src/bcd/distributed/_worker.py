@@ -224,6 +224,31 @@ def _curvatures(loss, z, t):
     return -2.0 * t * u, np.where(u > 0.0, 2.0, 0.0)
 
 
+#: rows per block of :func:`_weighted_gram`
+GRAM_BLOCK = 2048
+
+
+def _weighted_gram(X, weights):
+    """X^T diag(weights) X for a dense X and weights >= 0, by symmetric
+    rank-k updates over blocks of rows scaled by sqrt(weights) in one
+    buffer (no temporary of X's size: in a Dask worker, whose malloc
+    returns every large block to the system, such a temporary's pages fault
+    in again at every call)."""
+    from scipy.linalg.blas import dsyrk
+    m, d = X.shape
+    H = np.zeros((d, d), order="F")
+    block = max(1, min(m, GRAM_BLOCK))
+    buf = np.empty((block, d))
+    root = np.sqrt(weights)
+    for a in range(0, m, block):
+        b = min(block, m - a)
+        Y = buf[:b]
+        np.multiply(X[a:a + b], root[a:a + b, None], out=Y)
+        # Y^T Y, as Y^T is a Fortran-ordered d x b array (the upper triangle)
+        H = dsyrk(1.0, Y.T, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
+    return np.triu(H) + np.triu(H, 1).T
+
+
 def newton_round(part, fit, k, rnd, w, c, cfg):
     """One round of distributed Newton on row partition ``k``: at the shared
     point (w, c), the partition's loss, its gradient and Hessian in (w, c)
@@ -249,9 +274,7 @@ def newton_round(part, fit, k, rnd, w, c, cfg):
         if sp.issparse(X):
             hess[:d, :d] = (X.T @ X.multiply(sg2[:, None]).tocsr()).toarray()
         else:
-            root = np.sqrt(sg2)
-            Y = X * root[:, None]
-            hess[:d, :d] = Y.T @ Y
+            hess[:d, :d] = _weighted_gram(X, sg2)
         if cfg["fit_intercept"]:
             grad[d] = float(np.sum(sg1))
             col = np.asarray(X.T @ sg2).ravel()
