@@ -89,13 +89,9 @@ def check_random_state_seed(random_state):
                      f"got {random_state!r}.")
 
 
-def class_sample_weight(class_weight, classes, y_idx, sample_weight):
-    """The sample weights with scikit-learn's ``class_weight`` folded in
-    (None, a dict from label to weight, or "balanced"); None when both are
-    None."""
-    if class_weight is None:
-        return sample_weight
-    from sklearn.utils.class_weight import compute_class_weight
+def check_class_weight(class_weight, classes):
+    """A ValueError unless ``class_weight`` is "balanced" or a dict whose
+    labels are all among ``classes``."""
     if isinstance(class_weight, dict):
         unknown = [k for k in class_weight if k not in set(classes.tolist())]
         if unknown:
@@ -104,6 +100,16 @@ def class_sample_weight(class_weight, classes, y_idx, sample_weight):
     elif not (isinstance(class_weight, str) and class_weight == "balanced"):
         raise ValueError(f"class_weight must be None, a dict or 'balanced', got "
                          f"{class_weight!r}.")
+
+
+def class_sample_weight(class_weight, classes, y_idx, sample_weight):
+    """The sample weights with scikit-learn's ``class_weight`` folded in
+    (None, a dict from label to weight, or "balanced"); None when both are
+    None."""
+    if class_weight is None:
+        return sample_weight
+    from sklearn.utils.class_weight import compute_class_weight
+    check_class_weight(class_weight, classes)
     y = classes[y_idx]
     per_class = compute_class_weight(class_weight, classes=classes, y=y,
                                      sample_weight=sample_weight)

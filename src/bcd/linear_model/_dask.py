@@ -109,17 +109,10 @@ def class_weighted(class_weight, classes, y, sample_weight, client):
     stays as given when ``class_weight`` is None).  The class counts of
     "balanced" (weighted by ``sample_weight``) are computed on ``client``."""
     import dask.array as da
+    from ._base import check_class_weight
     if class_weight is None:
         return sample_weight
-    known = set(classes.tolist())
-    if isinstance(class_weight, dict):
-        unknown = [k for k in class_weight if k not in known]
-        if unknown:
-            raise ValueError(f"class_weight has labels {unknown!r} that are not classes of y "
-                             f"(classes: {classes.tolist()!r}).")
-    elif not (isinstance(class_weight, str) and class_weight == "balanced"):
-        raise ValueError(f"class_weight must be None, a dict or 'balanced', got "
-                         f"{class_weight!r}.")
+    check_class_weight(class_weight, classes)
     idx = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.intp,
                        meta=np.empty(0, np.intp))
     sw = None
