@@ -43,6 +43,27 @@ enum { BCD_GRID_SQUARED = 0, BCD_GRID_LOGISTIC = 1, BCD_GRID_HINGE = 2,
 #undef BCD_GRID_TARGET
 #endif
 
+/* the loops of one instruction-set path */
+struct bcd_grid_ops {
+    void (*conj)(int, ptrdiff_t, ptrdiff_t, const double *, const double *,
+                 const double *, const double *, const double *, const double *,
+                 const double *, double *, double *);
+    void (*entropy)(ptrdiff_t, ptrdiff_t, ptrdiff_t, const double *, const double *,
+                    const double *, const double *, const double *, const double *,
+                    double *, double *, double *);
+};
+
+static const struct bcd_grid_ops bcd_grid_paths[3] = {
+    {bcd_conj_grid_generic, bcd_entropy_grid_generic},
+#if BCD_HAVE_ISA_COPIES
+    {bcd_conj_grid_avx2, bcd_entropy_grid_avx2},
+    {bcd_conj_grid_avx512, bcd_entropy_grid_avx512},
+#else
+    {bcd_conj_grid_generic, bcd_entropy_grid_generic},
+    {bcd_conj_grid_generic, bcd_entropy_grid_generic},
+#endif
+};
+
 /* the path in use (BCD_ISA_* of _vexp.h): the widest this CPU runs, unless
    bcd_grid_select says */
 static int bcd_grid_isa = -1;
@@ -69,18 +90,7 @@ static void bcd_conj_grid(int loss, ptrdiff_t m, ptrdiff_t G, const double *q,
                           const double *s, const double *gam, const double *mom,
                           double *total, double *bad)
 {
-#if BCD_HAVE_ISA_COPIES
-    int isa = bcd_grid_path();
-    if (isa == BCD_ISA_AVX512) {
-        bcd_conj_grid_avx512(loss, m, G, q, d, e, t, s, gam, mom, total, bad);
-        return;
-    }
-    if (isa == BCD_ISA_AVX2) {
-        bcd_conj_grid_avx2(loss, m, G, q, d, e, t, s, gam, mom, total, bad);
-        return;
-    }
-#endif
-    bcd_conj_grid_generic(loss, m, G, q, d, e, t, s, gam, mom, total, bad);
+    bcd_grid_paths[bcd_grid_path()].conj(loss, m, G, q, d, e, t, s, gam, mom, total, bad);
 }
 
 static void bcd_entropy_grid(ptrdiff_t m, ptrdiff_t K, ptrdiff_t G, const double *P,
@@ -88,18 +98,7 @@ static void bcd_entropy_grid(ptrdiff_t m, ptrdiff_t K, ptrdiff_t G, const double
                              const double *gam, const double *mom, double *total,
                              double *bad, double *acc)
 {
-#if BCD_HAVE_ISA_COPIES
-    int isa = bcd_grid_path();
-    if (isa == BCD_ISA_AVX512) {
-        bcd_entropy_grid_avx512(m, K, G, P, D, E, s, gam, mom, total, bad, acc);
-        return;
-    }
-    if (isa == BCD_ISA_AVX2) {
-        bcd_entropy_grid_avx2(m, K, G, P, D, E, s, gam, mom, total, bad, acc);
-        return;
-    }
-#endif
-    bcd_entropy_grid_generic(m, K, G, P, D, E, s, gam, mom, total, bad, acc);
+    bcd_grid_paths[bcd_grid_path()].entropy(m, K, G, P, D, E, s, gam, mom, total, bad, acc);
 }
 
 #endif
