@@ -6,7 +6,7 @@ Run ``python -m asv_benches.distributed_scale [--rows 20000000]
 [--features 100000] [--density 1e-4] [--workers 16] [--partitions 32]
 [--memory-limit 500MiB] [--verbose]``; it prints the matrix's size against the workers'
 memory limit, the fit's time and rounds, and the peak resident memory of
-every worker (sampled each round).  The issue's target is 2e7 x 1e5 at
+every worker (sampled each round).  The target size is 2e7 x 1e5 at
 0.01% density (2e8 non-zeros, 2.24 GiB in CSR) on workers whose limit is at
 most a quarter of that; the defaults are that problem, on 16 workers of
 500 MiB (each holds two of the 32 partitions, 150 MB, beside the ~170 MB of

@@ -6,6 +6,7 @@ import time
 import uuid
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 
 from .. import _interrupt
@@ -1174,9 +1175,6 @@ class _Newton(_Rounds):
 
     def advance(self):
         if self.accepted:
-            # (imported here: the workers import this module too, and their
-            # memory limits leave little room)
-            import scipy.linalg
             try:
                 step = -scipy.linalg.solve(self.hess, self.grad, assume_a="pos",
                                            check_finite=False)
