@@ -634,3 +634,43 @@ def test_newton_is_chosen_for_few_coefficients_only(client, monkeypatch):
                       (dict(method="lbfgs", loss="logistic"), "method must be one of")):
         with pytest.raises(ValueError, match=match):
             bd.solve(X, yd, l2=5.0, client=client, **kw)
+
+
+def _lose_first_round():
+    """In a worker: the first CoCoA+ round of partition 0 reports its state
+    lost (as after a restart), once."""
+    from bcd.distributed import _worker
+    original = _worker.cocoa_round
+
+    def lossy(part, fit, k, rnd, *args):
+        if k == 0 and rnd == 0 and not getattr(_worker, "_lost_once", False):
+            _worker._lost_once = True
+            return {"lost": True}
+        return original(part, fit, k, rnd, *args)
+
+    _worker._original_round = original
+    _worker.cocoa_round = lossy
+
+
+def _restore_rounds():
+    from bcd.distributed import _worker
+    if hasattr(_worker, "_original_round"):
+        _worker.cocoa_round = _worker._original_round
+        del _worker._original_round
+    _worker._lost_once = False
+
+
+def test_a_partition_lost_in_the_first_round_restarts(client):
+    # no round measured yet when the loss is noticed: the fit goes on
+    A, b, _ = _data(13)
+    problem = bcd.LeastSquares(A, b, l2=L2)
+    ref = bcd.solve(problem, formulation="dual", tol=1e-11)
+    client.run(_lose_first_round)
+    try:
+        with pytest.warns(RuntimeWarning, match="lost"):
+            r = bd.solve(_dask(A, (20, 20)), da.from_array(b, chunks=20), loss="squared",
+                         l2=L2, client=client, tol=1e-9, relative=True, method="cocoa+")
+    finally:
+        client.run(_restore_rounds)
+    assert r.n_restarts >= 1
+    _agree(r, ref.objective, L2, 1e-9 * r.objective)

@@ -998,6 +998,9 @@ class _CoCoA(_Rounds):
         self.c = np.zeros(n_classes) if self.multinomial else 0.0
         self.sent = 0
         self.last = None
+        # whether the last round's proposals are dropped (set by each round
+        # that measures; a round that lost partitions measures nothing)
+        self.discard = False
 
     def round(self, rnd, deadline):
         out = self._run(self.fn, (self.w, self.c, self.cfg),
