@@ -22,7 +22,7 @@ from .kernels import Kernel
 from .optimizers import OPTIMIZERS, dense_factor, describe
 from .problem import GaussianProcess, admissible_noise
 
-VARIANCE_METHODS = ("auto", "cholesky", "cg")
+VARIANCE_METHODS = ("auto", "cholesky", "cg", "lowrank")
 #: options of bcd.solve that GPRegressor's own parameters set
 #: the optimizers that learn hyperparameters
 _LEARNING = [name for name, row in OPTIMIZERS.items() if row.fit is not None]
@@ -63,19 +63,39 @@ class GPRegressor(RegressorBase):
         int for reproducible fits.
     cache_size : float, default=0
         Bytes of kernel columns to cache during training.
-    variance : {"auto", "cholesky", "cg"}, default="auto"
+    variance : {"auto", "cholesky", "cg", "lowrank"}, default="auto"
         How :meth:`predict` computes variances, which need
         :math:`k_*^T (K + \sigma^2 I)^{-1} k_*` for every test point:
         ``"cholesky"`` factors K + noise I once (O(n^2) memory, exact);
         ``"cg"`` solves the systems of a batch of test points together by
         conjugate gradients with the kernel computed on the fly (one kernel
         pass per iteration serves the whole batch), each to a residual of
-        ``tol``; ``"auto"`` uses Cholesky while the matrix takes at most
-        ``max_dense_bytes``.
+        ``tol`` (O(n^2) time per iteration: hours at 100,000 points);
+        ``"lowrank"`` returns a certified upper bound of the variance,
+        within a certified distance of a certified lower bound (see
+        :meth:`variance_bounds` and Notes): O(n r) memory and, per test
+        point, O(n r + m^2 r + m^3) time for ``variance_rank`` r and
+        ``variance_neighbors`` m; ``"auto"`` uses Cholesky while the matrix
+        takes at most ``max_dense_bytes``, and ``"lowrank"`` beyond.
     max_dense_bytes : float, optional
         Memory limit of the ``"auto"`` variance method; default: half the
         memory available when :meth:`predict` first needs it (the factor,
         computed once by panels, serves every later call).
+    variance_rank : int, default=512
+        ``"lowrank"``: largest number of pivots r of the partial pivoted
+        Cholesky of K (fewer when K is numerically of lower rank, or when
+        its two n x r factors would take more than half the memory
+        available).
+    variance_neighbors : int, default=128
+        ``"lowrank"``: training points m, besides the pivots, on which the
+        upper bound conditions for each test point (those most correlated
+        with it).
+    variance_tol : float, default=1e-2
+        ``"lowrank"``: the certified error (upper minus lower bound of the
+        variance) that :meth:`predict` accepts, relative to the prior
+        variance k(x, x); above it for some test point a
+        ``ConvergenceWarning`` names the largest certified error reached.
+        ``variance_info_`` records it either way.
     n_threads : int, optional
         Threads evaluating the kernel (default: the usable cores, the
         smallest of ``OMP_NUM_THREADS``, the cgroup's CPU quota and the CPU
@@ -210,9 +230,37 @@ class GPRegressor(RegressorBase):
     feature_names_in_ : ndarray of shape (n_features,)
         Names of the features seen by ``fit``, when ``X`` was a data frame
         whose column names are all strings.
+    variance_info_ : dict
+        Set by the last :meth:`predict` with ``return_std`` (and by
+        :meth:`variance_bounds`): ``"method"`` (the variance method used),
+        and for ``"lowrank"`` also ``"rank"``, ``"neighbors"``,
+        ``"max_error"`` (the largest certified error of the variances,
+        upper minus lower bound), ``"max_relative_error"`` (the same
+        relative to k(x, x)) and ``"certified"`` (whether it is at most
+        ``variance_tol``).
 
     Notes
     -----
+    **The "lowrank" variances.**  With A = K + noise I, the exact latent
+    variance at x is var = k(x, x) - k^T A^-1 k.  A greedy partial pivoted
+    Cholesky of K (r kernel columns, chosen once and kept) gives Q (n x r)
+    with E = K - Q Q^T positive semi-definite and diagonal e known; as
+    Q Q^T + noise I <= A, var_L = k(x, x) - k^T (Q Q^T + noise I)^-1 k is a
+    lower bound, and with w = (Q Q^T + noise I)^-1 k, var - var_L <= b =
+    min(trace(E) |w|^2, (sum_i |w_i| sqrt(e_i))^2) (sharpened to
+    q b / (q + b), q = k^T w).  The exact posterior variance var_U given
+    only the targets of the pivots and of the ``variance_neighbors``
+    training points most correlated with x is an upper bound (fewer
+    observations never lower a posterior variance).  :meth:`predict`
+    returns min(var_U, var_L + b), never below the exact variance, and the
+    certified error is its distance to max(var_L, 0).  For a smooth kernel
+    (long length-scales relative to the spread of the data) the low rank
+    side is nearly exact; for a rough one, neither side is tight at a rank
+    much below n, and the certified error says so: on Friedman1 with a
+    length-scale of 2 (``README``), the returned variances at 5,000 to
+    100,000 training points exceed the exact ones by up to about their own
+    size (``asv_benches/gp_variance.py`` measures both).
+
     As in scikit-learn, the constructor only stores its arguments; they are
     validated by ``fit``.  A 1-D ``X`` is read as a single feature, in
     ``fit`` and, for a model fitted on one feature, in ``predict``.
@@ -240,7 +288,7 @@ class GPRegressor(RegressorBase):
                  max_dense_bytes=None, n_threads=None, solver_options=None, verbose=False,
                  optimizer=None, noise_bounds=(1e-5, 1e5), n_restarts=0, cv=5,
                  cv_scheme="naive", client=None, admm_options=None, candidates=None,
-                 max_time=None):
+                 max_time=None, variance_rank=512, variance_neighbors=128, variance_tol=1e-2):
         self.kernel = kernel
         self.noise = noise
         self.rule = rule
@@ -263,6 +311,9 @@ class GPRegressor(RegressorBase):
         self.admm_options = admm_options
         self.candidates = candidates
         self.max_time = max_time
+        self.variance_rank = variance_rank
+        self.variance_neighbors = variance_neighbors
+        self.variance_tol = variance_tol
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -292,6 +343,9 @@ class GPRegressor(RegressorBase):
                              f"got {self.variance!r}.")
         if self.max_dense_bytes is not None:
             check_scalar(self.max_dense_bytes, "max_dense_bytes", low=0.0)
+        check_scalar(self.variance_rank, "variance_rank", low=0, integer=True)
+        check_scalar(self.variance_neighbors, "variance_neighbors", low=0, integer=True)
+        check_scalar(self.variance_tol, "variance_tol", low=0.0)
 
     def fit(self, X, y):
         """Solve (K + noise I) alpha = y for the training data.
@@ -358,6 +412,8 @@ class GPRegressor(RegressorBase):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self._chol = chol
+        self._lowrank = None
+        self.__dict__.pop("variance_info_", None)
         return self
 
     def _optimizer(self):
@@ -537,16 +593,101 @@ class GPRegressor(RegressorBase):
         var = self._latent_variance(X)
         return mean, np.sqrt(var)
 
-    def _latent_variance(self, X, batch=256):
+    def variance_bounds(self, X):
+        """Certified lower and upper bounds of the latent predictive variance.
+
+        With ``variance="lowrank"`` (or ``"auto"`` beyond ``max_dense_bytes``)
+        these are the bounds described in the Notes of :class:`GPRegressor`:
+        ``lower <= exact <= upper`` (in exact arithmetic; rounding adds about
+        1e-16 n k(x, x) / noise), and ``upper`` is the variance that
+        :meth:`predict` returns.  With ``"cholesky"`` and ``"cg"`` both are
+        the computed variance.  Sets ``variance_info_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Test inputs (1-D for a model fitted on a single feature).
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_queries,)
+            Bounds of k(x, x) - k^T (K + noise I)^-1 k, clipped at 0.
+
+        Examples
+        --------
+        >>> import numpy as np, bcd
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.uniform(size=(300, 2)); y = np.sin(4 * X[:, 0]) + X[:, 1]
+        >>> gp = bcd.gp.GPRegressor(bcd.gp.SquaredExponential(0.5), noise=0.01,
+        ...                         variance="lowrank", variance_rank=40).fit(X, y)
+        >>> lower, upper = gp.variance_bounds(rng.uniform(size=(5, 2)))
+        >>> bool(np.all(lower <= upper)), gp.variance_info_["rank"]
+        (True, 40)
+        """
+        X = self._check_test(X)
+        method = self._variance_method()
+        if method != "lowrank":
+            var = self._latent_variance(X)
+            return var, var.copy()
+        return self._lowrank_bounds(X, warn=False)
+
+    def _variance_method(self):
         self._check_predict_params()
         n = self.X_train_.shape[0]
         method = self.variance
         if method == "auto":
-            limit = self.max_dense_bytes
-            if limit is None:
-                available = available_memory()
-                limit = 2.0**31 if available is None else 0.5 * available
-            method = "cholesky" if 8.0 * n * n <= limit else "cg"
+            method = "cholesky" if 8.0 * n * n <= self._memory_limit() else "lowrank"
+        return method
+
+    def _memory_limit(self):
+        limit = self.max_dense_bytes
+        if limit is None:
+            available = available_memory()
+            limit = 2.0**31 if available is None else 0.5 * available
+        return float(limit)
+
+    def _lowrank_bounds(self, X, warn):
+        """(lower, upper) of the "lowrank" method; records ``variance_info_``
+        and, with ``warn``, warns when the certified error exceeds
+        ``variance_tol``."""
+        from ._variance import LowRankVariance
+
+        n = self.X_train_.shape[0]
+        # two n x r factors within half the memory available
+        available = available_memory()
+        cap = n if available is None else max(0, int(0.5 * available / (16.0 * n)))
+        rank = int(min(self.variance_rank, n, cap))
+        neighbors = int(self.variance_neighbors)
+        factor = getattr(self, "_lowrank", None)
+        if factor is None or factor.max_rank != rank or factor.neighbors != neighbors:
+            factor = LowRankVariance(self.kernel_, np.asarray(self.X_train_, dtype=np.float64),
+                                     self.noise_, rank, neighbors, self.problem_.n_threads)
+            factor.max_rank = rank
+            self._lowrank = factor
+        lower, upper = factor.bounds(np.asarray(X, dtype=np.float64))
+        error = upper - lower
+        prior = self.kernel_.diag(X)
+        relative = error / prior
+        worst = float(np.max(relative)) if relative.size else 0.0
+        tol = float(self.variance_tol)
+        self.variance_info_ = dict(method="lowrank", rank=factor.rank, neighbors=factor.m,
+                                   max_error=float(np.max(error)) if error.size else 0.0,
+                                   max_relative_error=worst, certified=worst <= tol)
+        if warn and worst > tol:
+            warnings.warn(f"variance='lowrank': the certified error of the variances reaches "
+                          f"{worst:.3g} of the prior variance k(x, x) (variance_tol={tol:g}) "
+                          f"with rank {factor.rank} and {factor.m} neighbors; the returned "
+                          f"variances are upper bounds (never below the exact ones).  Raise "
+                          f"variance_rank or variance_neighbors, or use "
+                          f"variance='cholesky' if K fits the memory.",
+                          ConvergenceWarning, stacklevel=4)
+        return lower, upper
+
+    def _latent_variance(self, X, batch=256):
+        method = self._variance_method()
+        if method == "lowrank":
+            return self._lowrank_bounds(X, warn=True)[1]
+        self.variance_info_ = dict(method=method)
         kernel = self.kernel_
         var = np.empty(X.shape[0])
         for start in range(0, X.shape[0], batch):
