@@ -38,10 +38,12 @@ import time
 import numpy as np
 import scipy.linalg
 
-#: candidate columns per step of the blocked pivoted Cholesky
+#: pivots per step of the blocked pivoted Cholesky
 BLOCK = 64
-#: a candidate of a block whose residual diagonal fell below this fraction
-#: of the block's largest is put back (a later block may pick it)
+#: candidates per pivot of a block (the pool the block's pivots come from)
+POOL = 4
+#: a block stops taking pivots from its pool when their residual diagonal
+#: falls below this fraction of the pool's largest (a later block may)
 REJECT = 1e-2
 #: the pivoted Cholesky stops when the largest residual diagonal is at most
 #: this fraction of the largest kernel diagonal (K is then Q Q^T to rounding)
@@ -50,14 +52,16 @@ EXACT = 1e-12
 BATCH = 256
 
 
-def pivoted_cholesky(evaluator, diag, max_rank, block=BLOCK):
-    """Greedy partial pivoted Cholesky of K, by blocks of candidate columns.
+def pivoted_cholesky(kernel, X, diag, max_rank, n_threads=1, block=BLOCK, pool=POOL):
+    """Greedy partial pivoted Cholesky of K = k(X, X), by blocks of pivots.
 
-    Each step takes the ``block`` training points with the largest residual
-    diagonal, computes their kernel columns, removes the part already
-    factored (one GEMM) and runs a greedy pivoted Cholesky within them,
-    keeping the candidates whose residual stays above ``REJECT`` times the
-    block's largest.  Stops at ``max_rank`` columns or when the largest
+    Each step takes the ``pool * block`` training points with the largest
+    residual diagonal, forms their residual covariance (a small kernel
+    matrix minus the part already factored), runs a greedy pivoted Cholesky
+    within it for up to ``block`` pivots, keeping those whose residual stays
+    above ``REJECT`` times the pool's largest, and only then computes the
+    kernel columns of the chosen pivots and removes the part already
+    factored (one GEMM).  Stops at ``max_rank`` columns or when the largest
     residual diagonal is at most ``EXACT`` times the largest diagonal.
 
     Returns ``(Q, pivots, e)``: Q of shape (n, r), Fortran-ordered, with
@@ -70,38 +74,45 @@ def pivoted_cholesky(evaluator, diag, max_rank, block=BLOCK):
     d = np.array(diag, dtype=np.float64)
     floor = EXACT * float(np.max(d)) if n else 0.0
     pivots = np.empty(max_rank, dtype=np.int64)
+    evaluator = kernel.evaluator(X, n_threads=n_threads)
     r = 0
     while r < max_rank:
-        b = min(block, max_rank - r, n - r)
-        cand = np.argpartition(-d, b - 1)[:b] if b < n else np.arange(n)
-        cand = cand[np.argsort(-d[cand], kind="stable")]
+        z = min(pool * block, n - r)
+        cand = np.argpartition(-d, z - 1)[:z] if z < n else np.arange(n)
         cand = cand[d[cand] > floor]
         if cand.size == 0:
             break
-        b = cand.size
-        C = np.empty((n, b), order="F")
-        evaluator.columns_into(cand.astype(np.int32), C)
-        if r:
-            # C -= Q[:, :r] @ Q[cand, :r].T
-            C -= Q[:, :r] @ Q[cand, :r].T
+        # the residual covariance of the candidates: K_cc - Q_c Q_c^T
+        Qc = Q[cand, :r]
+        S = kernel.evaluator(X[cand], n_threads=1).matrix() - Qc @ Qc.T
         dc = d[cand].copy()
-        threshold = max(REJECT * dc[0], floor)
-        j = 0
-        while j < b and r + j < max_rank:
+        threshold = max(REJECT * float(dc.max()), floor)
+        b = min(block, max_rank - r, cand.size)
+        Lc = np.zeros((cand.size, b))
+        sel = []
+        for j in range(b):
             p = int(np.argmax(dc))
             if dc[p] <= threshold:
                 break
-            # the residual column of candidate p after this block's pivots
-            v = C[:, p] - Q[:, r:r + j] @ Q[cand[p], r:r + j]
-            v /= math.sqrt(dc[p])
-            Q[:, r + j] = v
-            pivots[r + j] = cand[p]
-            dc -= v[cand] ** 2
+            v = (S[:, p] - Lc[:, :j] @ Lc[p, :j]) / math.sqrt(dc[p])
+            Lc[:, j] = v
+            sel.append(p)
+            dc -= v * v
             dc[p] = 0.0
-            j += 1
-        new = Q[:, r:r + j]
+        j = len(sel)
+        cols = cand[sel]
+        # the residual columns of the pivots, C = K[:, cols] - Q Q[cols]^T,
+        # then the new factor columns C Lc_sel^-T (Lc_sel lower triangular)
+        C = np.empty((n, j), order="F")
+        evaluator.columns_into(cols.astype(np.int32), C)
+        if r:
+            C -= Q[:, :r] @ Q[cols, :r].T
+        new = scipy.linalg.solve_triangular(Lc[sel, :j], C.T, lower=True,
+                                            check_finite=False).T
+        Q[:, r:r + j] = new
+        pivots[r:r + j] = cols
         d -= np.einsum("ij,ij->i", new, new)
-        d[pivots[r:r + j]] = 0.0
+        d[cols] = 0.0
         np.maximum(d, 0.0, out=d)
         r += j
     return np.asfortranarray(Q[:, :r]), pivots[:r].copy(), d
@@ -135,8 +146,8 @@ class LowRankVariance:
         #: seconds spent per part (the factors once; then summed over calls)
         self.seconds = dict(factor=0.0, kernel=0.0, lowrank=0.0, neighbors=0.0, diagonal=0.0)
         self.train_diag = kernel.diag(X)
-        ev = kernel.evaluator(X, n_threads=n_threads)
-        self.Q, self.pivots, self.e = pivoted_cholesky(ev, self.train_diag, rank)
+        self.Q, self.pivots, self.e = pivoted_cholesky(kernel, X, self.train_diag, rank,
+                                                       n_threads)
         r = self.rank = self.Q.shape[1]
         s2 = self.noise
         # rounding of e (accumulated as diag - sum of squares): a margin of a

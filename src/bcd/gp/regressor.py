@@ -90,12 +90,13 @@ class GPRegressor(RegressorBase):
         ``"lowrank"``: training points m, besides the pivots, on which the
         upper bound conditions for each test point (those most correlated
         with it).
-    variance_tol : float, default=1e-2
-        ``"lowrank"``: the certified error (upper minus lower bound of the
-        variance) that :meth:`predict` accepts, relative to the prior
-        variance k(x, x); above it for some test point a
-        ``ConvergenceWarning`` names the largest certified error reached.
-        ``variance_info_`` records it either way.
+    variance_tol : float, default=0.1
+        ``"lowrank"``: the certified relative error (upper minus lower bound
+        of the variance, divided by the upper bound, which :meth:`predict`
+        returns) that :meth:`predict` accepts; above it for some test point
+        a ``ConvergenceWarning`` names the largest certified relative error
+        reached.  ``variance_info_`` records it either way.  Within it the
+        returned variance v satisfies (1 - variance_tol) v <= exact <= v.
     n_threads : int, optional
         Threads evaluating the kernel (default: the usable cores, the
         smallest of ``OMP_NUM_THREADS``, the cgroup's CPU quota and the CPU
@@ -235,9 +236,10 @@ class GPRegressor(RegressorBase):
         :meth:`variance_bounds`): ``"method"`` (the variance method used),
         and for ``"lowrank"`` also ``"rank"``, ``"neighbors"``,
         ``"max_error"`` (the largest certified error of the variances,
-        upper minus lower bound), ``"max_relative_error"`` (the same
-        relative to k(x, x)) and ``"certified"`` (whether it is at most
-        ``variance_tol``).
+        upper minus lower bound), ``"max_relative_error"`` (the largest
+        certified error relative to the returned variance, the upper bound),
+        ``"median_relative_error"`` and ``"certified"`` (whether the largest
+        is at most ``variance_tol``).
 
     Notes
     -----
@@ -288,7 +290,7 @@ class GPRegressor(RegressorBase):
                  max_dense_bytes=None, n_threads=None, solver_options=None, verbose=False,
                  optimizer=None, noise_bounds=(1e-5, 1e5), n_restarts=0, cv=5,
                  cv_scheme="naive", client=None, admm_options=None, candidates=None,
-                 max_time=None, variance_rank=512, variance_neighbors=128, variance_tol=1e-2):
+                 max_time=None, variance_rank=512, variance_neighbors=128, variance_tol=0.1):
         self.kernel = kernel
         self.noise = noise
         self.rule = rule
@@ -666,20 +668,23 @@ class GPRegressor(RegressorBase):
             self._lowrank = factor
         lower, upper = factor.bounds(np.asarray(X, dtype=np.float64))
         error = upper - lower
-        prior = self.kernel_.diag(X)
-        relative = error / prior
+        # relative to the returned variance (0 where both bounds are 0)
+        relative = np.divide(error, upper, out=np.zeros_like(error), where=upper > 0)
         worst = float(np.max(relative)) if relative.size else 0.0
         tol = float(self.variance_tol)
         self.variance_info_ = dict(method="lowrank", rank=factor.rank, neighbors=factor.m,
                                    max_error=float(np.max(error)) if error.size else 0.0,
-                                   max_relative_error=worst, certified=worst <= tol)
+                                   max_relative_error=worst,
+                                   median_relative_error=float(np.median(relative))
+                                   if relative.size else 0.0,
+                                   certified=worst <= tol)
         if warn and worst > tol:
-            warnings.warn(f"variance='lowrank': the certified error of the variances reaches "
-                          f"{worst:.3g} of the prior variance k(x, x) (variance_tol={tol:g}) "
-                          f"with rank {factor.rank} and {factor.m} neighbors; the returned "
-                          f"variances are upper bounds (never below the exact ones).  Raise "
-                          f"variance_rank or variance_neighbors, or use "
-                          f"variance='cholesky' if K fits the memory.",
+            warnings.warn(f"variance='lowrank': the certified relative error of the variances "
+                          f"reaches {worst:.3g} (upper minus lower bound over the upper bound, "
+                          f"variance_tol={tol:g}) with rank {factor.rank} and {factor.m} "
+                          f"neighbors; the returned variances are upper bounds (never below "
+                          f"the exact ones).  Raise variance_rank or variance_neighbors, or "
+                          f"use variance='cholesky' if K fits the memory.",
                           ConvergenceWarning, stacklevel=4)
         return lower, upper
 
