@@ -9,7 +9,7 @@ import scipy.linalg
 import bcd
 from bcd import ConvergenceWarning
 from bcd.gp import GPRegressor, Matern, SquaredExponential
-from bcd.gp._variance import LowRankVariance, pivoted_cholesky, top_rows
+from bcd.gp._variance import LowRankVariance, pivoted_cholesky, spatial_order, top_rows
 
 
 def _data(n, d, seed):
@@ -53,14 +53,15 @@ def test_pivoted_cholesky_factors_the_pivot_columns():
     assert e.max() <= 1e-10
 
 
+@pytest.mark.parametrize("group", [1, 8])
 @pytest.mark.parametrize("name", sorted(KERNELS))
-def test_bounds_enclose_the_exact_variance(name):
+def test_bounds_enclose_the_exact_variance(name, group):
     make, noise = KERNELS[name]
     kernel = make()
     X, _ = _data(300, 2, 1)
     Xt = np.vstack([np.random.default_rng(2).uniform(-0.2, 1.2, size=(40, 2)), X[:5]])
     exact = _exact_variance(kernel, noise, X, Xt)
-    factor = LowRankVariance(kernel, X, noise, rank=30, neighbors=20, n_threads=1)
+    factor = LowRankVariance(kernel, X, noise, rank=30, neighbors=20, n_threads=1, group=group)
     assert factor.rank == 30
     var_l, cert, var_u = factor.parts(Xt, diagonal_bound=True)
     tol = 1e-9 * kernel.diag(Xt)
@@ -71,9 +72,11 @@ def test_bounds_enclose_the_exact_variance(name):
     assert np.all(lower <= exact + tol) and np.all(exact <= upper + tol)
     # the bounds are informative at this rank, not just valid
     assert np.median(upper - lower) < 0.2 * np.median(kernel.diag(Xt))
-    # bounds() computes the diagonal bound only where it may beat var_u
-    assert np.all(upper >= np.maximum(np.minimum(var_u, var_l + cert), lower) - tol)
-    assert np.all(upper <= np.maximum(var_u, lower) + tol)
+    if group == 1:
+        # bounds() computes the diagonal bound only where it may beat var_u
+        # (with groups, it orders the test points first: other neighbours)
+        assert np.all(upper >= np.maximum(np.minimum(var_u, var_l + cert), lower) - tol)
+        assert np.all(upper <= np.maximum(var_u, lower) + tol)
 
 
 def test_certificate_derivation_numerically():
@@ -104,6 +107,18 @@ def test_certificate_derivation_numerically():
     b = np.minimum(diag_bound, trace_bound)
     np.testing.assert_allclose(cert, q * b / (q + b), rtol=1e-6)
     np.testing.assert_allclose(var_l, kernel.diag(Xt) - q, atol=1e-10)
+
+
+def test_spatial_order_is_a_permutation_of_close_runs():
+    rng = np.random.default_rng(12)
+    X = np.vstack([rng.normal(c, 0.01, size=(16, 3)) for c in rng.uniform(-5, 5, (8, 3))])
+    X = X[rng.permutation(len(X))]
+    order = spatial_order(X, 16)
+    np.testing.assert_array_equal(np.sort(order), np.arange(len(X)))
+    # eight tight clusters of 16: each run of 16 is one cluster
+    runs = X[order].reshape(8, 16, 3)
+    assert np.all(np.ptp(runs, axis=1) < 0.2)
+    assert spatial_order(X[:0], 4).size == 0
 
 
 def test_top_rows_selects_the_largest_entries():
@@ -194,7 +209,7 @@ def test_bad_variance_options(params, error, match):
 def test_options_are_estimator_parameters():
     gp = GPRegressor(SquaredExponential(0.5), 0.1, variance="lowrank", variance_rank=64)
     params = gp.get_params()
-    assert params["variance_rank"] == 64 and params["variance_neighbors"] == 128
+    assert params["variance_rank"] == 64 and params["variance_neighbors"] == 1536
     assert params["variance_tol"] == 0.1
     assert "variance_rank=64" in repr(gp)
     assert bcd.gp.regressor.VARIANCE_METHODS[-1] == "lowrank"

@@ -50,6 +50,8 @@ REJECT = 1e-2
 EXACT = 1e-12
 #: test points per batch of the variance computation
 BATCH = 256
+#: test points that share one set of neighbours (1: each its own)
+GROUP = 32
 
 
 def pivoted_cholesky(kernel, X, diag, max_rank, n_threads=1, block=BLOCK, pool=POOL):
@@ -138,8 +140,10 @@ class LowRankVariance:
         Threads of the kernel evaluations.
     """
 
-    def __init__(self, kernel, X, noise, rank, neighbors, n_threads):
+    def __init__(self, kernel, X, noise, rank, neighbors, n_threads, group=GROUP):
         self.kernel, self.X, self.noise = kernel, X, float(noise)
+        self.group = int(group)
+        self.grouped = self.group > 1
         self.neighbors, self.n_threads = int(neighbors), n_threads
         n = X.shape[0]
         start = time.perf_counter()
@@ -182,8 +186,10 @@ class LowRankVariance:
         ``lower`` clipped at 0 and ``upper`` at ``lower``."""
         lower = np.empty(Xt.shape[0])
         upper = np.empty(Xt.shape[0])
+        # batches and groups of nearby test points share their neighbours
+        order = spatial_order(Xt, self.group) if self.grouped else np.arange(Xt.shape[0])
         for start in range(0, Xt.shape[0], batch):
-            sl = slice(start, start + batch)
+            sl = order[start:start + batch]
             var_l, cert, var_u = self.parts(Xt[sl])
             lower[sl] = np.maximum(var_l, 0.0)
             upper[sl] = np.maximum(np.minimum(var_u, var_l + cert), lower[sl])
@@ -216,7 +222,8 @@ class LowRankVariance:
         PhiT = scipy.linalg.solve_triangular(self.La, Zk, lower=True, check_finite=False)
         var_u = kss - np.einsum("ij,ij->j", PhiT, PhiT)
         if self.m > 0:
-            var_u -= self._neighbors_term(Xb, Kt, PhiT)
+            term = self._group_term if self.grouped else self._neighbors_term
+            var_u -= term(Xb, Kt, PhiT)
         clock = self._tick("neighbors", clock)
         # the diagonal bound where the trace bound leaves the low-rank side
         # above the subset side (one n x r x k GEMM for those k points),
@@ -240,6 +247,29 @@ class LowRankVariance:
         self.seconds[part] += now - clock
         return now
 
+    def _group_term(self, Xb, Kt, PhiT):
+        """cs^T C^-1 cs per test point, for groups of ``self.group``
+        consecutive test points that share one set S of m training points
+        (not pivots; the largest of max_j k(x_i, x*_j) over the group):
+        C = K_SS + s2 I - Phi_S Phi_S^T, cs = k(S, x*) - Phi_S phi_*."""
+        m, nb = self.m, Xb.shape[0]
+        out = np.empty(nb)
+        for g0 in range(0, nb, self.group):
+            g = slice(g0, min(g0 + self.group, nb))
+            score = Kt[:, g].max(axis=1)[:, None]
+            S = top_rows(score, m, self.is_pivot)[0]
+            PhiS = self.Phi[S]                                       # (m, r)
+            C = self.kernel.evaluator(self.X[S], n_threads=self.n_threads).matrix()
+            # C -= Phi_S Phi_S^T (lower triangle), C += s2 I
+            C = scipy.linalg.blas.dsyrk(-1.0, PhiS, beta=1.0, c=np.asfortranarray(C),
+                                        lower=1, overwrite_c=1)
+            C[np.diag_indices(m)] += self.noise
+            cs = Kt[S, g] - PhiS @ PhiT[:, g]
+            L = scipy.linalg.cholesky(C, lower=True, check_finite=False, overwrite_a=True)
+            u = scipy.linalg.solve_triangular(L, cs, lower=True, check_finite=False)
+            out[g] = np.einsum("ij,ij->j", u, u)
+        return out
+
     def _neighbors_term(self, Xb, Kt, PhiT):
         """cs^T C^-1 cs per test point: C = K_SS + s2 I - Phi_S Phi_S^T and
         cs = k(S, x*) - Phi_S phi_*, S its m most correlated non-pivots."""
@@ -258,6 +288,27 @@ class LowRankVariance:
         L = np.linalg.cholesky(C)
         u = np.linalg.solve(L, cs[:, :, None])[:, :, 0]
         return np.einsum("jm,jm->j", u, u)
+
+
+def spatial_order(X, leaf):
+    """An order of the rows of X in which runs of ``leaf`` consecutive rows
+    are close: recursive halving at the median along the leading principal
+    direction of each part."""
+    parts, out = [np.arange(X.shape[0])], []
+    while parts:
+        idx = parts.pop()
+        if idx.size <= leaf:
+            out.append(idx)
+            continue
+        Y = X[idx] - X[idx].mean(axis=0)
+        _, vecs = np.linalg.eigh(Y.T @ Y)
+        proj = Y @ vecs[:, -1]
+        half = idx.size // 2
+        split = np.argpartition(proj, half)
+        # the second half is popped first: the order runs from the first part
+        parts.append(idx[split[half:]])
+        parts.append(idx[split[:half]])
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
 def top_rows(Kt, m, exclude):

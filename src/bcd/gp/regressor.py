@@ -73,23 +73,24 @@ class GPRegressor(RegressorBase):
         ``tol`` (O(n^2) time per iteration: hours at 100,000 points);
         ``"lowrank"`` returns a certified upper bound of the variance,
         within a certified distance of a certified lower bound (see
-        :meth:`variance_bounds` and Notes): O(n r) memory and, per test
-        point, O(n r + m^2 r + m^3) time for ``variance_rank`` r and
-        ``variance_neighbors`` m; ``"auto"`` uses Cholesky while the matrix
+        :meth:`variance_bounds` and Notes): O(n r + m^2) memory and, per
+        test point, O(n r + (m^2 r + m^3) / 32) time for ``variance_rank``
+        r and ``variance_neighbors`` m; ``"auto"`` uses Cholesky while the matrix
         takes at most ``max_dense_bytes``, and ``"lowrank"`` beyond.
     max_dense_bytes : float, optional
         Memory limit of the ``"auto"`` variance method; default: half the
         memory available when :meth:`predict` first needs it (the factor,
         computed once by panels, serves every later call).
-    variance_rank : int, default=512
+    variance_rank : int, default=256
         ``"lowrank"``: largest number of pivots r of the partial pivoted
         Cholesky of K (fewer when K is numerically of lower rank, or when
         its two n x r factors would take more than half the memory
         available).
-    variance_neighbors : int, default=128
+    variance_neighbors : int, default=1536
         ``"lowrank"``: training points m, besides the pivots, on which the
-        upper bound conditions for each test point (those most correlated
-        with it).
+        upper bound conditions for each test point: groups of 32 nearby
+        test points share the m training points most correlated with any
+        of them.
     variance_tol : float, default=0.1
         ``"lowrank"``: the certified relative error (upper minus lower bound
         of the variance, divided by the upper bound, which :meth:`predict`
@@ -290,7 +291,7 @@ class GPRegressor(RegressorBase):
                  max_dense_bytes=None, n_threads=None, solver_options=None, verbose=False,
                  optimizer=None, noise_bounds=(1e-5, 1e5), n_restarts=0, cv=5,
                  cv_scheme="naive", client=None, admm_options=None, candidates=None,
-                 max_time=None, variance_rank=512, variance_neighbors=128, variance_tol=0.1):
+                 max_time=None, variance_rank=256, variance_neighbors=1536, variance_tol=0.1):
         self.kernel = kernel
         self.noise = noise
         self.rule = rule
