@@ -22,10 +22,12 @@ and, per test point, from its m most correlated training points:
   t, sharpens this to var - var_L <= q b / (q + b).
 * **upper bound** (a subset of the data).  Conditioning on fewer
   observations never lowers the posterior variance: var_U, the exact
-  variance given the noisy targets of the r pivots Z and of the m training
-  points S (not pivots) with the largest k(x_i, x*), is at least var.  After
+  variance given the noisy targets of the r pivots Z and of m training
+  points S (not pivots) correlated with x*, is at least var.  After
   conditioning on y_Z, the covariance is C = K - Phi Phi^T with Phi = Q B
-  (n x r, computed once), so each test point costs an m x m system.
+  (n x r, computed once).  Groups of nearby test points share S (the m
+  points with the largest k(x_i, x*) over the group), so that each group
+  costs one m x m factorization.
 
 The returned variance is min(var_U, var_L + q b / (q + b)), a certified
 upper bound of var, and the certified error is that minus max(var_L, 0).
@@ -135,9 +137,15 @@ class LowRankVariance:
     rank : int
         Largest number of pivots.
     neighbors : int
-        Training points per test point in the upper bound.
+        Training points (besides the pivots) on which the upper bound
+        conditions each test point.
     n_threads : int
         Threads of the kernel evaluations.
+    group : int, default=GROUP
+        Test points, consecutive in :func:`spatial_order`, that share their
+        ``neighbors`` training points (the most correlated with any of
+        them): one m x m factorization per group.  1: each test point has
+        its own m most correlated training points.
     """
 
     def __init__(self, kernel, X, noise, rank, neighbors, n_threads, group=GROUP):
