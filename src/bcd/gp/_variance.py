@@ -235,10 +235,11 @@ class LowRankVariance:
         clock = self._tick("neighbors", clock)
         # the diagonal bound where the trace bound leaves the low-rank side
         # above the subset side (one n x r x k GEMM for those k points),
-        # except where the low rank misses more than the prior variance
-        # itself (var_l < -k**): a case where it has not been seen to help
+        # except where the lower bound is not positive: the low rank misses
+        # the variance there, and the bound has not been seen to help (on
+        # Friedman1 at 100,000 points it cost 59 s of 195 for nothing)
         if diagonal_bound == "auto":
-            need = np.flatnonzero((var_l + cert > var_u) & (var_l > -kss))
+            need = np.flatnonzero((var_l + cert > var_u) & (var_l > 0))
         else:
             need = np.arange(Xb.shape[0] if diagonal_bound else 0)
         if need.size:
