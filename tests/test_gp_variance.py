@@ -1,0 +1,215 @@
+"""GPRegressor's "lowrank" predictive variances: certified lower and upper
+bounds checked against the exact variances of a dense Cholesky solve."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import bcd
+from bcd import ConvergenceWarning
+from bcd.gp import GPRegressor, Matern, SquaredExponential
+from bcd.gp._variance import LowRankVariance, pivoted_cholesky, spatial_order, top_rows
+
+
+def _data(n, d, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, d))
+    y = np.sin(3 * X[:, 0]) + X[:, -1] ** 2 + 0.05 * rng.standard_normal(n)
+    return X, y
+
+
+def _exact_variance(kernel, noise, X, Xt):
+    """k(x, x) - k^T (K + noise I)^-1 k by a dense Cholesky factorization."""
+    A = kernel(X)
+    A[np.diag_indices_from(A)] += noise
+    L = np.linalg.cholesky(A)
+    W = scipy.linalg.solve_triangular(L, kernel(X, Xt), lower=True)
+    return kernel.diag(Xt) - np.einsum("ij,ij->j", W, W)
+
+
+KERNELS = {
+    "se_ard": (lambda: SquaredExponential([0.3, 0.6], variance=1.5), 0.02),
+    "matern32": (lambda: Matern(1.5, 0.4, variance=0.8), 0.05),
+    "rq_plus_matern52": (lambda: bcd.gp.RationalQuadratic(0.5, alpha=0.7)
+                         + Matern(2.5, 0.3, variance=0.3), 0.01),
+}
+
+
+def test_pivoted_cholesky_factors_the_pivot_columns():
+    X, _ = _data(200, 2, 0)
+    kernel = SquaredExponential(0.3)
+    K = kernel(X)
+    Q, piv, e = pivoted_cholesky(kernel, X, kernel.diag(X), 25, block=8)
+    assert Q.shape == (200, 25) and len(set(piv.tolist())) == 25
+    np.testing.assert_allclose(Q @ Q[piv].T, K[:, piv], atol=1e-12)
+    E = K - Q @ Q.T
+    np.testing.assert_allclose(e, np.maximum(np.diag(E), 0), atol=1e-12)
+    assert np.all(e[piv] == 0)
+    assert np.linalg.eigvalsh(E).min() > -1e-10          # a Schur complement: PSD
+    # a full-rank run reproduces K (it stops early when K is exhausted)
+    Q, piv, e = pivoted_cholesky(kernel, X, kernel.diag(X), 200)
+    np.testing.assert_allclose(Q @ Q.T, K, atol=1e-9)
+    assert e.max() <= 1e-10
+
+
+@pytest.mark.parametrize("group", [1, 8])
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_bounds_enclose_the_exact_variance(name, group):
+    make, noise = KERNELS[name]
+    kernel = make()
+    X, _ = _data(300, 2, 1)
+    Xt = np.vstack([np.random.default_rng(2).uniform(-0.2, 1.2, size=(40, 2)), X[:5]])
+    exact = _exact_variance(kernel, noise, X, Xt)
+    factor = LowRankVariance(kernel, X, noise, rank=30, neighbors=20, n_threads=1, group=group)
+    assert factor.rank == 30
+    var_l, cert, var_u = factor.parts(Xt, diagonal_bound=True)
+    tol = 1e-9 * kernel.diag(Xt)
+    assert np.all(var_l <= exact + tol)              # Q Q^T + noise I <= K + noise I
+    assert np.all(exact <= var_l + cert + tol)       # the certificate
+    assert np.all(exact <= var_u + tol)              # conditioning on a subset
+    lower, upper = factor.bounds(Xt)
+    assert np.all(lower <= exact + tol) and np.all(exact <= upper + tol)
+    # the bounds are informative at this rank, not just valid
+    assert np.median(upper - lower) < 0.2 * np.median(kernel.diag(Xt))
+    if group == 1:
+        # bounds() computes the diagonal bound only where it may beat var_u
+        # (with groups, it orders the test points first: other neighbours)
+        assert np.all(upper >= np.maximum(np.minimum(var_u, var_l + cert), lower) - tol)
+        assert np.all(upper <= np.maximum(var_u, lower) + tol)
+
+
+def test_certificate_derivation_numerically():
+    """var - var_L = k^T (P^-1 - A^-1) k <= w^T E w <= (sum |w_i| sqrt(E_ii))^2
+    and <= trace(E) |w|^2, with dense matrices."""
+    kernel = SquaredExponential(0.25)
+    noise = 0.03
+    X, _ = _data(150, 2, 3)
+    Xt = np.random.default_rng(4).uniform(size=(20, 2))
+    K, Kt = kernel(X), kernel(X, Xt)
+    Q, piv, e = pivoted_cholesky(kernel, X, kernel.diag(X), 12)
+    E = K - Q @ Q.T
+    P = Q @ Q.T + noise * np.eye(150)
+    A = K + noise * np.eye(150)
+    W = np.linalg.solve(P, Kt)
+    gap = np.einsum("ij,ij->j", Kt, W) - np.einsum("ij,ij->j", Kt, np.linalg.solve(A, Kt))
+    wEw = np.einsum("ij,ij->j", W, E @ W)
+    diag_bound = (np.sqrt(e) @ np.abs(W)) ** 2
+    trace_bound = np.trace(E) * np.einsum("ij,ij->j", W, W)
+    assert np.all(gap >= -1e-12)
+    assert np.all(gap <= wEw * (1 + 1e-9) + 1e-12)
+    assert np.all(wEw <= diag_bound * (1 + 1e-9) + 1e-12)
+    assert np.all(wEw <= trace_bound * (1 + 1e-9) + 1e-12)
+    # the library's certificate is the smaller bound, sharpened by q b / (q + b)
+    factor = LowRankVariance(kernel, X, noise, rank=12, neighbors=0, n_threads=1)
+    var_l, cert, _ = factor.parts(Xt, diagonal_bound=True)
+    q = np.einsum("ij,ij->j", Kt, W)
+    b = np.minimum(diag_bound, trace_bound)
+    np.testing.assert_allclose(cert, q * b / (q + b), rtol=1e-6)
+    np.testing.assert_allclose(var_l, kernel.diag(Xt) - q, atol=1e-10)
+
+
+def test_spatial_order_is_a_permutation_of_close_runs():
+    rng = np.random.default_rng(12)
+    X = np.vstack([rng.normal(c, 0.01, size=(16, 3)) for c in rng.uniform(-5, 5, (8, 3))])
+    X = X[rng.permutation(len(X))]
+    order = spatial_order(X, 16)
+    np.testing.assert_array_equal(np.sort(order), np.arange(len(X)))
+    # eight tight clusters of 16: each run of 16 is one cluster
+    runs = X[order].reshape(8, 16, 3)
+    assert np.all(np.ptp(runs, axis=1) < 0.2)
+    assert spatial_order(X[:0], 4).size == 0
+
+
+def test_top_rows_selects_the_largest_entries():
+    rng = np.random.default_rng(5)
+    for n in (300, 5000):                  # the exact path and the sampled threshold
+        Kt = np.asfortranarray(rng.uniform(size=(n, 7)))
+        exclude = np.zeros(n, dtype=bool)
+        exclude[rng.choice(n, 40, replace=False)] = True
+        idx = top_rows(Kt, 25, exclude)
+        masked = np.where(exclude[:, None], -np.inf, Kt)
+        ref = np.argsort(-masked, axis=0)[:25].T
+        np.testing.assert_array_equal(np.sort(idx, axis=1), np.sort(ref, axis=1))
+
+
+def test_auto_picks_lowrank_beyond_max_dense_bytes_within_tolerance():
+    X, y = _data(400, 2, 6)
+    Xt = np.random.default_rng(7).uniform(size=(300, 2))     # two batches
+    kernel = SquaredExponential([0.5, 0.7])
+    gp = GPRegressor(kernel, 0.02, tol=1e-8, random_state=0, n_threads=1,
+                     max_dense_bytes=1e4, variance_tol=1e-6).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        mean, std = gp.predict(Xt, return_std=True)
+    info = gp.variance_info_
+    assert info["method"] == "lowrank" and info["certified"]
+    assert info["max_relative_error"] <= 1e-6
+    exact = _exact_variance(gp.kernel_, gp.noise_, X, Xt)
+    assert np.all(std ** 2 >= exact - 1e-9)                  # an upper bound
+    np.testing.assert_allclose(std ** 2, exact, rtol=1e-6, atol=1e-12)
+    lower, upper = gp.variance_bounds(Xt)
+    np.testing.assert_allclose(upper, std ** 2, rtol=1e-12)
+    assert np.all(lower <= exact + 1e-9)
+    # the mean does not depend on the variance method
+    ref = GPRegressor(kernel, 0.02, tol=1e-8, random_state=0, n_threads=1).fit(X, y)
+    np.testing.assert_allclose(mean, ref.predict(Xt), atol=1e-12)
+    ref.predict(Xt, return_std=True)
+    assert ref.variance_info_ == {"method": "cholesky"}
+
+
+def test_unmet_tolerance_warns_with_the_certified_error():
+    X, y = _data(300, 2, 8)
+    Xt = np.random.default_rng(9).uniform(size=(30, 2))
+    kernel = Matern(1.5, 0.1)                      # rough: a low rank is far from K
+    gp = GPRegressor(kernel, 0.01, tol=1e-6, random_state=0, n_threads=1, variance="lowrank",
+                     variance_rank=10, variance_neighbors=5, variance_tol=1e-3).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match=r"certified relative error .* reaches [0-9.]"):
+        _, std = gp.predict(Xt, return_std=True)
+    info = gp.variance_info_
+    assert not info["certified"] and info["max_relative_error"] > 1e-3
+    assert (info["rank"], info["neighbors"]) == (10, 5)
+    exact = _exact_variance(gp.kernel_, gp.noise_, X, Xt)
+    assert np.all(std ** 2 >= exact - 1e-9)        # still never overconfident
+    lower, upper = gp.variance_bounds(Xt)
+    assert np.all(lower <= exact + 1e-9)
+    assert np.max(upper - lower) == pytest.approx(info["max_error"])
+    assert np.max((upper - lower) / upper) == pytest.approx(info["max_relative_error"])
+    # within the certified relative error: (1 - e) upper <= exact
+    assert np.all((1 - info["max_relative_error"]) * upper <= exact + 1e-9)
+
+
+def test_zero_rank_and_zero_neighbors_still_bound():
+    X, y = _data(120, 1, 10)
+    Xt = np.linspace(-0.5, 1.5, 9)[:, None]
+    kernel = SquaredExponential(0.3)
+    exact = _exact_variance(kernel, 0.05, X, Xt)
+    for rank, neighbors in ((0, 0), (0, 30), (15, 0)):
+        factor = LowRankVariance(kernel, X, 0.05, rank, neighbors, n_threads=1)
+        lower, upper = factor.bounds(Xt)
+        assert np.all(lower <= exact + 1e-9) and np.all(exact <= upper + 1e-9)
+        assert np.all(upper <= kernel.diag(Xt) + 1e-12)
+
+
+@pytest.mark.parametrize("params,error,match", [
+    (dict(variance="low-rank"), ValueError, "variance must be one of"),
+    (dict(variance_rank=-1), ValueError, "variance_rank"),
+    (dict(variance_rank=2.5), TypeError, "variance_rank"),
+    (dict(variance_neighbors="many"), TypeError, "variance_neighbors"),
+    (dict(variance_neighbors=-3), ValueError, "variance_neighbors"),
+    (dict(variance_tol=-1e-3), ValueError, "variance_tol"),
+    (dict(variance_tol=np.nan), ValueError, "variance_tol"),
+])
+def test_bad_variance_options(params, error, match):
+    X, y = _data(30, 2, 11)
+    with pytest.raises(error, match=match):
+        GPRegressor(SquaredExponential(0.5), 0.1, **params).fit(X, y)
+
+
+def test_options_are_estimator_parameters():
+    gp = GPRegressor(SquaredExponential(0.5), 0.1, variance="lowrank", variance_rank=64)
+    params = gp.get_params()
+    assert params["variance_rank"] == 64 and params["variance_neighbors"] == 1536
+    assert params["variance_tol"] == 0.1
+    assert "variance_rank=64" in repr(gp)
+    assert bcd.gp.regressor.VARIANCE_METHODS[-1] == "lowrank"
