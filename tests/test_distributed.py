@@ -1,11 +1,10 @@
 """bcd.distributed on a real LocalCluster (two worker processes, one thread
-each): CoCoA+ and ProxCoCoA+ against single-process bcd.solve, the gap
+each): CoCoA+, ProxCoCoA+ and Newton against single-process bcd.solve, the gap
 certificate, partition locality, a worker killed mid-fit, the estimators on
 dask arrays and the bad inputs."""
 import os
 import signal
 import time
-import warnings
 
 import numpy as np
 import pytest
