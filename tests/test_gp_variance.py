@@ -213,3 +213,22 @@ def test_options_are_estimator_parameters():
     assert params["variance_tol"] == 0.1
     assert "variance_rank=64" in repr(gp)
     assert bcd.gp.regressor.VARIANCE_METHODS[-1] == "lowrank"
+
+
+def test_pivots_and_neighbours_covering_the_training_set_are_exact_and_certified():
+    # rank + neighbours >= n: the upper bound conditions on every training
+    # point, so it is the exact variance and its certificate is 0 (no warning)
+    X, y = _data(120, 2, 10)
+    Xt = np.random.default_rng(11).uniform(size=(40, 2))
+    kernel = Matern(1.5, 0.1)                      # rough: the low rank alone is far off
+    gp = GPRegressor(kernel, 0.01, tol=1e-8, random_state=0, n_threads=1, variance="lowrank",
+                     variance_rank=30, variance_neighbors=200).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        _, std = gp.predict(Xt, return_std=True)
+    info = gp.variance_info_
+    assert info["certified"] and info["max_relative_error"] == 0.0
+    exact = _exact_variance(gp.kernel_, gp.noise_, X, Xt)
+    np.testing.assert_allclose(std ** 2, exact, rtol=1e-8, atol=1e-12)
+    lower, upper = gp.variance_bounds(Xt)
+    np.testing.assert_array_equal(lower, upper)

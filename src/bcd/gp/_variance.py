@@ -233,6 +233,10 @@ class LowRankVariance:
             term = self._group_term if self.grouped else self._neighbors_term
             var_u -= term(Xb, Kt, PhiT)
         clock = self._tick("neighbors", clock)
+        if len(self.pivots) + self.m >= self.X.shape[0]:
+            # the pivots and the neighbours are the whole training set: the
+            # upper bound is the exact variance
+            return var_u.copy(), np.zeros_like(var_u), var_u
         # the diagonal bound where the trace bound leaves the low-rank side
         # above the subset side (one n x r x k GEMM for those k points),
         # except where the lower bound is not positive: the low rank misses
