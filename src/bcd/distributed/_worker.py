@@ -282,13 +282,9 @@ def newton_round(part, fit, k, rnd, w, c, cfg):
             hess[d, :d] = col
             hess[d, d] = float(np.sum(sg2))
     # the dual point beta = -s phi'(z), in the parameterization q of _signed
+    # (beta = q; t s q with q = sigmoid(-t z) = -t phi'; t q), t = +-1
     beta = -sg1
-    if loss == "squared":
-        q = beta
-    elif loss == "logistic":
-        q = np.exp(-np.logaddexp(0.0, t * z))              # beta = t s q
-    else:
-        q = -sg1 * t                                       # beta = t q
+    q = beta if loss == "squared" else (-g1 * t if loss == "logistic" else -sg1 * t)
     conj = _conj_value(loss, q, t, s) if m else 0.0
     return {"lost": False, "primal": primal, "grad": grad, "hess": hess, "conj": conj,
             "sum_beta": float(np.sum(beta)), "seconds": time.perf_counter() - started}
