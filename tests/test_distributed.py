@@ -672,3 +672,22 @@ def test_a_partition_lost_in_the_first_round_restarts(client):
         client.run(_restore_rounds)
     assert r.n_restarts >= 1
     _agree(r, ref.objective, L2, 1e-9 * r.objective)
+
+
+def test_max_time_counts_the_placement(client, monkeypatch):
+    # a placement that outlasts max_time leaves time for one measured round
+    # only (the deadline is the whole call's)
+    from bcd.distributed import _driver
+    placement = _driver._partition
+
+    def slow(*args, **kwargs):
+        time.sleep(1.5)
+        return placement(*args, **kwargs)
+
+    monkeypatch.setattr(_driver, "_partition", slow)
+    A, b, _ = _data(14)
+    with pytest.warns(bcd.ConvergenceWarning, match="max_time"):
+        r = bd.solve(_dask(A, (20, 20)), da.from_array(b, chunks=20), loss="squared", l2=0.01,
+                     client=client, tol=1e-300, max_rounds=10**6, max_time=1.0,
+                     method="cocoa+")
+    assert r.status == "max_time" and r.n_rounds == 1

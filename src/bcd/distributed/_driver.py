@@ -524,7 +524,8 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         point).  False keeps to the rescaled residual and its
         extrapolation.
     max_time : float, optional
-        Seconds; the solve stops after the round that exceeds it.
+        Seconds for the whole call, placing the partitions included; the
+        solve stops after the round that exceeds it.
     random_state : int, default=0
     verbose : bool, default=False
         Print each round's gap, objective and time.
@@ -556,6 +557,8 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     (True, 'newton')
     >>> client.close(); cluster.close()
     """
+    # max_time counts from here: placing the partitions is part of the call
+    started = time.perf_counter()
     _, _, distributed = _dask()
     if client is None:
         try:
@@ -617,7 +620,7 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
                 line_search=bool(line_search), sigma=sigma, actors=bool(actors),
                 order=order, max_time=max_time, working_set=bool(working_set),
                 seed=int(np.random.RandomState(random_state).randint(0, 2**20)),
-                verbose=bool(verbose), callback=callback)
+                verbose=bool(verbose), callback=callback, started=started)
     if method == "proxcocoa+" and not l1 > 0:
         raise ValueError("method='proxcocoa+' solves problems with l1 > 0.")
     if method in ("cocoa+", "newton") and l1 > 0:
@@ -846,7 +849,7 @@ class _Rounds:
         return gap <= max(wanted, 1e-13 * abs(objective))
 
     def run(self):
-        t0 = time.perf_counter()
+        t0 = self.o["started"]
         deadline = None if self.o["max_time"] is None else t0 + self.o["max_time"]
         status = "max_iter"
         best = None
