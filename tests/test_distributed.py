@@ -691,3 +691,25 @@ def test_max_time_counts_the_placement(client, monkeypatch):
                      client=client, tol=1e-300, max_rounds=10**6, max_time=1.0,
                      method="cocoa+")
     assert r.status == "max_time" and r.n_rounds == 1
+
+
+@pytest.mark.parametrize("penalty", ["l2", "l1"])
+def test_liblinear_logistic_regression_on_dask_arrays_penalizes_its_intercept(client, penalty):
+    # solver="liblinear" penalizes the intercept (a column of
+    # intercept_scaling), on dask arrays as in memory; the default solver
+    # leaves it free, and the two models differ
+    from bcd import linear_model as lm
+    rng = np.random.default_rng(15)
+    X = rng.standard_normal((300, 6))
+    y = np.where(X @ rng.standard_normal(6) + 1.0 > 0, "b", "a")
+    Xd, yd = da.from_array(X, chunks=(100, 6)), da.from_array(y, chunks=100)
+    est = lm.LogisticRegression(solver="liblinear", penalty=penalty, C=0.1, tol=1e-8,
+                                intercept_scaling=2.0, max_iter=10000)
+    mem = type(est)(**est.get_params()).fit(X, y)
+    free = lm.LogisticRegression(penalty=penalty, C=0.1, tol=1e-8, max_iter=10000,
+                                 solver="saga" if penalty == "l1" else "lbfgs").fit(X, y)
+    assert abs(mem.intercept_[0] - free.intercept_[0]) > 1e-2
+    dist = est.fit(Xd, yd)
+    np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dist.intercept_, mem.intercept_, rtol=1e-5, atol=1e-6)
+    assert dist.n_features_in_ == 6

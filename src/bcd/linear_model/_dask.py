@@ -147,6 +147,17 @@ def binary_labels(estimator, X, y, client):
     return classes, (y == classes[1]).astype(np.float64), y
 
 
+def intercept_column(X, scaling):
+    """The dask array ``X`` (float64, one column chunk) with a last column
+    of ``scaling``: the penalized intercept of liblinear's models."""
+    import dask.array as da
+    if len(X.chunks[1]) != 1:
+        X = X.rechunk({1: -1})
+    column = da.full((X.shape[0], 1), float(scaling), chunks=(X.chunks[0], 1),
+                     dtype=np.float64)
+    return da.concatenate([X.astype(np.float64), column], axis=1)
+
+
 def fit_distributed(estimator, X, y, sample_weight, loss, l1, l2, tol, max_iter,
                     fit_intercept=None, client=None):
     """Solve the estimator's objective on the dask array ``X`` with

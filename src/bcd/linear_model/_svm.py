@@ -27,7 +27,7 @@ from ..penalties import L1
 from ..problems import LinearSVM
 from ._base import BCDEstimator, SolveRecord, svc_design
 from ._dask import (DaskClientMixin, binary_labels, class_weighted, fit_distributed,
-                    is_dask_array, resolve_client)
+                    intercept_column, is_dask_array, resolve_client)
 from ._logistic import LinearClassifierMixin, validate_classification
 
 #: at most this many solves per binary problem (each with a smaller
@@ -454,7 +454,6 @@ class LinearSVC(DaskClientMixin, LinearClassifierMixin, BCDEstimator):
         """``fit`` on a dask array through :func:`bcd.distributed.solve`
         (CoCoA+): two classes, ``penalty="l2"``; the penalized intercept is
         a last column of ``intercept_scaling``, as in memory."""
-        import dask.array as da
         if self.penalty != "l2":
             raise ValueError(f"LinearSVC on a dask array fits penalty='l2'; got "
                              f"penalty={self.penalty!r}.")
@@ -466,11 +465,7 @@ class LinearSVC(DaskClientMixin, LinearClassifierMixin, BCDEstimator):
         classes, labels, y = binary_labels(self, X, y, client)
         sample_weight = class_weighted(self.class_weight, classes, y, sample_weight, client)
         d = int(X.shape[1])
-        A = X
-        if self.fit_intercept:
-            column = da.full((X.shape[0], 1), float(self.intercept_scaling),
-                             chunks=(X.chunks[0], 1), dtype=np.float64)
-            A = da.concatenate([X.astype(np.float64), column], axis=1)
+        A = intercept_column(X, self.intercept_scaling) if self.fit_intercept else X
         coef, _, result = fit_distributed(self, A, labels, sample_weight, self.loss, 0.0,
                                           1.0 / float(self.C), self.tol, self.max_iter,
                                           fit_intercept=False, client=client)
