@@ -21,25 +21,6 @@ def data(n, seed=0):
     return X, np.sin(X[:, 0]) * np.cos(X[:, 1]) + 0.1 * rng.standard_normal(n)
 
 
-def test_pivoted_cholesky_of_full_rank_reproduces_the_kernel():
-    X, _ = data(60)
-    ev = SquaredExponential(0.7).evaluator(X)
-    K = ev.matrix()
-    L, pivots = mi.pivoted_cholesky(ev, ev.diagonal(), rank=60)
-    assert len(set(pivots.tolist())) == len(pivots)
-    # a smooth kernel is numerically low-rank: the factor stops early or is exact
-    np.testing.assert_allclose(L @ L.T, K, atol=1e-8)
-    # a partial factor leaves a positive semi-definite remainder of smaller
-    # trace (most of it for a long lengthscale)
-    ev = SquaredExponential(3.0).evaluator(X)
-    K = ev.matrix()
-    L5, _ = mi.pivoted_cholesky(ev, ev.diagonal(), rank=5)
-    assert L5.shape == (60, 5)
-    rest = K - L5 @ L5.T
-    assert np.linalg.eigvalsh(rest).min() > -1e-10
-    assert np.trace(rest) < 0.5 * np.trace(K)
-
-
 def test_preconditioner_solve_logdet_and_samples():
     rng = np.random.default_rng(1)
     L = rng.standard_normal((40, 6))
@@ -136,8 +117,27 @@ def test_ml_plan_chooses_by_size_and_memory():
     assert ml_module.ml_plan(n + 1, 4, plenty) == ("stored", 4)
     # two matrices fit: two tasks at once
     two = 2.0 * ml_module.dense_bytes(n + 1) / ml_module.DENSE_MEMORY_FRACTION
-    assert ml_module.ml_plan(n + 1, 4, two) == ("stored", 2)
+    assert ml_module.ml_plan(n + 1, 4, two) == ("stored", 3)
+    assert ml_module.ml_plan(n, 4, two) == ("exact", 2)
+    # the stored lower triangle takes about half the dense matrix
+    half = 2.0 * mi.stored_bytes(n + 1) / ml_module.DENSE_MEMORY_FRACTION
+    assert ml_module.ml_plan(n + 1, 4, half) == ("stored", 2)
+    assert ml_module.ml_plan(n + 1, 4, 0.99 * half / 2) == ("streamed", 4)
     assert ml_module.ml_plan(1000, 4, 1e6) == ("streamed", 4)
+
+
+@pytest.mark.parametrize("n, panel", [(1, 4), (7, 3), (12, 4), (50, 7), (40, 64)])
+def test_lower_kernel_is_the_kernel_matrix_in_half_the_memory(n, panel):
+    rng = np.random.default_rng(n)
+    X = rng.standard_normal((n, 3))
+    kernel = SquaredExponential(0.7)
+    K = kernel(X)
+    lower = mi.LowerKernel(kernel, X, panel=panel)
+    V = rng.standard_normal((n, 5))
+    np.testing.assert_allclose(lower.matmul(V), K @ V, rtol=1e-13, atol=1e-13)
+    assert lower.nbytes == mi.stored_bytes(n, panel)
+    if n >= 4 * panel:
+        assert lower.nbytes < 0.65 * K.nbytes
 
 
 @pytest.mark.parametrize("available", [None, 1e5])

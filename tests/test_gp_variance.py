@@ -53,6 +53,27 @@ def test_pivoted_cholesky_factors_the_pivot_columns():
     assert e.max() <= 1e-10
 
 
+def test_pivoted_cholesky_stops_at_the_trace_tolerance_and_on_control():
+    from bcd.gp.hyper.common import Stopped
+
+    X, _ = _data(200, 2, 0)
+    kernel = SquaredExponential(1.0)
+    diag = kernel.diag(X)
+    full = pivoted_cholesky(kernel, X, diag, 200, block=4)
+    tol = 1e-3 * diag.sum()
+    Q, piv, e = pivoted_cholesky(kernel, X, diag, 200, block=4, tol=tol)
+    # it stops at the first step whose residual trace is at most tol
+    assert e.sum() <= tol < full[2].sum() + np.sum(Q[:, -4:] ** 2)
+    assert Q.shape[1] < full[0].shape[1]
+
+    class Stop:
+        def check(self):
+            raise Stopped("interrupted")
+
+    with pytest.raises(Stopped):
+        pivoted_cholesky(kernel, X, diag, 200, control=Stop())
+
+
 @pytest.mark.parametrize("group", [1, 8])
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_bounds_enclose_the_exact_variance(name, group):

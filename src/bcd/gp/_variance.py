@@ -56,7 +56,8 @@ BATCH = 256
 GROUP = 32
 
 
-def pivoted_cholesky(kernel, X, diag, max_rank, n_threads=1, block=BLOCK, pool=POOL):
+def pivoted_cholesky(kernel, X, diag, max_rank, n_threads=1, block=BLOCK, pool=POOL, tol=0.0,
+                     control=None):
     """Greedy partial pivoted Cholesky of K = k(X, X), by blocks of pivots.
 
     Each step takes the ``pool * block`` training points with the largest
@@ -65,8 +66,10 @@ def pivoted_cholesky(kernel, X, diag, max_rank, n_threads=1, block=BLOCK, pool=P
     within it for up to ``block`` pivots, keeping those whose residual stays
     above ``REJECT`` times the pool's largest, and only then computes the
     kernel columns of the chosen pivots and removes the part already
-    factored (one GEMM).  Stops at ``max_rank`` columns or when the largest
-    residual diagonal is at most ``EXACT`` times the largest diagonal.
+    factored (one GEMM).  Stops at ``max_rank`` columns, when the largest
+    residual diagonal is at most ``EXACT`` times the largest diagonal, or
+    when the residual trace is at most ``tol``.  ``control`` (a
+    :class:`bcd.gp.hyper.common.Control`) is checked at every step.
 
     Returns ``(Q, pivots, e)``: Q of shape (n, r), Fortran-ordered, with
     ``K[:, pivots] = Q @ Q[pivots].T`` and ``e`` the diagonal of
@@ -80,7 +83,9 @@ def pivoted_cholesky(kernel, X, diag, max_rank, n_threads=1, block=BLOCK, pool=P
     pivots = np.empty(max_rank, dtype=np.int64)
     evaluator = kernel.evaluator(X, n_threads=n_threads)
     r = 0
-    while r < max_rank:
+    while r < max_rank and float(d.sum()) > tol:
+        if control is not None:
+            control.check()
         z = min(pool * block, n - r)
         cand = np.argpartition(-d, z - 1)[:z] if z < n else np.arange(n)
         cand = cand[d[cand] > floor]

@@ -141,21 +141,24 @@ def ml_plan(n, n_tasks, available=None):
     bytes; default: what the system reports).
 
     ``"exact"`` (dense Cholesky) up to :data:`EXACT_MAX_SAMPLES` samples
-    while the matrix fits; ``"stored"`` (estimates, the kernel matrix kept)
-    while it fits; ``"streamed"`` (estimates, the kernel evaluated on the
+    while the matrix fits; ``"stored"`` (estimates, the kernel matrix kept as
+    its lower block triangle, about 4 n^2 bytes) while it fits; ``"streamed"`` (estimates, the kernel evaluated on the
     fly) beyond, one task per core's share as for any other start."""
     from ..._resources import available_memory
 
+    from .ml_iterative import stored_bytes
+
     if available is None:
         available = available_memory()
-    need = dense_bytes(n)
+    method = "exact" if n <= EXACT_MAX_SAMPLES else "stored"
+    need = dense_bytes(n) if method == "exact" else stored_bytes(n)
     if available is None:
         fits = n_tasks
     else:
         fits = int(DENSE_MEMORY_FRACTION * available // need)
     if fits < 1:
         return "streamed", n_tasks
-    return ("exact" if n <= EXACT_MAX_SAMPLES else "stored"), max(1, min(n_tasks, fits))
+    return method, max(1, min(n_tasks, fits))
 
 
 def fit_ml(space, X, y, n_restarts, rng, executor, progress=None, maxiter=15000,
