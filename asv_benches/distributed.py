@@ -100,7 +100,7 @@ def main(argv=None):
     max_rounds = args.max_rounds
     repeats = 1 if args.quick else REPEATS
     cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=50)
+                           dashboard_address=":0", silence_logs=50)
     client = Client(cluster)
     print(f"data: {what}; cluster: {args.workers} single-threaded worker processes")
     lam = float(np.max(np.abs(A.T @ y))) / 20.0

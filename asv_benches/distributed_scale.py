@@ -76,7 +76,7 @@ def main(argv=None):
               "distributed.worker.memory.terminate": 0.95}
     with dask.config.set(config):
         cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                               memory_limit=limit, dashboard_address=None, silence_logs=50)
+                               memory_limit=limit, dashboard_address=":0", silence_logs=50)
         client = Client(cluster)
         chunks = [delayed(_chunk)(k + 1, r, n, args.density) for k, r in enumerate(sizes)]
         X = [delayed(lambda c: c[0])(c) for c in chunks]

@@ -99,7 +99,7 @@ def main(argv=None):
     print(f"worker processes: malloc trim threshold "
           f"{'of dask (65536)' if args.malloc_trim == 'dask' else 'glibc default'}")
     cluster = LocalCluster(n_workers=K, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=50)
+                           dashboard_address=":0", silence_logs=50)
     client = Client(cluster)
     edges = np.linspace(0, A.shape[0], K + 1).astype(int)
     blocks = [A[a:c] for a, c in zip(edges[:-1], edges[1:])]

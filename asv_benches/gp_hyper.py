@@ -8,6 +8,13 @@ Usage, from the repository root with bcd installed::
     python -m asv_benches.gp_hyper cv-vs-sklearn --n 10000 [--sklearn-evals 1] [--with-ml]
     python -m asv_benches.gp_hyper cv-large --n 50000
     python -m asv_benches.gp_hyper dask --n 4000
+    python -m asv_benches.gp_hyper ml-large --n 20000
+
+``ml-large`` is the call of the README's crash report, at scale:
+``make_friedman1(n, 2000, random_state=0)``, ``SquaredExponential(1.0)``,
+``noise=0.1``, ``optimizer="ml"`` (above 5,000 points the marginal
+likelihood is estimated, with the kernel matrix stored while it fits);
+it reports the time, the peak memory and the test R^2.
 
 The CV cases run ``--optimizer cv`` (the default: the CV error by L-BFGS-B
 with its exact gradient) or ``--optimizer cv_admm`` (the paper's ADMM).
@@ -73,11 +80,27 @@ def one(case, n, options):
     import numpy as np
     import bcd
 
-    X, y, Xt, yt = _data(n)
+    if case == "ml_large":
+        X, y, Xt, yt = bcd.datasets.make_friedman1(n, 2000, random_state=0)
+    else:
+        X, y, Xt, yt = _data(n)
     base = _rss_mb()
     out = dict(case=case, n=n, rss_before_mb=base)
     warnings.simplefilter("ignore")
-    if case == "sklearn":
+    if case == "ml_large":
+        gp = bcd.gp.GPRegressor(bcd.gp.SquaredExponential(1.0), noise=0.1, optimizer="ml",
+                                verbose=options.get("verbose", False))
+        t0 = time.perf_counter()
+        gp.fit(X, y)
+        out["seconds"] = time.perf_counter() - t0
+        out["rmse"] = _rmse(gp.predict(Xt), yt)
+        out["r2"] = float(gp.score(Xt, yt))
+        out["lml"] = float(gp.hyper_["lml"])
+        out["method"] = gp.hyper_["method"]
+        out["evaluations"] = gp.hyper_["n_evaluations"]
+        out["iterations"] = int(gp.hyper_["n_iter"])
+        out["theta"] = list(map(float, np.append(gp.kernel_.theta, np.log(gp.noise_))))
+    elif case == "sklearn":
         from sklearn.gaussian_process import GaussianProcessRegressor
         from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
         import scipy.optimize
@@ -114,7 +137,7 @@ def one(case, n, options):
         if case == "dask":
             from distributed import Client, LocalCluster
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=40)
+                                   dashboard_address=":0", silence_logs=40)
             client = Client(cluster)
             kw["client"] = client
         if options.get("admm_options"):
@@ -164,7 +187,8 @@ def _show(r):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("what", nargs="?", default="ml-vs-sklearn",
-                        choices=["ml-vs-sklearn", "cv-vs-sklearn", "cv-large", "dask"])
+                        choices=["ml-vs-sklearn", "cv-vs-sklearn", "cv-large", "dask",
+                                 "ml-large"])
     parser.add_argument("--n", type=int, default=None)
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--options", default="{}", help=argparse.SUPPRESS)
@@ -225,6 +249,12 @@ def main(argv=None):
         _show(cv)
         print(f"n={n}: {opt} {cv['seconds'] / 60:.1f} min (target <= 30), peak "
               f"{cv['rss_peak_mb'] / 1024:.2f} GB (target <= 2)")
+    elif args.what == "ml-large":
+        n = args.n or 20000
+        r = run("ml_large", n)
+        _show(r)
+        print(f"n={n}: optimizer='ml' ({r['method']}) {r['seconds'] / 60:.1f} min, peak "
+              f"{r['rss_peak_mb'] / 1024:.2f} GB, test R^2 {r['r2']:.4f}")
     else:
         n = args.n or 4000
         local = run("cv", n, folds=5, scheme="consensus", optimizer=opt)

@@ -26,7 +26,7 @@ L2 = 20.0
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=50)
+                                       dashboard_address=":0", silence_logs=50)
     client = distributed.Client(cluster)
     yield client
     client.close()
@@ -173,7 +173,8 @@ def test_partitions_stay_on_their_workers(client):
             assert A.nbytes // 4 < nbytes <= A.nbytes // 2 + 64 * 1024
 
 
-def test_a_worker_killed_mid_fit_reaches_the_optimum(client, method="cocoa+"):
+@pytest.mark.parametrize("method", ["cocoa+", "newton"])
+def test_a_worker_killed_mid_fit_reaches_the_optimum(client, method):
     A, b, labels = _data(12, m=60, n=60)
     problem = bcd.Logistic(A, labels, l2=5.0)
     ref = bcd.solve(problem, formulation="dual", tol=1e-11)
@@ -333,7 +334,7 @@ def test_estimators_fit_on_the_current_client(client):
     X = rng.standard_normal((40, 5))
     y = X @ rng.standard_normal(5)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None, silence_logs=50) as other:
+                                  dashboard_address=":0", silence_logs=50) as other:
         with distributed.Client(other, set_as_default=False) as c2:
             before = other.scheduler.transition_counter
             with c2.as_current():
@@ -342,6 +343,27 @@ def test_estimators_fit_on_the_current_client(client):
             assert other.scheduler.transition_counter > before
     mem = lm.Ridge(alpha=10.0, tol=1e-8).fit(X, y)
     np.testing.assert_allclose(est.coef_, mem.coef_, rtol=1e-5, atol=1e-6)
+
+
+def test_a_fit_waits_for_a_first_worker(monkeypatch):
+    """A cluster without workers: the fit waits for one to join (a cluster
+    just scaled up, or whose only worker restarts), and names the problem
+    when none comes."""
+    from bcd.distributed import _driver
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((30, 4))
+    y = X @ rng.standard_normal(4)
+    ref = bcd.solve(bcd.LeastSquares(X, y, l2=2.0), tol=1e-12)
+    monkeypatch.setattr(_driver, "WORKER_WAIT", 1.0)
+    with distributed.LocalCluster(n_workers=0, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0", silence_logs=50) as empty:
+        with distributed.Client(empty, set_as_default=False) as c:
+            with pytest.raises(ValueError, match="no workers.*within 1 s"):
+                bd.solve(X, y, loss="squared", l2=2.0, client=c)
+            monkeypatch.setattr(_driver, "WORKER_WAIT", 60.0)
+            empty.scale(1)
+            result = bd.solve(X, y, loss="squared", l2=2.0, client=c, tol=1e-10)
+    np.testing.assert_allclose(result.x, ref.x, rtol=1e-6, atol=1e-8)
 
 
 # -- the multinomial model ---------------------------------------------------------
@@ -481,7 +503,7 @@ def test_estimators_fit_on_an_explicit_client(client, name):
               "ElasticNet": dict(alpha=0.05, max_iter=5000), "LinearSVC": dict(C=0.05)}[name]
     est_type = getattr(lm, name)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None, silence_logs=50) as other:
+                                  dashboard_address=":0", silence_logs=50) as other:
         with distributed.Client(other, set_as_default=False) as c2:
             assert distributed.get_client() is not c2
             before = other.scheduler.transition_counter

@@ -58,7 +58,7 @@ def check():
     with dask.config.set(config):
         cluster = distributed.LocalCluster(n_workers=K, threads_per_worker=1,
                                            processes=True, memory_limit=LIMIT,
-                                           dashboard_address=None, silence_logs=50)
+                                           dashboard_address=":0", silence_logs=50)
         client = distributed.Client(cluster)
         try:
             pairs = [dask.delayed(chunk, nout=2)(k) for k in range(K)]

@@ -652,7 +652,7 @@ def test_fitted_estimators_pickle(params):
 def client():
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=40)
+                                       dashboard_address=":0", silence_logs=40)
     client = distributed.Client(cluster)
     yield client
     client.close()

@@ -36,6 +36,8 @@ POLL = 2.0
 SLICE = 0.2
 #: seconds the driver tries to place lost partitions again before it gives up
 REPLACE_TIME = 120.0
+#: seconds a fit waits for a first worker to join a cluster that has none
+WORKER_WAIT = 30.0
 
 
 class _WorkerGone(Exception):
@@ -196,6 +198,30 @@ def _sizes_from_chunks(chunks):
     return [int(c) for c in chunks]
 
 
+def _wait(client, futures, timeout):
+    """``distributed.wait`` on ``client`` (the module's function uses the
+    default client, which a client made with ``set_as_default=False`` is
+    not)."""
+    _, _, distributed = _dask()
+    with client.as_current():
+        distributed.wait(futures, timeout=timeout)
+
+
+def _workers(client):
+    """The addresses of the cluster's workers, sorted; waits up to
+    :data:`WORKER_WAIT` seconds for a first one (a cluster just started,
+    or whose only worker is restarting)."""
+    workers = sorted(client.scheduler_info()["workers"])
+    if not workers:
+        try:
+            client.wait_for_workers(1, timeout=WORKER_WAIT)
+        except TimeoutError:
+            raise ValueError(f"the Dask cluster has no workers (none joined within "
+                             f"{WORKER_WAIT:g} s).") from None
+        workers = sorted(client.scheduler_info()["workers"])
+    return workers
+
+
 def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
     """The packed partitions as futures, one per chunk along ``axis``
     (rows: 0, columns: 1), with y and the weights split alike (rows), and
@@ -220,7 +246,7 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
                 X = np.asarray(X)
             if X.ndim != 2:
                 raise ValueError(f"X must be 2-d, got shape {X.shape}.")
-            k = n_partitions or len(client.scheduler_info()["workers"]) or 1
+            k = n_partitions or len(_workers(client))
             sizes = _split(X.shape[axis], k)
             X = da.from_array(X if not sp.issparse(X) else X.tocsr(),
                               chunks=(tuple(sizes), -1) if axis == 0 else (-1, tuple(sizes)),
@@ -242,9 +268,7 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
         sources = [(k, b, ys[k], ws[k], axis, classify) for k, b in enumerate(blocks)]
     # the partitions spread round-robin over the workers, each computed from
     # its source on the worker that keeps it, and pinned there
-    workers = sorted(client.scheduler_info()["workers"])
-    if not workers:
-        raise ValueError("the Dask cluster has no workers.")
+    workers = _workers(client)
     futures = [_place(client, src, workers[k % len(workers)]) for k, src in enumerate(sources)]
     where = [[workers[k % len(workers)]] for k in range(len(sources))]
     # (a worker that dies meanwhile has its partitions placed again)
@@ -266,14 +290,25 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
     return futures, shapes, nbytes, y, sample_weight, sources
 
 
-def _place(client, source, worker):
+def _place(client, source, worker, fresh=False):
     """The partition of ``source`` (the arguments of :func:`_worker.pack`),
     computed with every task of its graph on ``worker`` and kept there.  The
     placement is strict (no other worker may run it or steal it, so no
     worker ever holds another's partition, even for a moment); a partition
     whose worker died is placed again by the driver (:meth:`_Rounds._lost`),
-    under a new key."""
+    under a new key.
+
+    With ``fresh`` (a partition placed again) the source's graph is cloned
+    under new keys: its tasks may share keys with tasks that the scheduler
+    still knows pinned to the dead worker (for example the original array
+    of a ``da.from_array``, a dependency of every chunk), which would then
+    wait for that worker forever."""
     dask, _, _ = _dask()
+    if fresh:
+        from dask.graph_manipulation import clone
+
+        source = tuple(clone(a, seed=uuid.uuid4().hex) if dask.is_dask_collection(a) else a
+                       for a in source)
     task = dask.delayed(_worker.pack, pure=False)(*source)
     return client.compute(task, workers=[worker], allow_other_workers=False)
 
@@ -308,10 +343,10 @@ def _settle(client, parts, workers, sources, pending):
                     parts[k].cancel()
                 w = min(live, key=lambda a: (load[a], a))
                 load[w] += 1
-                parts[k] = _place(client, sources[k], w)
+                parts[k] = _place(client, sources[k], w, fresh=True)
                 workers[k] = [w]
         try:
-            distributed.wait([parts[k] for k in pending], timeout=POLL)
+            _wait(client, [parts[k] for k in pending], POLL)
         except distributed.TimeoutError:
             pass
         _check_ctrl_c()
@@ -809,7 +844,7 @@ class _Rounds:
         _, _, distributed = _dask()
         timeout = None if deadline is None else max(deadline - time.perf_counter(), 1.0) + 60.0
         try:
-            distributed.wait(futures, timeout=timeout)
+            _wait(self.client, futures, timeout)
         except distributed.TimeoutError:
             raise TimeoutError(f"a round of {self.method} did not finish within "
                                f"{timeout:.0f} s of max_time; are the workers alive?") from None
