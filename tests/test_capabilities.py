@@ -97,14 +97,17 @@ def test_every_registered_problem_class_is_covered():
     assert registered <= set(BUILDERS), registered - set(BUILDERS)
 
 
-#: combinations known not to converge, with the reason; the matrix test
-#: checks that exactly these fail, so fixing one makes it fail until it is
-#: removed here
-KNOWN_FAILURES = {("LinearSVM", "none", "fixed", "random", "linesearch")}
-KNOWN_FAILURE_REASON = (
-    "the squared hinge's curvature jumps where a sample crosses the margin: with seed 0, "
-    "backtracking steps along the gradient of random fixed blocks stall there at an "
-    "optimality of 3.5e-7 (other seeds converge in 200-1000 iterations)")
+#: combinations that may stop short of tol, with the reason.  Which of them
+#: do depends on the rounding of the machine's BLAS kernels (on OpenBLAS's
+#: Zen kernels random fixed blocks stall; on its Haswell kernels, GS and
+#: Lipschitz sampling do), so each may converge or stall, but a stall must
+#: be at the optimum: the objective within 1e-6 of f* and the optimality
+#: below 1e-5
+MAY_STALL = {("LinearSVM", "none", "fixed", "linesearch")}
+MAY_STALL_REASON = (
+    "the squared hinge's curvature jumps where a sample crosses the margin: backtracking "
+    "steps along the gradient of fixed blocks can stall there at an optimality of about "
+    "3.5e-7")
 
 
 def _cases():
@@ -137,12 +140,14 @@ def test_capability_matrix(cls, penalty):
         result = bcd.solve(problem, rule=rule, blocks=blocks, update=update, tol=TOL,
                            max_iter=200000, max_time=10.0, random_state=0)
         ran += 1
-        if not (result.converged
-                and result.objective <= f_star + 1e-6 * max(1.0, abs(f_star))):
-            failed.add((cls.__name__, penalty, blocks, rule, update))
-    known = {k for k in KNOWN_FAILURES if k[:2] == (cls.__name__, penalty)}
-    assert failed == known, (sorted(failed - known), sorted(known - failed),
-                             KNOWN_FAILURE_REASON)
+        optimal = result.objective <= f_star + 1e-6 * max(1.0, abs(f_star))
+        if result.converged and optimal:
+            continue
+        if (cls.__name__, penalty, blocks, update) in MAY_STALL and optimal \
+                and float(np.max(result.optimality)) <= 1e-5:
+            continue
+        failed.add((cls.__name__, penalty, blocks, rule, update))
+    assert not failed, (sorted(failed), MAY_STALL_REASON)
     # bcd.solve's defaults are a valid combination wherever one exists with
     # a gradient update (not for Poisson with a penalty: no L_i, and a
     # running estimate of L_b has no proximal form)

@@ -324,6 +324,26 @@ def test_float32_certificates_describe_the_returned_x(seed):
         assert any("float32" in str(w.message) for w in caught)
 
 
+def test_float32_certificate_when_the_optimality_equals_the_gap():
+    """A primal solve whose float64 optimality and duality gap are both
+    2.2e-16 is still judged by its optimality at the returned float32 x
+    (the equality once made it pass as a dual solve, judged by its gap)."""
+    A = np.array([[1.76405239], [0.40015721]], dtype=np.float32)
+    b = np.array([1.867558, -0.97727787], dtype=np.float32)
+    problem = bcd.LeastSquares(A, b, penalty=bcd.L1(np.array([1.2107840], dtype=np.float32)))
+    tol = 2.9e-10
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = bcd.solve(problem, rule="random", blocks="fixed", update="gradient", tol=tol,
+                           random_state=0)
+    measured = _measure_at(problem, result.x)
+    assert result.optimality == pytest.approx(measured, rel=1e-6, abs=1e-12)
+    assert measured > tol
+    assert not result.converged and result.status == "stalled"
+    assert "float32" in result.message
+    assert any("float32" in str(w.message) for w in caught)
+
+
 @pytest.mark.parametrize("formulation", ["dual", "newton"])
 def test_float32_certificates_of_the_drivers_describe_the_returned_x(formulation):
     rs = np.random.RandomState(2)

@@ -607,9 +607,11 @@ def _driver_arguments(name, problem, given, given_options, args, allowed, takes)
 
 
 def _driver_result(problem, x, status, n_iter, optimality, tol, elapsed, options, warn,
-                   progress, duality_gap=None, dual=None, message=None, objective=None):
+                   progress, duality_gap=None, dual=None, message=None, objective=None,
+                   gap_test=False):
     """The Result of a formulation that runs its own loop (its final test is
-    the history's one row), with the warning of a solve that did not converge."""
+    the history's one row), with the warning of a solve that did not converge.
+    ``gap_test``: ``optimality`` is the duality gap (the dual formulation)."""
     if objective is None:
         with np.errstate(all="ignore"):
             objective = problem.objective(x)
@@ -630,7 +632,8 @@ def _driver_result(problem, x, status, n_iter, optimality, tol, elapsed, options
     relative = options.get("formulation") == "dual" and options.get("tol_mode") == "relative"
     cert = certify_returned(problem, x, x_out, Certificate(
         float(objective), float(optimality), duality_gap, status, message,
-        status == "converged"), tol=tol * abs(float(objective)) if relative else tol, warn=warn)
+        status == "converged"), tol=tol * abs(float(objective)) if relative else tol,
+        gap_test=gap_test, warn=warn)
     return Result(x_out if cert.x is None else cert.x, cert.objective, cert.optimality,
                   int(n_iter), cert.converged, cert.status, cert.message, history, elapsed,
                   options, elapsed, duality_gap=cert.duality_gap, dual=dual)
@@ -705,7 +708,7 @@ def _solve_dual(problem, given, given_options, args, auto_row):
     return _driver_result(problem, out.x, out.status, out.n_epochs, out.duality_gap, tol,
                           time.perf_counter() - t0, options, args["warn"], progress,
                           duality_gap=out.duality_gap, dual=out.dual, message=message,
-                          objective=out.objective)
+                          objective=out.objective, gap_test=True)
 
 
 def _gradient_scale(problem):

@@ -142,10 +142,10 @@ def ml_plan(n, n_tasks, available=None):
 
     ``"exact"`` (dense Cholesky) up to :data:`EXACT_MAX_SAMPLES` samples
     while the matrix fits; ``"stored"`` (estimates, the kernel matrix kept as
-    its lower block triangle, about 4 n^2 bytes) while it fits; ``"streamed"`` (estimates, the kernel evaluated on the
-    fly) beyond, one task per core's share as for any other start."""
+    its lower block triangle, about 4 n^2 bytes) while it fits;
+    ``"streamed"`` (estimates, the kernel evaluated on the fly) beyond, one
+    task per core's share as for any other start."""
     from ..._resources import available_memory
-
     from .ml_iterative import stored_bytes
 
     if available is None:

@@ -102,15 +102,18 @@ class LowerKernel:
     the rows s_i:e_i and the columns 0:e_i (the block diagonal included), so
     that half of K's 8 n^2 bytes suffice.  ``matmul(V)`` = K @ V, each stored
     block used twice while it is in cache (for its rows, and transposed for
-    the mirror block)."""
+    the mirror block).  ``control`` is checked before each panel."""
 
-    def __init__(self, kernel, X, n_threads=None, panel=PANEL):
+    def __init__(self, kernel, X, n_threads=None, panel=PANEL, control=None):
         n = X.shape[0]
         self.n = n
         self.bounds = [(s, min(s + panel, n)) for s in range(0, n, panel)]
         # F-ordered (rows, e): block j of panel i is a contiguous column range
-        self.panels = [kernel.evaluator(X[s:e], X[:e], n_threads=n_threads).matrix()
-                       for s, e in self.bounds]
+        self.panels = []
+        for s, e in self.bounds:
+            if control is not None:
+                control.check()
+            self.panels.append(kernel.evaluator(X[s:e], X[:e], n_threads=n_threads).matrix())
 
     @property
     def nbytes(self):
@@ -216,7 +219,7 @@ def log_marginal_likelihood_iterative(space, theta, X, y, eval_gradient=True, n_
     rtol[0] = y_rtol
 
     if store:
-        K = LowerKernel(kernel, X, n_threads)
+        K = LowerKernel(kernel, X, n_threads, control=control)
 
         def matmul(V):
             return K.matmul(V) + noise * V
