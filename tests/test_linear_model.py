@@ -159,6 +159,11 @@ TIGHT_TOLERANCE_REASON = (
 def expected_failed_checks(estimator):
     if isinstance(estimator, (LassoCV, lm.ElasticNetCV)):
         return {"check_sample_weight_equivalence_on_dense_data": TIGHT_TOLERANCE_REASON}
+    if isinstance(estimator, LogisticRegressionCV):
+        # (these pass on some BLAS kernels and not others: with OpenBLAS's
+        # Sandybridge kernels one decision value differed by 3.8e-7 relative)
+        return {f"check_sample_weight_equivalence_on_{kind}_data": TIGHT_TOLERANCE_REASON
+                for kind in ("dense", "sparse")}
     return {}
 
 
