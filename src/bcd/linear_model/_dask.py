@@ -147,6 +147,20 @@ def binary_labels(estimator, X, y, client):
     return classes, (y == classes[1]).astype(np.float64), y
 
 
+def fit_penalized_intercept(estimator, X, y, sample_weight, loss, l1, l2, tol, max_iter,
+                            scaling, client=None):
+    """:func:`fit_distributed` of a model whose intercept is penalized, as
+    liblinear's: the intercept is the coefficient of a last column of
+    ``scaling`` (:func:`intercept_column`).  ``(coef, intercept, result)``
+    with coef of X's n_features."""
+    d = int(X.shape[1])
+    coef, _, result = fit_distributed(estimator, intercept_column(X, scaling), y,
+                                      sample_weight, loss, l1, l2, tol, max_iter,
+                                      fit_intercept=False, client=client)
+    estimator.n_features_in_ = d
+    return coef[:d], float(scaling) * float(coef[d]), result
+
+
 def intercept_column(X, scaling):
     """The dask array ``X`` (float64, one column chunk) with a last column
     of ``scaling``: the penalized intercept of liblinear's models."""

@@ -25,7 +25,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from ..penalties import L1
 from ..problems import Logistic, Multinomial
 from ._dask import (DaskClientMixin, class_indices, class_labels, class_weighted,
-                    fit_distributed, intercept_column, is_dask_array, map_rows,
+                    fit_distributed, fit_penalized_intercept, is_dask_array, map_rows,
                     resolve_client)
 from ._base import (SPARSE_FORMATS, BCDEstimator, LinearPredictorMixin, SolveRecord,
                     SparseCoefMixin, check_sample_weight, class_sample_weight, dense_coef,
@@ -824,23 +824,17 @@ class LogisticRegression(DaskClientMixin, CallbackSupportMixin, SparseCoefMixin,
             raise ValueError(f"X must be 2-d, got shape {X.shape}.")
         classes, y = class_labels(self, X, y, client)
         sample_weight = class_weighted(self.class_weight, classes, y, sample_weight, client)
-        if classes.size == 2 and self.solver == "liblinear" and self.fit_intercept:
-            # liblinear penalizes its intercept: a last column of
-            # intercept_scaling, as in memory
+        if classes.size == 2:
             labels = (y == classes[1]).astype(np.float64)
-            d = int(X.shape[1])
-            coef, _, result = fit_distributed(
-                self, intercept_column(X, self.intercept_scaling), labels, sample_weight,
-                "logistic", l1, l2, self.tol, self.max_iter, fit_intercept=False,
-                client=client)
-            self.n_features_in_ = d
-            coef, intercept = coef[:d].reshape(1, -1), \
-                np.array([float(self.intercept_scaling) * coef[d]])
-        elif classes.size == 2:
-            labels = (y == classes[1]).astype(np.float64)
-            coef, intercept, result = fit_distributed(self, X, labels, sample_weight,
-                                                      "logistic", l1, l2, self.tol,
-                                                      self.max_iter, client=client)
+            if self.solver == "liblinear" and self.fit_intercept:
+                # liblinear penalizes its intercept, as in memory
+                coef, intercept, result = fit_penalized_intercept(
+                    self, X, labels, sample_weight, "logistic", l1, l2, self.tol,
+                    self.max_iter, self.intercept_scaling, client=client)
+            else:
+                coef, intercept, result = fit_distributed(self, X, labels, sample_weight,
+                                                          "logistic", l1, l2, self.tol,
+                                                          self.max_iter, client=client)
             coef, intercept = coef.reshape(1, -1), np.array([intercept])
         else:
             if l1 > 0:

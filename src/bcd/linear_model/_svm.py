@@ -27,7 +27,7 @@ from ..penalties import L1
 from ..problems import LinearSVM
 from ._base import BCDEstimator, SolveRecord, svc_design
 from ._dask import (DaskClientMixin, binary_labels, class_weighted, fit_distributed,
-                    intercept_column, is_dask_array, resolve_client)
+                    fit_penalized_intercept, is_dask_array, resolve_client)
 from ._logistic import LinearClassifierMixin, validate_classification
 
 #: at most this many solves per binary problem (each with a smaller
@@ -464,16 +464,17 @@ class LinearSVC(DaskClientMixin, LinearClassifierMixin, BCDEstimator):
         client = resolve_client(self.client)
         classes, labels, y = binary_labels(self, X, y, client)
         sample_weight = class_weighted(self.class_weight, classes, y, sample_weight, client)
-        d = int(X.shape[1])
-        A = intercept_column(X, self.intercept_scaling) if self.fit_intercept else X
-        coef, _, result = fit_distributed(self, A, labels, sample_weight, self.loss, 0.0,
-                                          1.0 / float(self.C), self.tol, self.max_iter,
-                                          fit_intercept=False, client=client)
+        args = (self, X, labels, sample_weight, self.loss, 0.0, 1.0 / float(self.C), self.tol,
+                self.max_iter)
+        if self.fit_intercept:
+            coef, intercept, result = fit_penalized_intercept(*args, self.intercept_scaling,
+                                                              client=client)
+        else:
+            coef, intercept, result = fit_distributed(*args, fit_intercept=False,
+                                                      client=client)
         self.classes_ = classes
-        self.coef_ = coef[:d].reshape(1, -1)
-        self.intercept_ = np.array([float(self.intercept_scaling) * coef[d]]
-                                   if self.fit_intercept else [0.0])
-        self.n_features_in_ = d
+        self.coef_ = coef.reshape(1, -1)
+        self.intercept_ = np.array([intercept])
         self.n_iter_ = int(result.n_rounds)
         self.result_ = result
         return self
