@@ -117,6 +117,20 @@ def test_max_time_is_the_deadline_of_hyperparameter_learning(optimizer, monkeypa
     assert np.all(np.isfinite(model.predict(X[:5])))
 
 
+@pytest.mark.parametrize("optimizer", ["ml", "cv"])
+def test_a_deadline_before_any_evaluation_keeps_the_documented_details(optimizer):
+    X, y = data(300)
+    model = GPRegressor(SquaredExponential(1.0), 0.1, optimizer=optimizer, max_time=1e-9,
+                        random_state=0)
+    with pytest.warns(bcd.ConvergenceWarning, match="the initial ones"):
+        model.fit(X, y)
+    assert model.hyper_["n_iter"] == 0 and model.hyper_["starts"] == []
+    if optimizer == "ml":
+        # (cv's maximum-likelihood scale step may still rescale the start)
+        assert np.array_equal(model.hyper_["theta"], np.log([1.0, 1.0, 0.1]))
+        assert model.hyper_["method"] == "exact"
+
+
 def test_max_time_of_the_sparse_gp():
     X, y = data(4000)
     model = SparseGPRegressor(SquaredExponential(1.0), 0.1, n_inducing=100, max_epochs=500,

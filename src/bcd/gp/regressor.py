@@ -545,9 +545,12 @@ class GPRegressor(RegressorBase):
             if stop.reason == "interrupted":
                 raise FitInterrupted("interrupted", None) from None
             # out of time before a single evaluation completed
-            result = dict(theta=space.theta0(), history=np.zeros(0), n_iter=0,
+            result = dict(theta=space.theta0(), history=np.zeros(0), n_iter=0, starts=[],
                           stopped="max_time")
             result["lml" if optimizer.name == "ml" else "cv_mse"] = np.nan
+            if optimizer.name == "ml":
+                from .hyper.ml import ml_plan
+                result["method"] = ml_plan(X.shape[0], 1)[0]
         finally:
             executor.close()
         if result.get("stopped") == "interrupted":
