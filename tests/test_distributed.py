@@ -260,6 +260,47 @@ def test_bad_inputs(client):
     with pytest.raises(ValueError, match="local_epochs"):
         bd.solve(X, da.from_array(b, chunks=20), loss="squared", l2=1.0, client=client,
                  local_epochs=0)
+    with pytest.raises(ValueError, match="or 'auto'"):
+        bd.solve(X, da.from_array(b, chunks=20), loss="squared", l2=1.0, client=client,
+                 local_epochs="fast")
+
+
+def _counting_solve(gaps, cfg, seconds=0.0):
+    """_worker._local_solve on a stand-in solver whose passes take
+    ``seconds`` each and whose local gap after p passes is gaps[p - 1];
+    returns (passes made, batches, passes after which the gap was measured)."""
+    from bcd.distributed import _worker
+    batches, measured = [], []
+
+    def passes(batch, done):
+        assert done == sum(batches)
+        batches.append(batch)
+        time.sleep(seconds * batch)
+
+    def gap():
+        measured.append(sum(batches))
+        return gaps[sum(batches) - 1]
+
+    epochs, spent = _worker._local_solve(passes, gap, 1.0, cfg)
+    assert epochs == sum(batches) and spent >= seconds * epochs
+    return epochs, batches, measured
+
+
+def test_local_solve_stops_at_the_local_gap_the_cap_or_the_time_budget():
+    # the gap reaches the target (1) after 3 passes: batches 1 and 2
+    assert _counting_solve([5, 3, 1, 1], dict(epochs=50)) == (3, [1, 2], [1, 3])
+    # the cap: batches 1, 2, 4, 8 cut to what is left; no gap measured after
+    # the last pass, which no pass may follow
+    assert _counting_solve([9] * 20, dict(epochs=10)) == (10, [1, 2, 4, 3], [1, 3, 7])
+    assert _counting_solve([9], dict(epochs=1)) == (1, [1], [])
+    # a budget of 1.5 passes: one pass, since a second would end past it
+    assert _counting_solve([9] * 9, dict(epochs=50, budget=0.15), seconds=0.1)[:2] == (1, [1])
+    # no budget left: still one pass (a round always proposes)
+    assert _counting_solve([9] * 9, dict(epochs=50, budget=0.0))[:2] == (1, [1])
+    # a budget of about 3.5 passes: batches of 1 and 2 at most, never a
+    # pass started that the time left cannot hold
+    epochs, batches, _ = _counting_solve([9] * 9, dict(epochs=50, budget=0.35), seconds=0.1)
+    assert 1 <= epochs <= 3 and batches[0] == 1
 
 
 def test_max_rounds_warns_and_returns_the_certified_point(client):

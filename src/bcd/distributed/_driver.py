@@ -27,6 +27,8 @@ ARMIJO = 1e-4
 #: most this many coefficients (features, plus the intercept): its Hessian,
 #: NEWTON_MAX^2 doubles, travels from every partition each round
 NEWTON_MAX = 500
+#: the most passes of a local solve per round with ``local_epochs="auto"``
+LOCAL_EPOCHS = 50
 #: the losses of Newton's method (twice differentiable, or with a
 #: generalized second derivative)
 NEWTON_LOSSES = ("squared", "logistic", "squared_hinge")
@@ -442,7 +444,7 @@ def _check_ctrl_c():
 @_interrupt.records
 def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_intercept=False,
           client=None, n_partitions=None, tol=1e-6, relative=False, max_rounds=500,
-          local_epochs=50, local_tol=0.05, line_search=True, sigma=None,
+          local_epochs="auto", local_tol=0.05, line_search=True, sigma=None,
           actors=True, order="random", working_set=True, max_time=None, random_state=0,
           verbose=False, callback=None, method="auto"):
     r"""Minimize an L2- or L1-regularized linear model on a Dask cluster.
@@ -513,8 +515,15 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     relative : bool, default=False
         Compare the gap with ``tol`` times the primal objective.
     max_rounds : int, default=500
-    local_epochs : int, default=50
+    local_epochs : int or "auto", default="auto"
         The most passes of the local solver over its partition per round.
+        ``"auto"``: at most ``LOCAL_EPOCHS`` = 50 passes, and for CoCoA+,
+        from the second round on, no more than fit in the time the rest of the last
+        round took (sending and waiting, the driver's work and the workers'
+        measurements), so that local work and communication stay balanced:
+        on a fast network with large partitions a round makes one pass, on
+        small partitions it solves to ``local_tol``.  The passes then depend
+        on timing; an integer makes the fit repeatable.
     local_tol : float, default=0.05
         The local solver stops when its subproblem is solved to this
         fraction of the partition's share of the global measure: the local
@@ -617,9 +626,14 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         raise ValueError(f"order must be one of {list(ORDERS)}, got {order!r}.")
     if isinstance(l1, bool) or not isinstance(l1, numbers.Real) or not np.isfinite(l1) or l1 < 0:
         raise ValueError(f"l1 must be a finite number >= 0, got {l1!r}.")
+    balance = isinstance(local_epochs, str) and local_epochs == "auto"
+    if balance:
+        local_epochs = LOCAL_EPOCHS
     for name, v, lo in (("max_rounds", max_rounds, 1), ("local_epochs", local_epochs, 1)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}.")
+            raise ValueError(f"{name} must be an integer >= {lo}"
+                             + (" or 'auto'" if name == "local_epochs" else "")
+                             + f", got {v!r}.")
     if isinstance(local_tol, bool) or not isinstance(local_tol, numbers.Real) or \
             not 0 <= local_tol < 1:
         raise ValueError(f"local_tol must be a number in [0, 1), got {local_tol!r}.")
@@ -651,7 +665,7 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         raise ValueError("l2 must be a number >= 0 or a 1-d array of them.")
     opts = dict(loss=loss, l2=l2, l1=float(l1), fit_intercept=bool(fit_intercept),
                 tol=float(tol), relative=bool(relative), max_rounds=int(max_rounds),
-                epochs=int(local_epochs), local_tol=float(local_tol),
+                epochs=int(local_epochs), balance=balance, local_tol=float(local_tol),
                 line_search=bool(line_search), sigma=sigma, actors=bool(actors),
                 order=order, max_time=max_time, working_set=bool(working_set),
                 seed=int(np.random.RandomState(random_state).randint(0, 2**20)),
@@ -1041,8 +1055,16 @@ class _CoCoA(_Rounds):
         self.discard = False
 
     def round(self, rnd, deadline):
+        started = time.perf_counter()
         out = self._run(self.fn, (self.w, self.c, self.cfg),
                         [(self.steps[k],) for k in range(self.K)], deadline)
+        if self.o["balance"]:
+            # the next round's local solves take at most about what the
+            # rest of this round took (sending, waiting, the driver's and the
+            # workers' other work): local work and communication balance
+            local = max((r.get("local_seconds", 0.0) for r in out
+                         if r is not None and not r.get("lost")), default=0.0)
+            self.cfg["budget"] = max(time.perf_counter() - started - local, 0.0)
         # w to every worker (once for all its partitions), dv back from
         # every partition
         self.sent = 8 * self.n * (self._messages() + self.K)

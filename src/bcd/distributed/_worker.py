@@ -344,29 +344,34 @@ def cocoa_round(part, fit, k, rnd, w, c, cfg, step):
         # the starting point's contribution to w (non-zero for the logistic loss)
         out["v0"] = np.asarray(X.T @ beta).ravel() / ridge if m else np.zeros(w.shape[0])
     proposal_alpha = alpha.copy()
-    epochs = 0
+    epochs, local_seconds = 0, 0.0
     # at a starting point whose dual variables add to w (logistic), the
     # shared w does not include them yet: the driver discards this round's
     # proposals, so none is computed
     fresh_offset = rnd == 0 and bool(np.any(beta))
     if m and cfg["epochs"] > 0 and share > 0 and not fresh_offset:
         w_local = w.copy()
-        target = cfg["local_tol"] * share
-        batch = 1
         intercept = (np.ones(m), float(c), None) if c != 0.0 else None
-        while epochs < cfg["epochs"]:
-            batch = min(batch, cfg["epochs"] - epochs)
-            linear_dual(_rows(X), t, s, np.ascontiguousarray(ridge / cfg["sigma"]), loss,
-                        proposal_alpha, w_local, 0.0, batch, 0.0, cfg["order"],
-                        int(cfg["seed"]) + 7919 * k + 104729 * rnd + epochs, False, 0,
-                        intercept, False, False)
-            epochs += batch
+        rows, inv_ridge = _rows(X), np.ascontiguousarray(ridge / cfg["sigma"])
+
+        def passes(batch, done):
+            linear_dual(rows, t, s, inv_ridge, loss, proposal_alpha, w_local, 0.0, batch, 0.0,
+                        cfg["order"], int(cfg["seed"]) + 7919 * k + 104729 * rnd + done,
+                        False, 0, intercept, False, False)
+
+        def local_gap():
             z_local = np.asarray(X @ w_local).ravel() + c
-            local = _fenchel_young(loss, z_local, _q_of(loss, proposal_alpha), t, s)
-            if local <= target:
-                break
-            batch = min(2 * batch, 8)
+            return _fenchel_young(loss, z_local, _q_of(loss, proposal_alpha), t, s)
+
+        epochs, local_seconds = _local_solve(passes, local_gap, cfg["local_tol"] * share, cfg)
     proposal = _q_of(loss, proposal_alpha)
+    if fresh_offset and np.any(out["v0"]):
+        # the driver discards this round's proposals (none was made)
+        out.update(dv=np.zeros(w.shape[0]), values=np.zeros(len(cfg["grid"])), epochs=0,
+                   local_seconds=0.0, seconds=time.perf_counter() - started)
+        STATE[key] = {"round": rnd + 1, "q": q, "e": e, "proposal": proposal,
+                      "proposal_alpha": proposal_alpha}
+        return out
     dbeta = _signed(loss, proposal, t, s) - beta
     out["dv"] = np.asarray(X.T @ dbeta).ravel() / ridge if m else np.zeros(w.shape[0])
     # the conjugate part (minus c sum beta) along the grid of (gamma, b)
@@ -379,10 +384,38 @@ def cocoa_round(part, fit, k, rnd, w, c, cfg, step):
         # edges of the domain)
         values[cfg["grid"].index((1.0, 0.0))] = \
             _conj_value(loss, proposal, t, s) - c * float(np.sum(beta + dbeta))
-    out.update(values=values, epochs=epochs, seconds=time.perf_counter() - started)
+    out.update(values=values, epochs=epochs, local_seconds=local_seconds,
+               seconds=time.perf_counter() - started)
     STATE[key] = {"round": rnd + 1, "q": q, "e": e, "proposal": proposal,
                   "proposal_alpha": proposal_alpha}
     return out
+
+
+def _local_solve(passes, local_gap, target, cfg):
+    """The local solver's passes of a CoCoA+ round: ``passes(batch, done)``
+    makes ``batch`` passes (``done`` made before), in batches of 1, 2, 4
+    and then 8, until the local subproblem's gap ``local_gap()`` is at most
+    ``target``, ``cfg["epochs"]`` passes are made, or the next pass would
+    end after ``cfg["budget"]`` seconds (None: no time limit).  The gap is
+    not measured when no pass may follow.  Returns the passes made and
+    their seconds."""
+    started = time.perf_counter()
+    cap, budget = cfg["epochs"], cfg.get("budget")
+    epochs, batch = 0, 1
+    while True:
+        passes(batch, epochs)
+        epochs += batch
+        spent = time.perf_counter() - started
+        per_pass = spent / epochs
+        if epochs >= cap or (budget is not None and spent + per_pass > budget):
+            break
+        if local_gap() <= target:
+            break
+        spent = time.perf_counter() - started
+        batch = min(2 * batch, 8, cap - epochs)
+        if budget is not None:
+            batch = max(1, min(batch, int((budget - spent) / per_pass)))
+    return epochs, time.perf_counter() - started
 
 
 def _clip(loss, q, s):
@@ -681,26 +714,31 @@ def mnl_round(part, fit, k, rnd, w, c, cfg, step):
                      np.asarray(X.T @ U) / ridge).ravel() if m else np.zeros(d * K)
     proposal = P.copy()
     T_loc = np.minimum(np.log(np.maximum(P, P_MIN)), 0.0) if T is None else T.copy()
-    epochs = 0
+    epochs, local_seconds = 0, 0.0
     # at the starting dual point, whose W(P) is not the shared w yet, the
     # driver discards the round's proposals: none is computed
     fresh_offset = rnd == 0 and bool(np.any(U))
     if m and cfg["epochs"] > 0 and share > 0 and not fresh_offset:
         W_local = np.ascontiguousarray(np.vstack([W, c[None, :]]).ravel())
-        target = cfg["local_tol"] * share
-        batch = 1
-        while epochs < cfg["epochs"]:
-            batch = min(batch, cfg["epochs"] - epochs)
-            local_passes(prep["indptr"], prep["indices"], prep["data"],
-                         np.ascontiguousarray(s, dtype=np.float64), proposal, T_loc, prep["Q"],
-                         prep["inv_r"], prep["per_feature"], W_local, batch,
+        weights = np.ascontiguousarray(s, dtype=np.float64)
+
+        def passes(batch, done):
+            local_passes(prep["indptr"], prep["indices"], prep["data"], weights, proposal,
+                         T_loc, prep["Q"], prep["inv_r"], prep["per_feature"], W_local, batch,
                          cfg["order"] == "random",
-                         int(cfg["seed"]) + 7919 * k + 104729 * rnd + epochs)
-            epochs += batch
-            Z_local = _mnl_scores(X, W_local.reshape(d + 1, K)[:d], c)
-            if _mnl_kl(proposal, Z_local, s) <= target:
-                break
-            batch = min(2 * batch, 8)
+                         int(cfg["seed"]) + 7919 * k + 104729 * rnd + done)
+
+        def local_gap():
+            return _mnl_kl(proposal, _mnl_scores(X, W_local.reshape(d + 1, K)[:d], c), s)
+
+        epochs, local_seconds = _local_solve(passes, local_gap, cfg["local_tol"] * share, cfg)
+    if fresh_offset and np.any(out["v0"]):
+        # the driver discards this round's proposals (none was made)
+        out.update(dv=np.zeros(d * K), values=np.zeros(len(cfg["grid"])), epochs=0,
+                   local_seconds=0.0, seconds=time.perf_counter() - started)
+        STATE[key] = {"round": rnd + 1, "P": P, "E": E, "proposal": proposal,
+                      "proposal_T": T_loc, "prep": prep}
+        return out
     dU = s[:, None] * (P - proposal)
     if m:
         dv = np.asarray(X.T @ dU)
@@ -717,7 +755,8 @@ def mnl_round(part, fit, k, rnd, w, c, cfg, step):
     if (1.0, 0.0) in grid:
         values[grid.index((1.0, 0.0))] = -_mnl_entropy(proposal, s) - \
             float(c @ (sumU - sD))
-    out.update(values=values, epochs=epochs, seconds=time.perf_counter() - started)
+    out.update(values=values, epochs=epochs, local_seconds=local_seconds,
+               seconds=time.perf_counter() - started)
     STATE[key] = {"round": rnd + 1, "P": P, "E": E, "proposal": proposal,
                   "proposal_T": T_loc, "prep": prep}
     return out
