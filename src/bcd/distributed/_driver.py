@@ -1061,10 +1061,18 @@ class _CoCoA(_Rounds):
         if self.o["balance"]:
             # the next round's local solves take at most about what the
             # rest of this round took (sending, waiting, the driver's and the
-            # workers' other work): local work and communication balance
-            local = max((r.get("local_seconds", 0.0) for r in out
-                         if r is not None and not r.get("lost")), default=0.0)
-            self.cfg["budget"] = max(time.perf_counter() - started - local, 0.0)
+            # workers' other work): local work and communication balance.  A
+            # worker runs its partitions one after the other: the rest is
+            # what the round took beyond the busiest worker's local solves,
+            # shared by its partitions
+            busy = {}
+            for k, r in enumerate(out):
+                if r is not None and not r.get("lost"):
+                    where = self.workers[k][0] if self.workers[k] else k
+                    count, local = busy.get(where, (0, 0.0))
+                    busy[where] = (count + 1, local + r.get("local_seconds", 0.0))
+            count, local = max(busy.values(), key=lambda v: v[1], default=(1, 0.0))
+            self.cfg["budget"] = max(time.perf_counter() - started - local, 0.0) / count
         # w to every worker (once for all its partitions), dv back from
         # every partition
         self.sent = 8 * self.n * (self._messages() + self.K)
@@ -1186,7 +1194,7 @@ class _Newton(_Rounds):
         self.ridge = np.broadcast_to(ridge, (d,)).astype(np.float64)
         self.intercept = bool(opts["fit_intercept"])
         self.n = d + int(self.intercept)
-        self.cfg = dict(loss=opts["loss"], fit_intercept=self.intercept)
+        self.cfg = dict(loss=opts["loss"], fit_intercept=self.intercept, hessian=True)
         self.x = np.zeros(self.n)           # the accepted point
         self.trial = np.zeros(self.n)       # the point of the next round
         self.step = None                    # the Newton step from x
@@ -1205,7 +1213,8 @@ class _Newton(_Rounds):
         out = self._run(_worker.newton_round, (w, c, self.cfg), [()] * self.K, deadline)
         # the point to every worker, a gradient and a Hessian back from every
         # partition
-        self.sent = 8 * self.d * self._messages() + 8 * self.K * self.n * (self.n + 1)
+        self.sent = 8 * self.d * self._messages() + \
+            8 * self.K * self.n * ((self.n if self.cfg["hessian"] else 0) + 1)
         lost = [k for k, r in enumerate(out) if r is None or r["lost"]]
         self.accepted = False
         if lost:
@@ -1218,7 +1227,10 @@ class _Newton(_Rounds):
             self.length *= 0.5
             return self.measured
         grad = np.sum([r["grad"] for r in out], axis=0)
-        hess = np.sum([r["hess"] for r in out], axis=0)
+        if self.cfg["hessian"]:
+            hess = np.sum([r["hess"] for r in out], axis=0)
+        else:
+            hess = self.loss_hessian.copy()
         # the dual at beta: its w is R^{-1} A^T beta = -R^{-1} (loss gradient)
         v = -grad[:self.d] / self.ridge
         dual = sum(r["conj"] for r in out) - c * sum(r["sum_beta"] for r in out) \
@@ -1227,6 +1239,11 @@ class _Newton(_Rounds):
         if self.intercept:
             slope, curv = grad[self.d], hess[self.d, self.d]
             gap += slope * slope / (2.0 * curv) if curv > 0 else (0.0 if slope == 0 else np.inf)
+        if self.o["loss"] == "squared" and self.cfg["hessian"]:
+            # the squared loss's Hessian does not depend on the point: the
+            # workers send it once
+            self.loss_hessian = hess.copy()
+            self.cfg = dict(self.cfg, hessian=False)
         grad[:self.d] += self.ridge * w
         hess[np.arange(self.d), np.arange(self.d)] += self.ridge
         self.x = self.trial.copy()

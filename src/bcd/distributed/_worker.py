@@ -268,15 +268,18 @@ def newton_round(part, fit, k, rnd, w, c, cfg):
     sg1, sg2 = s * g1, s * g2
     n = d + int(cfg["fit_intercept"])
     grad = np.zeros(n)
-    hess = np.zeros((n, n))
+    # the Hessian unless the driver holds it (the squared loss's is constant)
+    hess = np.zeros((n, n)) if cfg.get("hessian", True) else None
     if m:
         grad[:d] = np.asarray(X.T @ sg1).ravel()
+        if cfg["fit_intercept"]:
+            grad[d] = float(np.sum(sg1))
+    if m and hess is not None:
         if sp.issparse(X):
             hess[:d, :d] = (X.T @ X.multiply(sg2[:, None]).tocsr()).toarray()
         else:
             hess[:d, :d] = _weighted_gram(X, sg2)
         if cfg["fit_intercept"]:
-            grad[d] = float(np.sum(sg1))
             col = np.asarray(X.T @ sg2).ravel()
             hess[:d, d] = col
             hess[d, :d] = col
