@@ -517,13 +517,14 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     max_rounds : int, default=500
     local_epochs : int or "auto", default="auto"
         The most passes of the local solver over its partition per round.
-        ``"auto"``: at most ``LOCAL_EPOCHS`` = 50 passes, and for CoCoA+,
-        from the second round on, no more than fit in the time the rest of the last
-        round took (sending and waiting, the driver's work and the workers'
-        measurements), so that local work and communication stay balanced:
-        on a fast network with large partitions a round makes one pass, on
-        small partitions it solves to ``local_tol``.  The passes then depend
-        on timing; an integer makes the fit repeatable.
+        ``"auto"``: at most ``LOCAL_EPOCHS`` = 50 passes, and for CoCoA+
+        one pass in the first round, then no more than fit in the time the
+        rest of the last round took (sending and waiting, the driver's work
+        and the workers' measurements), so that local work and
+        communication stay balanced: on a fast network with large
+        partitions a round makes one pass, on small partitions it solves to
+        ``local_tol``.  The passes then depend on timing; an integer makes
+        the fit repeatable.
     local_tol : float, default=0.05
         The local solver stops when its subproblem is solved to this
         fraction of the partition's share of the global measure: the local
@@ -1033,7 +1034,10 @@ class _CoCoA(_Rounds):
         self.grid = _grid(self.K, safe) if opts["line_search"] else [(safe, 0.0)]
         self.cfg = dict(loss=opts["loss"], ridge=ridge if ridge.ndim else np.array([ridge]),
                         sigma=self.sigma, epochs=opts["epochs"], order=opts["order"],
-                        seed=opts["seed"], local_tol=opts["local_tol"], grid=self.grid)
+                        seed=opts["seed"], local_tol=opts["local_tol"], grid=self.grid,
+                        # balanced (local_epochs="auto"): one pass in the first
+                        # round, which measures what a round costs
+                        budget=0.0 if opts["balance"] else None)
         self.fn = _worker.cocoa_round
         if self.multinomial:
             self.fn = _worker.mnl_round
