@@ -2,16 +2,19 @@
 memory limit, generated chunk by chunk on the workers and fitted by
 bcd.distributed (CoCoA+, ridge) to a relative duality gap of 1e-4.
 
-Run ``python -m asv_benches.distributed_scale [--rows 20000000]
-[--features 100000] [--density 1e-4] [--workers 16] [--partitions 32]
+Run ``python -m asv_benches.distributed_scale [--rows 4000000]
+[--features 1000000] [--density 5e-5] [--workers 16] [--partitions 32]
 [--memory-limit 500MiB] [--verbose]``; it prints the matrix's size against the workers'
 memory limit, the fit's time and rounds, and the peak resident memory of
-every worker (sampled each round).  The target size is 2e7 x 1e5 at
-0.01% density (2e8 non-zeros, 2.24 GiB in CSR) on workers whose limit is at
-most a quarter of that; the defaults are that problem, on 16 workers of
-500 MiB (each holds two of the 32 partitions, 150 MB, beside the ~170 MB of
-a worker process with bcd and dask imported, and a partition takes about
-twice its size while it is generated).
+every worker (sampled each round).  The defaults are 4e6 x 1e6 at 0.005%
+density (50 non-zeros a row, 2e8 in all, 2.25 GiB in CSR) on 16 workers of
+500 MiB, 4.6 times smaller than the data (each worker holds two of the 32
+partitions, 150 MB, beside the ~170 MB of a worker process with bcd and
+dask imported, and a partition takes about twice its size while it is
+generated).  ``--rows 20000000 --features 100000 --density 1e-4`` is a
+taller problem with as many non-zeros: 200 rows a feature make the ridge's
+dual ill-conditioned, and CoCoA+ needs many more rounds there (see the
+distributed guide).
 
 Each worker's memory limit is enforced (a worker past 95% of it is killed;
 spilling and pausing are off, so a partition never leaves its worker).
@@ -49,9 +52,9 @@ def _peak_rss():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=20_000_000)
-    parser.add_argument("--features", type=int, default=100_000)
-    parser.add_argument("--density", type=float, default=1e-4)
+    parser.add_argument("--rows", type=int, default=4_000_000)
+    parser.add_argument("--features", type=int, default=1_000_000)
+    parser.add_argument("--density", type=float, default=5e-5)
     parser.add_argument("--workers", type=int, default=16)
     parser.add_argument("--partitions", type=int, default=32)
     parser.add_argument("--memory-limit", default="500MiB")

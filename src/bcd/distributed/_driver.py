@@ -713,6 +713,7 @@ class _Rounds:
         self.fit = f"{uuid.uuid4().hex[:8]}-{next(_FITS)}"
         self.rounds = [0] * self.K          # each partition's state round
         self.restarts = 0
+        self.why = []                       # what lost partitions this round
         self.hist = ([], [], [], [], [], [])
         self.worker_seconds = 0.0
         self.hosts = []
@@ -803,19 +804,22 @@ class _Rounds:
                 results = self._wait(call, where, deadline)
             except _WorkerGone:
                 broken = True
+                self.why.append(f"worker {where} left the cluster")
                 continue
             except ModuleNotFoundError as exc:
                 raise ImportError(f"a Dask worker cannot import bcd ({exc}); install bcd with "
                                   f"its 'distributed' extra in the workers' "
                                   f"environment.") from exc
-            except (OSError, distributed.client.FutureCancelledError):
+            except (OSError, distributed.client.FutureCancelledError) as exc:
                 # the worker died (its connection closed)
                 broken = True
+                self.why.append(f"worker {where}: {type(exc).__name__}: {exc}")
                 continue
             except Exception as exc:  # noqa: BLE001 - a lost worker, or the task's error
                 if type(exc).__name__ in ("KilledWorker", "CommClosedError",
                                           "StreamClosedError"):
                     broken = True
+                    self.why.append(f"worker {where}: {type(exc).__name__}: {exc}")
                     continue
                 raise
             for k, r in zip(ks, results):
@@ -882,9 +886,11 @@ class _Rounds:
             return
         self.hosts = []
         self.restarts += len(lost)
-        warn_user(f"bcd.distributed: the state of partition(s) {lost} was lost (a worker "
-                  f"died or the partition moved); they restart from the last combined "
-                  f"state and the fit continues.", RuntimeWarning)
+        why = "; ".join(self.why) or "their workers no longer hold it"
+        self.why = []
+        warn_user(f"bcd.distributed: the state of partition(s) {lost} was lost ({why}); "
+                  f"they restart from the last combined state and the fit continues.",
+                  RuntimeWarning)
         self._where()
 
     def _record(self, rnd, gap, objective, t, sent):
