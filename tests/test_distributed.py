@@ -5,6 +5,7 @@ dask arrays and the bad inputs."""
 import os
 import signal
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -193,6 +194,36 @@ def test_a_worker_killed_mid_fit_reaches_the_optimum(client, method):
     assert killed and result.n_restarts >= 1 and result.method == method
     _agree(result, ref.objective, 5.0, 1e-10 * result.objective)
     client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.parametrize("method", ["cocoa+", "newton"])
+def test_a_lost_reply_from_a_live_worker_is_asked_again(client, method, monkeypatch):
+    # a communication error on a round's call to a worker that is still in
+    # the cluster (the call ran, its reply was lost) repeats the call: the
+    # actor answers from its cache, and no partition restarts
+    from bcd.distributed import _driver
+    A, b, labels = _data(13, m=60, n=40)
+    problem = bcd.Logistic(A, labels, l2=5.0)
+    ref = bcd.solve(problem, formulation="dual", tol=1e-11)
+    original = _driver._Rounds._wait
+    waits, failed = [], []
+
+    def lossy(self, call, where, deadline):
+        reply = original(self, call, where, deadline)
+        waits.append(where)
+        if len(waits) == 5 and not failed:
+            failed.append(where)
+            raise OSError("Unable to contact Actor's worker")
+        return reply
+
+    monkeypatch.setattr(_driver._Rounds, "_wait", lossy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        result = bd.solve(_dask(A, (20, 20, 20)), da.from_array(labels, chunks=20),
+                          loss="logistic", l2=5.0, client=client, tol=1e-10, relative=True,
+                          local_epochs=3, max_rounds=2000, method=method)
+    assert failed and result.n_restarts == 0 and result.method == method
+    _agree(result, ref.objective, 5.0, 1e-10 * result.objective)
 
 
 @pytest.mark.parametrize("name", ["LogisticRegression", "Ridge", "Lasso", "ElasticNet",

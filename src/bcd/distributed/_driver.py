@@ -27,6 +27,9 @@ ARMIJO = 1e-4
 #: most this many coefficients (features, plus the intercept): its Hessian,
 #: NEWTON_MAX^2 doubles, travels from every partition each round
 NEWTON_MAX = 500
+#: how many times a round's call to a live worker is repeated after a
+#: communication error before its partitions count as lost
+CALL_RETRIES = 3
 #: the most passes of a local solve per round with ``local_epochs="auto"``
 LOCAL_EPOCHS = 50
 #: the losses of Newton's method (twice differentiable, or with a
@@ -714,6 +717,7 @@ class _Rounds:
         self.rounds = [0] * self.K          # each partition's state round
         self.restarts = 0
         self.why = []                       # what lost partitions this round
+        self.calls = 0                      # the rounds' calls to the workers
         self.hist = ([], [], [], [], [], [])
         self.worker_seconds = 0.0
         self.hosts = []
@@ -778,7 +782,7 @@ class _Rounds:
             if deadline is not None and time.perf_counter() > deadline + 60.0:
                 raise TimeoutError(f"a round of {self.method} did not finish within 60 s "
                                    f"of max_time; are the workers alive?") from None
-            if where is not None and where not in self.client.scheduler_info()["workers"]:
+            if where is not None and not self._alive(where):
                 raise _WorkerGone(where)
 
     def _run(self, fn, shared, extra, deadline):
@@ -795,41 +799,59 @@ class _Rounds:
             self._hosts()
         shared = tuple({key: v for key, v in a.items() if key not in self.held}
                        if isinstance(a, dict) else a for a in shared)
-        calls = [(ks, host.run(fn, self.fit, [(k, self.rounds[k], extra[k]) for k in ks],
-                               shared)) for ks, host, _, _ in self.hosts]
+
+        self.calls += 1
+
+        def call(ks, host):
+            return host.run(fn, self.fit, [(k, self.rounds[k], extra[k]) for k in ks], shared,
+                            self.calls)
+
+        calls = [call(ks, host) for ks, host, _, _ in self.hosts]
         out = [None] * self.K
         broken = False
-        for (ks, call), (_, _, _, where) in zip(calls, self.hosts):
-            try:
-                results = self._wait(call, where, deadline)
-            except _WorkerGone:
-                broken = True
-                self.why.append(f"worker {where} left the cluster")
-                continue
-            except ModuleNotFoundError as exc:
-                raise ImportError(f"a Dask worker cannot import bcd ({exc}); install bcd with "
-                                  f"its 'distributed' extra in the workers' "
-                                  f"environment.") from exc
-            except (OSError, distributed.client.FutureCancelledError) as exc:
-                # the worker died (its connection closed)
-                broken = True
-                self.why.append(f"worker {where}: {type(exc).__name__}: {exc}")
-                continue
-            except Exception as exc:  # noqa: BLE001 - a lost worker, or the task's error
-                if type(exc).__name__ in ("KilledWorker", "CommClosedError",
-                                          "StreamClosedError"):
-                    broken = True
+        for pending, (ks, host, _, where) in zip(calls, self.hosts):
+            for attempt in range(CALL_RETRIES + 1):
+                try:
+                    results = self._wait(pending, where, deadline)
+                except _WorkerGone:
+                    self.why.append(f"worker {where} left the cluster")
+                except ModuleNotFoundError as exc:
+                    raise ImportError(f"a Dask worker cannot import bcd ({exc}); install bcd "
+                                      f"with its 'distributed' extra in the workers' "
+                                      f"environment.") from exc
+                except (OSError, distributed.client.FutureCancelledError) as exc:
+                    if isinstance(exc, OSError) and attempt < CALL_RETRIES and \
+                            self._alive(where):
+                        # the worker is alive: the call did not reach it, or its
+                        # reply was lost.  The same call again (a round the
+                        # actor has run is answered from its cache)
+                        pending = call(ks, host)
+                        continue
                     self.why.append(f"worker {where}: {type(exc).__name__}: {exc}")
-                    continue
-                raise
-            for k, r in zip(ks, results):
-                out[k] = r
+                except Exception as exc:  # noqa: BLE001 - a lost worker, or the task's error
+                    if type(exc).__name__ not in ("KilledWorker", "CommClosedError",
+                                                  "StreamClosedError"):
+                        raise
+                    self.why.append(f"worker {where}: {type(exc).__name__}: {exc}")
+                else:
+                    for k, r in zip(ks, results):
+                        out[k] = r
+                    break
+                broken = True
+                break
         if broken:
             # a worker died: its actor is gone; new ones are made for the next
             # round, where the partitions are (recomputed) now
             self.hosts = []
         self._worker_seconds(out)
         return out
+
+    def _alive(self, where):
+        """Whether the worker ``where`` is in the cluster."""
+        try:
+            return where in self.client.scheduler_info()["workers"]
+        except OSError:
+            return False
 
     def _check_binary_labels(self):
         """The labels of every partition together: exactly two classes,
