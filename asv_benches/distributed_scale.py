@@ -91,8 +91,8 @@ def main(argv=None):
                 peaks[worker] = max(peaks.get(worker, 0), rss)
 
         t = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             r = bd.solve(X, y, loss="squared", l2=args.l2, client=client, tol=args.tol,
                          relative=True, max_rounds=500, callback=spy, verbose=args.verbose)
         elapsed = time.perf_counter() - t
@@ -102,6 +102,9 @@ def main(argv=None):
         print(f"fit (generation on the workers included): {elapsed:.1f} s, "
               f"{r.n_rounds - 1} rounds, relative gap {r.duality_gap / abs(r.objective):.2e}, "
               f"converged {r.converged}, restarts {r.n_restarts}")
+        for w in caught:
+            if issubclass(w.category, RuntimeWarning):
+                print(f"  warning: {w.message}")
         for worker, peak in sorted(peaks.items()):
             print(f"  peak resident memory of {worker}: {peak / 2**30:.2f} GiB")
         client.close()

@@ -382,24 +382,24 @@ def cocoa_round(part, fit, k, rnd, w, c, cfg, step):
     proposal = _q_of(loss, proposal_alpha)
     if fresh_offset and np.any(out["v0"]):
         # the driver discards this round's proposals (none was made)
-        out.update(dv=np.zeros(w.shape[0]), values=np.zeros(len(cfg["grid"])), epochs=0,
-                   local_seconds=0.0, seconds=time.perf_counter() - started)
-        STATE[key] = {"round": rnd + 1, "q": q, "e": e, "proposal": proposal,
-                      "proposal_alpha": proposal_alpha}
-        return out
-    dbeta = _signed(loss, proposal, t, s) - beta
-    out["dv"] = np.asarray(X.T @ dbeta).ravel() / ridge if m else np.zeros(w.shape[0])
-    # the conjugate part (minus c sum beta) along the grid of (gamma, b)
-    values = _conj_grid(loss, q, proposal - q, e, t, s, cfg["grid"])
-    if c != 0.0:
-        sums = (float(np.sum(beta)), float(np.sum(dbeta)), float(np.sum(_signed(loss, e, t, s))))
-        values -= c * np.array([sums[0] + g * sums[1] + b * sums[2] for g, b in cfg["grid"]])
-    if (1.0, 0.0) in cfg["grid"]:
-        # the plain step lands on the proposal itself (no rounding at the
-        # edges of the domain)
-        values[cfg["grid"].index((1.0, 0.0))] = \
-            _conj_value(loss, proposal, t, s) - c * float(np.sum(beta + dbeta))
-    out.update(values=values, epochs=epochs, local_seconds=local_seconds,
+        out.update(dv=np.zeros(w.shape[0]), values=np.zeros(len(cfg["grid"])))
+    else:
+        dbeta = _signed(loss, proposal, t, s) - beta
+        out["dv"] = np.asarray(X.T @ dbeta).ravel() / ridge if m else np.zeros(w.shape[0])
+        # the conjugate part (minus c sum beta) along the grid of (gamma, b)
+        values = _conj_grid(loss, q, proposal - q, e, t, s, cfg["grid"])
+        if c != 0.0:
+            sums = (float(np.sum(beta)), float(np.sum(dbeta)),
+                    float(np.sum(_signed(loss, e, t, s))))
+            values -= c * np.array([sums[0] + g * sums[1] + b * sums[2]
+                                    for g, b in cfg["grid"]])
+        if (1.0, 0.0) in cfg["grid"]:
+            # the plain step lands on the proposal itself (no rounding at the
+            # edges of the domain)
+            values[cfg["grid"].index((1.0, 0.0))] = \
+                _conj_value(loss, proposal, t, s) - c * float(np.sum(beta + dbeta))
+        out["values"] = values
+    out.update(epochs=epochs, local_seconds=local_seconds,
                seconds=time.perf_counter() - started)
     STATE[key] = {"round": rnd + 1, "q": q, "e": e, "proposal": proposal,
                   "proposal_alpha": proposal_alpha}
@@ -749,28 +749,26 @@ def mnl_round(part, fit, k, rnd, w, c, cfg, step):
         epochs, local_seconds = _local_solve(passes, local_gap, cfg["local_tol"] * share, cfg)
     if fresh_offset and np.any(out["v0"]):
         # the driver discards this round's proposals (none was made)
-        out.update(dv=np.zeros(d * K), values=np.zeros(len(cfg["grid"])), epochs=0,
-                   local_seconds=0.0, seconds=time.perf_counter() - started)
-        STATE[key] = {"round": rnd + 1, "P": P, "E": E, "proposal": proposal,
-                      "proposal_T": T_loc, "prep": prep}
-        return out
-    dU = s[:, None] * (P - proposal)
-    if m:
-        dv = np.asarray(X.T @ dU)
-        dv = dv / (ridge.reshape(-1, K) if ridge.size > 1 else ridge)
-        out["dv"] = dv.ravel()
+        out.update(dv=np.zeros(d * K), values=np.zeros(len(cfg["grid"])))
     else:
-        out["dv"] = np.zeros(d * K)
-    grid = cfg["grid"]
-    D = proposal - P
-    values = _mnl_grid(P, D, E, s, grid)
-    sD, sE = s @ D if m else np.zeros(K), s @ E if m else np.zeros(K)
-    # -c' sum_i U_i along the grid: U(gamma, b) = U - s (gamma D + b E)
-    values -= np.array([float(c @ (sumU - g * sD - b * sE)) for g, b in grid])
-    if (1.0, 0.0) in grid:
-        values[grid.index((1.0, 0.0))] = -_mnl_entropy(proposal, s) - \
-            float(c @ (sumU - sD))
-    out.update(values=values, epochs=epochs, local_seconds=local_seconds,
+        dU = s[:, None] * (P - proposal)
+        if m:
+            dv = np.asarray(X.T @ dU)
+            dv = dv / (ridge.reshape(-1, K) if ridge.size > 1 else ridge)
+            out["dv"] = dv.ravel()
+        else:
+            out["dv"] = np.zeros(d * K)
+        grid = cfg["grid"]
+        D = proposal - P
+        values = _mnl_grid(P, D, E, s, grid)
+        sD, sE = s @ D if m else np.zeros(K), s @ E if m else np.zeros(K)
+        # -c' sum_i U_i along the grid: U(gamma, b) = U - s (gamma D + b E)
+        values -= np.array([float(c @ (sumU - g * sD - b * sE)) for g, b in grid])
+        if (1.0, 0.0) in grid:
+            values[grid.index((1.0, 0.0))] = -_mnl_entropy(proposal, s) - \
+                float(c @ (sumU - sD))
+        out["values"] = values
+    out.update(epochs=epochs, local_seconds=local_seconds,
                seconds=time.perf_counter() - started)
     STATE[key] = {"round": rnd + 1, "P": P, "E": E, "proposal": proposal,
                   "proposal_T": T_loc, "prep": prep}
