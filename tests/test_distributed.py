@@ -196,6 +196,24 @@ def test_a_worker_killed_mid_fit_reaches_the_optimum(client, method):
     client.wait_for_workers(2, timeout=60)
 
 
+def test_live_workers_are_asked_of_the_scheduler(client):
+    # the client's cached scheduler_info() is replaced by its periodic
+    # refresh with a view that lists no workers: a fit that read it took
+    # live workers for dead (partitions restarted, or placed again).  With
+    # the refresh every millisecond, every answer must list both workers
+    import dask
+    from bcd._dask import live_workers
+    expected = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    assert len(expected) == 2
+    with dask.config.set({"distributed.client.scheduler-info-interval": "1ms"}):
+        hurried = distributed.Client(client.scheduler.address, set_as_default=False)
+    try:
+        answers = [live_workers(hurried) for _ in range(1000)]
+    finally:
+        hurried.close()
+    assert all(a == expected for a in answers)
+
+
 @pytest.mark.parametrize("method", ["cocoa+", "newton"])
 def test_a_lost_reply_from_a_live_worker_is_asked_again(client, method, monkeypatch):
     # a communication error on a round's call to a worker that is still in

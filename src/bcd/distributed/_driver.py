@@ -10,6 +10,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .. import _interrupt
+from .._dask import live_workers
 from .._result import ConvergenceWarning, warn_user
 from . import _worker
 
@@ -216,14 +217,14 @@ def _workers(client):
     """The addresses of the cluster's workers, sorted; waits up to
     :data:`WORKER_WAIT` seconds for a first one (a cluster just started,
     or whose only worker is restarting)."""
-    workers = sorted(client.scheduler_info()["workers"])
+    workers = live_workers(client)
     if not workers:
         try:
             client.wait_for_workers(1, timeout=WORKER_WAIT)
         except TimeoutError:
             raise ValueError(f"the Dask cluster has no workers (none joined within "
                              f"{WORKER_WAIT:g} s).") from None
-        workers = sorted(client.scheduler_info()["workers"])
+        workers = live_workers(client)
     return workers
 
 
@@ -334,7 +335,7 @@ def _settle(client, parts, workers, sources, pending):
             raise RuntimeError(f"bcd.distributed: partitions {pending} could not be placed on "
                                f"a live worker within {REPLACE_TIME:.0f} s (do their workers "
                                f"keep dying, e.g. past their memory limit?).")
-        live = sorted(client.scheduler_info()["workers"])
+        live = live_workers(client)
         if not live:
             time.sleep(POLL)
             continue
@@ -358,7 +359,7 @@ def _settle(client, parts, workers, sources, pending):
         errors = [parts[k] for k in pending if parts[k].status == "error"]
         if errors:
             _gather(client, errors)
-        alive = set(client.scheduler_info()["workers"])
+        alive = set(live_workers(client))
         still = []
         for k in pending:
             if parts[k].status == "finished":
@@ -733,7 +734,7 @@ class _Rounds:
         for f in self.parts:
             holders = list(who.get(f.key, ()))
             self.workers.append(holders[:1] or None)
-        live = sorted(self.client.scheduler_info()["workers"])
+        live = live_workers(self.client)
         gone = [k for k in range(self.K) if self.workers[k] is None
                 or self.workers[k][0] not in live]
         if gone:
@@ -847,11 +848,12 @@ class _Rounds:
         return out
 
     def _alive(self, where):
-        """Whether the worker ``where`` is in the cluster."""
+        """Whether the worker ``where`` is in the cluster (True when the
+        scheduler cannot be asked: the call on the worker then decides)."""
         try:
-            return where in self.client.scheduler_info()["workers"]
+            return where in live_workers(self.client)
         except OSError:
-            return False
+            return True
 
     def _check_binary_labels(self):
         """The labels of every partition together: exactly two classes,

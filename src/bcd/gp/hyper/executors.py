@@ -3,6 +3,7 @@ kernels release the GIL) or a ``dask.distributed.Client``."""
 import os
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
+from ..._dask import live_workers
 from ..._resources import blas_threads
 from .._kernel import max_threads
 from .common import Stopped
@@ -70,7 +71,7 @@ class DaskExecutor:
         self.client = client
         self.control = control
         self.retries = retries
-        self.n_workers = max(1, len(client.scheduler_info().get("workers", {})) or 1)
+        self.n_workers = max(1, len(live_workers(client)))
 
     def scatter(self, data):
         return self.client.scatter(data, broadcast=True, hash=False)
