@@ -133,6 +133,27 @@ def test_singular_block_hessians_are_handled():
         assert r.objective == pytest.approx(problem.objective(x_ls), rel=1e-10)
 
 
+@pytest.mark.parametrize("m", [5, 6000])
+def test_dense_block_hessians_agree_with_numpy(m):
+    # the dense weighted Gram matrix is accumulated over panels of rows
+    # (several panels at m = 6000 with a 100-column block), for a block of
+    # columns in any order, in one of a range and in one of scattered columns
+    rng = np.random.RandomState(5)
+    A = rng.randn(m, 130)
+    y = np.where(rng.rand(m) > 0.5, 1.0, -1.0)
+    problem = bcd.Logistic(A, y, l2=0.5)
+    x = 0.3 * rng.randn(130)
+    z = A @ x
+    h = 1.0 / (2.0 + np.exp(z) + np.exp(-z))  # the logistic curvature weights
+    state = problem.compile(False, 130)
+    state.set_x(x)
+    for blk in (rng.permutation(100), rng.permutation(130)[:100], np.array([7, 3, 120, 64])):
+        blk = blk.astype(np.int32)
+        H = state.get_block_matrix(blk, exact=True)
+        expected = (A[:, blk] * h[:, None]).T @ A[:, blk] + 0.5 * np.eye(blk.size)
+        np.testing.assert_allclose(H, expected, rtol=1e-10, atol=1e-10 * max(m, 1))
+
+
 def test_exact_update_rejects_non_quadratic_problems():
     A, y = multinomial_data(m=30, d=5, k=3)
     for problem in (bcd.Logistic(A, np.where(y > 0, 1, -1)), bcd.Multinomial(A, y)):

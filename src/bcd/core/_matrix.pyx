@@ -7,6 +7,8 @@ from scipy.linalg.cython_blas cimport ddot, daxpy, dgemv, dsyrk
 
 #: the smallest block whose dense Gram matrix is formed by one BLAS call
 cdef Py_ssize_t GRAM_BLAS = 8
+#: doubles in one row panel of the dense weighted Gram matrix (2 MiB)
+cdef Py_ssize_t GRAM_PANEL = 262144
 
 
 cdef bint _dense_gram(const double* values, Py_ssize_t m, const int* cols, Py_ssize_t nb,
@@ -46,26 +48,45 @@ cdef bint _dense_gram(const double* values, Py_ssize_t m, const int* cols, Py_ss
         for i in range(m):
             if not (row_weight[i] >= 0.0):
                 return False
-    B = <double*>malloc((m * nb + m) * sizeof(double))
+    # panels of rows small enough to stay in cache between the gather and
+    # the rank-k update: A is read once, and the scratch is O(nb) panels
+    # rather than an m x nb copy (whose fresh pages cost more than the update)
+    cdef Py_ssize_t rows = GRAM_PANEL // nb
+    if rows < 64:
+        rows = 64
+    if rows > m:
+        rows = m
+    B = <double*>malloc((rows * nb + rows) * sizeof(double))
     if B == NULL:
         return False
-    cdef double* root = B + m * nb
+    cdef double* root = B + rows * nb
     cdef double* dst
-    if row_weight != NULL:
-        for i in range(m):
-            root[i] = sqrt(row_weight[i])
-    for a in range(nb):
-        col = <double*>values + <Py_ssize_t>cols[a] * m
-        dst = B + a * m
-        if row_weight == NULL:
-            for i in range(m):
-                dst[i] = col[i]
-        else:
-            for i in range(m):
-                dst[i] = col[i] * root[i]
-    # G = B.T @ B (upper triangle, column-major)
-    dsyrk(&uplo, &trans, &n_, &k_, &one, B, &k_, &zero, G, &n_)
+    cdef Py_ssize_t top = 0, h
+    cdef double beta = 0.0
+    cdef int h_
+    while top < m:
+        h = rows if top + rows <= m else m - top
+        h_ = <int>h
+        if row_weight != NULL:
+            for i in range(h):
+                root[i] = sqrt(row_weight[top + i])
+        for a in range(nb):
+            col = <double*>values + <Py_ssize_t>cols[a] * m + top
+            dst = B + a * h
+            if row_weight == NULL:
+                for i in range(h):
+                    dst[i] = col[i]
+            else:
+                for i in range(h):
+                    dst[i] = col[i] * root[i]
+        # G (+)= B.T @ B (upper triangle, column-major)
+        dsyrk(&uplo, &trans, &n_, &h_, &one, B, &h_, &beta, G, &n_)
+        beta = 1.0
+        top += h
     free(B)
+    if m == 0:
+        for a in range(nb * nb):
+            G[a] = 0.0
     for b in range(nb):
         for a in range(b):
             G[b + a * nb] = G[a + b * nb]
