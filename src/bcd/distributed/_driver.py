@@ -24,6 +24,11 @@ ORDERS = ("cyclic", "random")
 METHODS = ("auto", "cocoa+", "proxcocoa+", "newton")
 #: the Armijo fraction of Newton's line search
 ARMIJO = 1e-4
+#: Newton's method reuses the last Hessian once the Newton decrement is at
+#: most this fraction of the objective (about the relative suboptimality)...
+LAZY_HESSIAN = 1e-3
+#: ...while each step's decrement falls below this fraction of the last
+LAZY_RATE = 0.1
 #: method="auto" runs Newton's method (instead of CoCoA+) for models with at
 #: most this many coefficients (features, plus the intercept): its Hessian,
 #: NEWTON_MAX^2 doubles, travels from every partition each round
@@ -1229,6 +1234,8 @@ class _Newton(_Rounds):
         self.intercept = bool(opts["fit_intercept"])
         self.n = d + int(self.intercept)
         self.cfg = dict(loss=opts["loss"], fit_intercept=self.intercept, hessian=True)
+        self.loss_hessian = None            # the loss's Hessian of the last round sending it
+        self.decrement = None               # the Newton decrement of the last step
         self.x = np.zeros(self.n)           # the accepted point
         self.trial = np.zeros(self.n)       # the point of the next round
         self.step = None                    # the Newton step from x
@@ -1257,14 +1264,20 @@ class _Newton(_Rounds):
         primal = sum(r["primal"] for r in out) + 0.5 * float(w @ (self.ridge * w))
         if self.value is not None and not \
                 primal <= self.value + ARMIJO * self.length * self.slope:
-            # not enough decrease: a shorter step from x next round
+            # not enough decrease: a shorter step from x next round, and a
+            # fresh Hessian with it where the step came from an old one
             self.length *= 0.5
+            self._want_hessian(True)
             return self.measured
         grad = np.sum([r["grad"] for r in out], axis=0)
         if self.cfg["hessian"]:
             hess = np.sum([r["hess"] for r in out], axis=0)
+            self.loss_hessian = hess.copy()
         else:
             hess = self.loss_hessian.copy()
+        if self.intercept:
+            # the intercept's curvature at this point (every round sends it)
+            hess[self.d, self.d] = sum(r["curv_c"] for r in out)
         # the dual at beta: its w is R^{-1} A^T beta = -R^{-1} (loss gradient)
         v = -grad[:self.d] / self.ridge
         dual = sum(r["conj"] for r in out) - c * sum(r["sum_beta"] for r in out) \
@@ -1273,11 +1286,6 @@ class _Newton(_Rounds):
         if self.intercept:
             slope, curv = grad[self.d], hess[self.d, self.d]
             gap += slope * slope / (2.0 * curv) if curv > 0 else (0.0 if slope == 0 else np.inf)
-        if self.o["loss"] == "squared" and self.cfg["hessian"]:
-            # the squared loss's Hessian does not depend on the point: the
-            # workers send it once
-            self.loss_hessian = hess.copy()
-            self.cfg = dict(self.cfg, hessian=False)
         grad[:self.d] += self.ridge * w
         hess[np.arange(self.d), np.arange(self.d)] += self.ridge
         self.x = self.trial.copy()
@@ -1299,8 +1307,26 @@ class _Newton(_Rounds):
             self.step = step
             self.slope = float(self.grad @ step)
             self.length = 1.0
+            # the workers' Hessians are the costliest part of a round.  The
+            # squared loss's does not depend on the point: sent once.  Near
+            # the optimum (a Newton decrement below LAZY_HESSIAN of the
+            # objective) the next points lie close to this one, and the last
+            # Hessian serves while the decrement keeps falling fast
+            decrement, last = -self.slope, self.decrement
+            fresh = self.o["loss"] != "squared" and (
+                not decrement <= LAZY_HESSIAN * abs(self.value)
+                or (not self.cfg["hessian"] and last is not None
+                    and not decrement <= LAZY_RATE * last))
+            self._want_hessian(fresh)
+            self.decrement = decrement
         if self.step is not None:
             self.trial = self.x + self.length * self.step
+
+    def _want_hessian(self, fresh):
+        """Ask the next rounds for the workers' Hessians, or not."""
+        fresh = bool(fresh) and self.o["loss"] != "squared"
+        if fresh != self.cfg["hessian"]:
+            self.cfg = dict(self.cfg, hessian=fresh)
 
     def current(self):
         return self._split(self.x)[0]

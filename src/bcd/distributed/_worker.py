@@ -263,8 +263,9 @@ def _weighted_gram(X, weights):
 
 def newton_round(part, fit, k, rnd, w, c, cfg):
     """One round of distributed Newton on row partition ``k``: at the shared
-    point (w, c), the partition's loss, its gradient and Hessian in (w, c)
-    (the intercept last when ``cfg["fit_intercept"]``), and its pieces of
+    point (w, c), the partition's loss, its gradient and (when
+    ``cfg["hessian"]``) Hessian in (w, c) (the intercept last when
+    ``cfg["fit_intercept"]``; its curvature is sent every round), and its pieces of
     the dual at beta_i = -s_i phi'(z_i) (the conjugate part and sum beta),
     from which the driver assembles the objective, the Newton step and the
     duality gap.  Stateless: a partition recomputed elsewhere gives the
@@ -286,6 +287,7 @@ def newton_round(part, fit, k, rnd, w, c, cfg):
         grad[:d] = np.asarray(X.T @ sg1).ravel()
         if cfg["fit_intercept"]:
             grad[d] = float(np.sum(sg1))
+    curv_c = float(np.sum(sg2)) if m and cfg["fit_intercept"] else 0.0
     if m and hess is not None:
         if sp.issparse(X):
             hess[:d, :d] = (X.T @ X.multiply(sg2[:, None]).tocsr()).toarray()
@@ -295,13 +297,14 @@ def newton_round(part, fit, k, rnd, w, c, cfg):
             col = np.asarray(X.T @ sg2).ravel()
             hess[:d, d] = col
             hess[d, :d] = col
-            hess[d, d] = float(np.sum(sg2))
+            hess[d, d] = curv_c
     # the dual point beta = -s phi'(z), in the parameterization q of _signed
     # (beta = q; t s q with q = sigmoid(-t z) = -t phi'; t q), t = +-1
     beta = -sg1
     q = beta if loss == "squared" else (-g1 * t if loss == "logistic" else -sg1 * t)
     conj = _conj_value(loss, q, t, s) if m else 0.0
-    return {"lost": False, "primal": primal, "grad": grad, "hess": hess, "conj": conj,
+    return {"lost": False, "primal": primal, "grad": grad, "hess": hess, "curv_c": curv_c,
+            "conj": conj,
             "sum_beta": float(np.sum(beta)), "seconds": time.perf_counter() - started}
 
 
