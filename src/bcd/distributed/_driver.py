@@ -236,8 +236,10 @@ def _workers(client):
 def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
     """The packed partitions as futures, one per chunk along ``axis``
     (rows: 0, columns: 1), with y and the weights split alike (rows), and
-    the matrix's shape.  Returns ``(futures, shapes, nbytes, y, weights)``
-    (y and weights in memory only for column partitions)."""
+    the matrix's shape.  Returns ``(futures, shapes, nbytes, y, weights,
+    sources, labels)`` (y and weights in memory only for column partitions;
+    ``labels`` the distinct targets of every partition for a classification
+    loss on rows, else None)."""
     dask, da, distributed = _dask()
     classify = "multinomial" if loss == "multinomial" else axis == 0 and loss != "squared"
     if _is_lazy(X):
@@ -288,6 +290,7 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
                              for k, f in enumerate(futures)])
     shapes = [i[0] for i in infos]
     nbytes = sum(i[1] for i in infos)
+    labels = np.unique(np.concatenate([i[2] for i in infos])) if classify else None
     other = 1 - axis
     widths = {s[other] for s in shapes if s[axis] > 0} | {shapes[0][other]}
     if len({s[other] for s in shapes}) != 1:
@@ -298,7 +301,7 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
         y = _in_memory(y, "y", m, client)
         sample_weight = None if sample_weight is None else \
             _in_memory(sample_weight, "sample_weight", m, client)
-    return futures, shapes, nbytes, y, sample_weight, sources
+    return futures, shapes, nbytes, y, sample_weight, sources, labels
 
 
 def _place(client, source, worker, fresh=False):
@@ -692,14 +695,14 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         if l2.ndim == 1 and not np.all(l2 == l2[0]):
             raise ValueError("with l1 > 0, l2 must be one number (the elastic net).")
         opts["l2"] = float(l2) if l2.ndim == 0 else float(l2[0])
-        parts, shapes, nbytes, y, sw, opts["sources"] = _partition(
+        parts, shapes, nbytes, y, sw, opts["sources"], _ = _partition(
             client, X, y, sample_weight, 1, n_partitions, loss)
         return _Prox(client, parts, shapes, nbytes, y, sw, opts).run()
     if np.any(l2 <= 0):
         raise ValueError("CoCoA+ (no l1) needs l2 > 0 on every coordinate: the dual exists "
                          "only with a strictly convex L2 term.")
-    parts, shapes, nbytes, _, _, opts["sources"] = _partition(client, X, y, sample_weight, 0,
-                                                              n_partitions, loss)
+    parts, shapes, nbytes, _, _, opts["sources"], opts["labels"] = _partition(
+        client, X, y, sample_weight, 0, n_partitions, loss)
     if method == "auto":
         small = shapes[0][1] + int(bool(fit_intercept)) <= NEWTON_MAX
         method = "newton" if small and loss in NEWTON_LOSSES else "cocoa+"
@@ -863,9 +866,7 @@ class _Rounds:
     def _check_binary_labels(self):
         """The labels of every partition together: exactly two classes,
         {-1, +1} or {0, 1}."""
-        labels = np.unique(np.concatenate(self.client.gather(
-            [self.client.submit(_worker.labels_of, f, pure=False, workers=self.workers[k])
-             for k, f in enumerate(self.parts)])))
+        labels = self.o["labels"]
         if labels.size != 2 or not (np.array_equal(labels, [-1.0, 1.0])
                                     or np.array_equal(labels, [0.0, 1.0])):
             raise ValueError(f"y must contain exactly two classes labelled {{-1, +1}} or "
@@ -1042,9 +1043,7 @@ class _CoCoA(_Rounds):
         n_classes = 1
         if self.multinomial:
             # the classes of every partition; W is d x n_classes, flat
-            self.classes = np.unique(np.concatenate(self.client.gather(
-                [self.client.submit(_worker.labels_of, f, pure=False, workers=self.workers[k])
-                 for k, f in enumerate(parts)])))
+            self.classes = opts["labels"]
             if self.classes.size < 2:
                 raise ValueError(f"loss='multinomial' needs y with at least two classes; got "
                                  f"{self.classes.tolist()}.")

@@ -114,16 +114,12 @@ def pack(k, X, y, weights, axis, classify=False):
 
 
 def shape_of(part):
-    """The shape of a packed partition's matrix and its size in bytes."""
+    """The shape of a packed partition's matrix, its size in bytes and the
+    distinct targets of a classification partition (else None)."""
     X = part[0]
     nbytes = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) if sp.issparse(X) \
         else X.nbytes
-    return X.shape, int(nbytes)
-
-
-def labels_of(part):
-    """The distinct targets of a row partition (to check binary labels)."""
-    return part[3]
+    return X.shape, int(nbytes), (part[3] if len(part) > 3 else None)
 
 
 def _rows(X):
