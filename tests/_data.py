@@ -16,7 +16,7 @@ RULES = ["cyclic", "random", "lipschitz", "gs"]
 BLOCKS = ["fixed", "variable"]
 # the greedy rules and the updates of smooth problems
 GREEDY = ["gs", "gsl", "gsd", "gsq"]
-UPDATES = ["gradient", "linesearch", "matrix", "newton"]
+UPDATES = ["gradient", "linesearch", "matrix", "newton", "lbfgs"]
 
 # the size of dense_problem and sparse_problem
 N_SAMPLES, N_FEATURES = 30, 12

@@ -522,9 +522,21 @@ def test_few_coordinates_get_newton_steps_on_all_of_them():
          + rng.standard_normal(400) > 0).astype(float)
     problem = bcd.Logistic(A, y, l2=1.0)
     result = bcd.solve(problem, tol=1e-8)
-    assert result.options["auto"] == "smooth model with few coordinates"
+    assert result.options["auto"] == "smooth model with very few coordinates"
+    assert result.options["update"] == "newton" and result.options["block_size"] == 12
     assert result.converged and result.n_iter < 50
     ref = scipy.optimize.minimize(problem.smooth_objective, np.zeros(12), jac=problem.gradient,
+                                  method="trust-exact",
+                                  hess=lambda x: _logistic_hessian(A, y, x, 1.0))
+    assert result.objective == pytest.approx(ref.fun, rel=1e-10)
+    # more coordinates: quasi-Newton steps, Newton's after a budget
+    A = np.repeat(A, 8, axis=1) * np.exp(rng.uniform(-1, 1, 96))
+    problem = bcd.Logistic(A, y, l2=1.0)
+    result = bcd.solve(problem, tol=1e-8)
+    assert result.options["auto"] == "smooth model with few coordinates"
+    assert result.options["update"] == "lbfgs" and result.options["newton_after"] == "auto"
+    assert result.converged and result.n_iter < 100
+    ref = scipy.optimize.minimize(problem.smooth_objective, np.zeros(96), jac=problem.gradient,
                                   method="trust-exact",
                                   hess=lambda x: _logistic_hessian(A, y, x, 1.0))
     assert result.objective == pytest.approx(ref.fun, rel=1e-10)

@@ -192,3 +192,98 @@ def test_lipschitz_estimates_ahead_of_the_bound_for_large_blocks():
         for rule in ("gs", "cyclic"):
             assert final(p, rule=rule, blocks="fixed", block_size=50, lipschitz="estimate") < \
                 final(p, rule=rule, blocks="fixed", block_size=50)
+
+
+# ----------------------------------------------------- quasi-Newton (L-BFGS) steps
+
+def _collinear_logistic(m=2000, n=60, seed=0):
+    # columns on 10 latent factors plus 1e-3 noise, a tiny ridge: the
+    # Hessian's eigenvalues spread over about eight orders of magnitude
+    rng = np.random.default_rng(seed)
+    F = rng.standard_normal((m, 10))
+    A = F @ rng.standard_normal((10, n)) + 1e-3 * rng.standard_normal((m, n))
+    return bcd.Logistic(A, np.where(F[:, 0] + 0.3 * rng.standard_normal(m) > 0, 1, -1), l2=1e-3)
+
+
+def _scaled_logistic(m=2000, n=40, seed=0):
+    # columns scaled over six orders of magnitude
+    rng = np.random.default_rng(seed)
+    scale = np.logspace(-3, 3, n)
+    A = rng.standard_normal((m, n)) * scale
+    w = rng.standard_normal(n) / scale
+    return bcd.Logistic(A, np.where(A @ w / 10 + 0.5 * rng.standard_normal(m) > 0, 1, -1), l2=1.0)
+
+
+@pytest.mark.parametrize("make", [_collinear_logistic, _scaled_logistic])
+def test_lbfgs_reaches_the_newton_optimum(make):
+    problem = make()
+    n = problem.n_coordinates
+    full = dict(blocks="variable", block_size=n, rule="cyclic")
+    newton = bcd.solve(problem, update="newton", tol=1e-10, **full)
+    lbfgs = bcd.solve(problem, update="lbfgs", tol=1e-10, max_iter=5000, **full)
+    assert newton.converged and lbfgs.converged
+    assert lbfgs.objective == pytest.approx(newton.objective, rel=1e-12)
+    assert np.max(np.abs(problem.gradient(lbfgs.x))) <= 1e-6 * np.max(np.abs(problem.gradient(
+        np.zeros(n))))
+
+
+def test_lbfgs_scales_its_model_by_the_lipschitz_constants():
+    # with columns over six orders of magnitude a model started from gamma I
+    # needs thousands of steps; started from gamma diag(L_i), a few dozen
+    from bcd.core import updates
+    problem = _scaled_logistic()
+    full = dict(blocks="variable", block_size=problem.n_coordinates, rule="cyclic",
+                update="lbfgs", max_iter=300)
+    assert bcd.solve(problem, **full).converged
+    spread = updates.LBFGS_SCALE_SPREAD
+    try:
+        updates.LBFGS_SCALE_SPREAD = np.inf
+        assert bcd.solve(problem, warn=False, **full).status == "max_iter"
+    finally:
+        updates.LBFGS_SCALE_SPREAD = spread
+
+
+def test_lbfgs_turns_to_newton_steps_after_its_budget():
+    problem = _collinear_logistic()
+    n = problem.n_coordinates
+    full = dict(blocks="variable", block_size=n, rule="cyclic", update="lbfgs", max_iter=60)
+    assert bcd.solve(problem, warn=False, **full).status == "max_iter"
+    for after in (20, "auto"):
+        r = bcd.solve(problem, newton_after=after, **full)
+        assert r.converged and r.options["newton_after"] == after
+    from bcd.core.updates import newton_budget
+    assert newton_budget(n) == int(6 * (1 + n / 32)) and newton_budget(500) == 50
+
+
+def test_lbfgs_starts_a_new_model_on_a_new_block_and_works_with_any_rule():
+    # a new block starts a new model: random and greedy rules on fixed and
+    # variable blocks still reach the optimum
+    A, b = random_problem(60, 25, density=0.4, seed=3, sparse=False)
+    problem = bcd.LeastSquares(A, b, l2=0.5)
+    x = np.linalg.solve(A.T @ A + 0.5 * np.eye(25), A.T @ b)
+    for rule, blocks in (("random", "fixed"), ("gs", "variable"), ("cyclic", "fixed")):
+        r = bcd.solve(problem, rule=rule, blocks=blocks, block_size=5, update="lbfgs",
+                      tol=1e-10, max_iter=100000)
+        assert r.converged
+        np.testing.assert_allclose(r.x, x, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "AUTO", "never"])
+def test_lbfgs_newton_after_is_checked(bad):
+    problem = _scaled_logistic(m=50, n=5)
+    with pytest.raises(ValueError, match="newton_after must be None, 'auto' or an integer"):
+        bcd.solve(problem, update="lbfgs", newton_after=bad)
+
+
+def test_lbfgs_newton_after_needs_block_hessians():
+    class NoHessian(bcd.LeastSquares):
+        @property
+        def capabilities(self):
+            return super().capabilities - {"block_hessian"}
+
+    A, b = random_problem(30, 6, density=0.7, seed=2, sparse=False)
+    problem = NoHessian(A, b)
+    with pytest.raises(ValueError, match="newton_after needs a problem with block Hessians"):
+        bcd.solve(problem, update="lbfgs", newton_after=5)
+    assert bcd.solve(problem, update="lbfgs", newton_after="auto", tol=1e-8,
+                     max_iter=100000).converged

@@ -296,6 +296,170 @@ cdef class CyNewtonUpdate(CyUpdate):
         return self.armijo(prob, gd, 1.0)
 
 
+#: pairs (s, y) the quasi-Newton update keeps
+LBFGS_MEMORY = 10
+
+
+cdef class CyQuasiNewtonUpdate(CyUpdate):
+    """d = -B_b^-1 grad_b f with B_b the limited-memory BFGS model of the
+    block Hessian (Nocedal and Wright, algorithm 7.4), and an Armijo line
+    search from alpha = 1.
+
+    The model is built from the last ``memory`` steps s and gradient
+    changes y of the same block (a different block starts a new model; a
+    pair with s.y <= 0 is skipped).  Its initial matrix is gamma I with
+    gamma = s.y / y.y for the last pair or, with ``scaled``, gamma diag(L_i)
+    with gamma = s.y / (y^T diag(L_i)^-1 y) and L_i the coordinates'
+    Lipschitz constants: columns of very different scales then cost no more
+    iterations than scaled ones.  Each step costs O(memory |b|) besides the gradient
+    and the line search, and no block matrix: for a block of all the
+    coordinates of a model with many of them it takes the place of
+    Newton's m |b|^2 Hessian.
+
+    With ``newton_after`` > 0, after that many steps on one block the
+    update takes Newton steps on it (:class:`CyNewtonUpdate`): on an
+    ill-conditioned problem, where the model needs thousands of steps, the
+    time lost is then bounded by the budget.
+    """
+    cdef Py_ssize_t memory, count, head, last_size, newton_after, steps
+    cdef bint scaled, has_last
+    cdef CyNewtonUpdate newton
+    cdef double[:, ::1] S
+    cdef double[:, ::1] Y
+    cdef double[::1] rho
+    cdef double[::1] coef
+    cdef double[::1] g_last
+    cdef double[::1] s_last
+    cdef int[::1] blk_last
+
+    def __init__(self, bint scaled=False, Py_ssize_t memory=LBFGS_MEMORY,
+                 Py_ssize_t newton_after=0):
+        self.memory = max(1, memory)
+        self.scaled = scaled
+        self.rho = np.zeros(self.memory)
+        self.coef = np.zeros(self.memory)
+        self.newton_after = max(0, newton_after)
+        if self.newton_after:
+            self.newton = CyNewtonUpdate()
+        CyUpdate.__init__(self)
+
+    def reserve(self, Py_ssize_t max_block):
+        if max_block <= self.reserved:
+            return
+        CyUpdate.reserve(self, max_block)
+        if self.newton is not None:
+            self.newton.reserve(max_block)
+        self.S = np.zeros((self.memory, max_block))
+        self.Y = np.zeros((self.memory, max_block))
+        self.g_last = np.zeros(max_block)
+        self.s_last = np.zeros(max_block)
+        self.blk_last = np.zeros(max_block, dtype=np.int32)
+        self.count = self.head = 0
+        self.has_last = False
+
+    cdef inline double dinv(self, CyProblem prob, int j) noexcept nogil:
+        # the inverse of the initial model's diagonal, before gamma
+        cdef double L
+        if self.scaled:
+            L = prob.lipschitz[j]
+            if L > 0.0 and isfinite(1.0 / L):
+                return 1.0 / L
+        return 1.0
+
+    cdef int step(self, CyProblem prob, const Block* block) noexcept nogil:
+        cdef const int* blk = block.coords
+        cdef Py_ssize_t nb = block.size
+        cdef const double* gb = block.grad
+        cdef Py_ssize_t a, k, slot
+        cdef double sy, ss, yy, yhy, gamma = 1.0, c, gd = 0.0
+        cdef bint same = self.has_last and nb == self.last_size
+        cdef int status
+        if same:
+            for a in range(nb):
+                if blk[a] != self.blk_last[a]:
+                    same = False
+                    break
+        if not same:
+            self.count = 0
+            self.steps = 0
+        elif self.newton_after and self.steps >= self.newton_after:
+            # the model has had its budget on this block: Newton steps
+            return self.newton.step(prob, block)
+        else:
+            # the pair of the last step: s (kept) and y = g - g_last
+            sy = ss = yy = yhy = 0.0
+            for a in range(nb):
+                c = gb[a] - self.g_last[a]
+                sy += self.s_last[a] * c
+                ss += self.s_last[a] * self.s_last[a]
+                yy += c * c
+                yhy += c * c * self.dinv(prob, blk[a])
+            if sy > 1e-12 * sqrt(ss * yy) and yhy > 0.0:
+                for a in range(nb):
+                    self.Y[self.head, a] = gb[a] - self.g_last[a]
+                    self.S[self.head, a] = self.s_last[a]
+                self.rho[self.head] = 1.0 / sy
+                self.head = (self.head + 1) % self.memory
+                if self.count < self.memory:
+                    self.count += 1
+        if self.count > 0:
+            # gamma of the newest pair
+            slot = (self.head - 1 + self.memory) % self.memory
+            yhy = 0.0
+            for a in range(nb):
+                yhy += self.Y[slot, a] * self.Y[slot, a] * self.dinv(prob, blk[a])
+            gamma = 1.0 / (self.rho[slot] * yhy)
+        # the two-loop recursion: d = -H g
+        for a in range(nb):
+            self.d[a] = gb[a]
+        for k in range(self.count):
+            slot = (self.head - 1 - k + 2 * self.memory) % self.memory
+            c = 0.0
+            for a in range(nb):
+                c += self.S[slot, a] * self.d[a]
+            c *= self.rho[slot]
+            self.coef[slot] = c
+            for a in range(nb):
+                self.d[a] -= c * self.Y[slot, a]
+        for a in range(nb):
+            self.d[a] *= gamma * self.dinv(prob, blk[a])
+        for k in range(self.count - 1, -1, -1):
+            slot = (self.head - 1 - k + 2 * self.memory) % self.memory
+            c = 0.0
+            for a in range(nb):
+                c += self.Y[slot, a] * self.d[a]
+            c = self.coef[slot] - self.rho[slot] * c
+            for a in range(nb):
+                self.d[a] += c * self.S[slot, a]
+        for a in range(nb):
+            self.d[a] = -self.d[a]
+            gd += gb[a] * self.d[a]
+        if not gd < 0.0:
+            # not a descent direction (rounding): start a new model
+            self.count = 0
+            gd = 0.0
+            for a in range(nb):
+                self.d[a] = -gb[a] * self.dinv(prob, blk[a])
+                gd += gb[a] * self.d[a]
+            if not gd < 0.0:
+                self.has_last = False
+                return STEP_TAKEN
+        prob.direction_prepare(blk, nb, &self.d[0])
+        status = self.armijo(prob, gd, 1.0)
+        if status == STEP_TAKEN:
+            for a in range(nb):
+                self.s_last[a] = self.accepted * self.d[a]
+                self.g_last[a] = gb[a]
+                self.blk_last[a] = blk[a]
+            self.last_size = nb
+            self.has_last = True
+            self.steps += 1
+        else:
+            self.has_last = False
+            self.count = 0
+        return status
+
+
 cdef class CyExactUpdate(CyMatrixUpdate):
     """The minimizer of f over the block, for quadratic f: there the block
     Hessian is constant and equal to H_b, so this is the matrix update.  A

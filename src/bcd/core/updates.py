@@ -6,8 +6,11 @@ themselves (their spec's ``solve``): on a forest of a quadratic the block
 Hessian is Q_bb, so the exact, matrix and Newton updates listed for them
 are all that linear-time message-passing solve.
 """
+import numpy as np
+
 from ._update import (CyExactUpdate, CyGradientUpdate, CyHomotopyUpdate, CyLineSearchUpdate,
-                      CyMatrixUpdate, CyNewtonUpdate, CyProxNewtonUpdate, CyTwoMetricUpdate)
+                      CyMatrixUpdate, CyNewtonUpdate, CyProxNewtonUpdate, CyQuasiNewtonUpdate,
+                      CyTwoMetricUpdate)
 from .specs import Option, Spec, SpecTable, needs
 
 
@@ -27,6 +30,58 @@ def _matrix(ctx):
 def _newton(ctx):
     # with a penalty: proximal Newton (eq. 38), solved exactly on the block
     return CyProxNewtonUpdate() if ctx.problem.penalty is not None else CyNewtonUpdate()
+
+
+#: the quasi-Newton update scales its initial model by the coordinates'
+#: Lipschitz constants where these spread over more than this factor
+LBFGS_SCALE_SPREAD = 100.0
+
+
+#: ``newton_after="auto"``: quasi-Newton steps before Newton's, this many
+#: times the cost of a Newton step (its Hessian) in quasi-Newton steps,
+#: taken as 1 + |b| / 32 (measured on dense data, 100-500 coordinates)...
+NEWTON_AFTER_STEPS = 6
+#: ...and at most this many (so that an iteration limit of 100, scikit-
+#: learn's, leaves room for the Newton steps)
+NEWTON_AFTER_MAX = 50
+
+
+def newton_budget(block_size):
+    """The quasi-Newton steps of ``newton_after="auto"`` for blocks of
+    ``block_size`` coordinates."""
+    return min(int(NEWTON_AFTER_STEPS * (1 + block_size / 32)), NEWTON_AFTER_MAX)
+
+
+def _lbfgs(ctx):
+    # a diagonal initial model where the coordinates' scales differ widely
+    # (columns over orders of magnitude); with near-equal scales the static
+    # bounds L_i, which ignore how the curvature changes, cost iterations
+    scaled = False
+    caps = ctx.problem.capabilities
+    if "lipschitz" in caps:
+        L = np.asarray(ctx.problem.lipschitz, dtype=np.float64)
+        L = L[L > 0]
+        scaled = L.size > 0 and float(L.max()) > LBFGS_SCALE_SPREAD * float(L.min())
+    after = ctx.options["newton_after"]
+    if isinstance(after, int) and "block_hessian" not in caps:
+        raise ValueError(f"newton_after needs a problem with block Hessians (Newton steps); "
+                         f"{type(ctx.problem).__name__} has none: give newton_after=None "
+                         f"or 'auto'.")
+    if isinstance(after, str):
+        size = ctx.options.get("block_size") or ctx.problem.n_coordinates
+        after = newton_budget(min(size, ctx.problem.n_coordinates)) \
+            if "block_hessian" in caps else 0
+    return CyQuasiNewtonUpdate(scaled, newton_after=after or 0)
+
+
+def _check_newton_after(value):
+    if value is None or (isinstance(value, str) and value == "auto"):
+        return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or value < 1:
+        raise ValueError(f"newton_after must be None, 'auto' or an integer >= 1, got "
+                         f"{value!r}.")
+    return int(value)
 
 
 def _exact(ctx):
@@ -76,6 +131,18 @@ UPDATES = SpecTable({
     "newton": Spec("update", "newton", _newton, needs(["block_hessian"], penalty=["slope"]),
                    _ALL, block_matrix=True,
                    doc="block Newton with a line search (with a penalty: proximal Newton)"),
+    "lbfgs": Spec("update", "lbfgs", _lbfgs, needs(penalty=None), _PLAIN,
+                  options=(Option("newton_after", None,
+                                  "quasi-Newton steps on a block before Newton steps (None: "
+                                  "never; 'auto': a budget of a few Newton steps' cost)",
+                                  check=_check_newton_after, kind='int, "auto" or None',
+                                  text="""With update "lbfgs": after this many steps
+                  on one block, block Newton steps instead (problems with a block
+                  Hessian).  ``"auto"``: ``6 (1 + |b| / 32)`` steps, about the cost of
+                  six Newton steps, and at most 50, which bounds the time lost on an
+                  ill-conditioned problem; None (default): never."""),),
+                  doc="-B_b^-1 grad_b f with the limited-memory BFGS model B_b of the block "
+                      "Hessian and an Armijo search"),
     "exact": Spec("update", "exact", _exact, needs(["quadratic", "hessian_bound"], penalty=None),
                   _ALL, block_matrix=True, doc="the block minimizer of a quadratic"),
     "two_metric": Spec("update", "two_metric", _two_metric,
