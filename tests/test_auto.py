@@ -553,3 +553,22 @@ def test_few_coordinates_get_newton_steps_on_all_of_them():
 def _logistic_hessian(A, y, x, l2):
     p = 1.0 / (1.0 + np.exp(-(A @ x)))
     return (A.T * (p * (1 - p))) @ A + l2 * np.eye(A.shape[1])
+
+
+def test_dense_models_with_many_coordinates_get_quasi_newton_steps():
+    # dense tall data with more than 512 columns: L-BFGS steps on all of them
+    # (sparse data keeps the Newton formulation)
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((1500, auto.DENSE_NEWTON + 40))
+    w = rng.standard_normal(A.shape[1]) / np.sqrt(A.shape[1])
+    y = np.where(A @ w + 0.5 * rng.standard_normal(1500) > 0, 1.0, -1.0)
+    for problem in (bcd.Logistic(A, y, l2=1.0),
+                    bcd.Poisson(A / 10, rng.poisson(np.exp(A @ w / 10)), l2=1.0)):
+        result = bcd.solve(problem, tol=1e-9)
+        assert result.options["auto"] == "smooth linear model on dense data with many coordinates"
+        assert result.options["update"] == "lbfgs" and result.converged
+        newton = bcd.solve(problem, formulation="newton", tol=1e-9)
+        assert result.objective == pytest.approx(newton.objective, rel=1e-12)
+    sparse = bcd.Logistic(sp.csc_matrix(A * (rng.random(A.shape) < 0.05)), y, l2=1.0)
+    assert bcd.solve(sparse, max_iter=1, warn=False).options["auto"] \
+        == "smooth generalized linear model (Newton)"

@@ -86,8 +86,11 @@ def _dual(problem):
 
 def _few_coordinates(problem):
     n = problem.n_coordinates
-    dense = isinstance(getattr(problem, "A", None), np.ndarray)
-    return n <= SMALL or (dense and n <= DENSE_NEWTON)
+    return n <= SMALL or (_dense(problem) and n <= DENSE_NEWTON)
+
+
+def _dense(problem):
+    return isinstance(getattr(problem, "A", None), np.ndarray)
 
 
 def _very_few_coordinates(problem):
@@ -206,6 +209,17 @@ AUTO_TABLE = (
         "line-search row below and 186 ms for liblinear; ridge on dataset A 48 ms, where "
         "coordinate descent with extrapolation stopped at max_iter after 1.1 s (LSQR 56 "
         "ms); cyclic order 30x slower than random permutations on both"),
+    Row("smooth linear model on dense data with many coordinates",
+        _all(_not(_penalized), _structure("linear_model"), _dense, _has("quadratic_model"),
+             _not(_has("quadratic"))),
+        dict(rule="cyclic", blocks="variable", block_size="all", update="lbfgs"),
+        "quasi-Newton (L-BFGS) steps on all coordinates, two passes over the data each "
+        "(one BLAS thread), where the Newton row below solves each weighted least-squares "
+        "model by passes of coordinate descent over dense columns: logistic on "
+        "make_classification 5000 x 2000 (50 informative, l2=1) 4.4 s against 18.0 s, "
+        "logistic on Gaussian 20000 x 1000 0.53 s against 2.5 s, Poisson on Gaussian "
+        "10000 x 1000 0.34 s against 0.76 s; no Newton steps after a budget, whose n x n "
+        "Hessians grow with the coordinates"),
     Row("smooth generalized linear model (Newton)",
         _all(_not(_penalized), _structure("linear_model"), _has("quadratic_model"),
              _not(_has("quadratic"))),
