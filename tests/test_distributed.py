@@ -856,3 +856,31 @@ def test_liblinear_logistic_regression_on_dask_arrays_penalizes_its_intercept(cl
     np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(dist.intercept_, mem.intercept_, rtol=1e-5, atol=1e-6)
     assert dist.n_features_in_ == 6
+
+
+def test_partitions_are_placed_where_their_blocks_are_held(client):
+    # chunks persisted on the cluster, each pinned to a chosen worker: every
+    # partition goes to the worker that holds its block (no transfer), at
+    # most its share per worker; blocks held nowhere go round-robin
+    from bcd.distributed import _driver
+    workers = _driver._workers(client)
+    A = np.random.default_rng(0).standard_normal((80, 5))
+    X = da.from_array(A, chunks=(20, -1))
+    blocks = X.to_delayed(optimize_graph=False).ravel().tolist()
+    pinned = [workers[1], workers[0], workers[1], workers[0]]
+    blocks = [client.persist(b, workers=[w], allow_other_workers=False)
+              for b, w in zip(blocks, pinned)]
+    distributed.wait(blocks)
+    assert _driver._near(client, blocks, workers) == pinned
+    # a worker holding more than its share gives the rest away
+    crowded = [blocks[0], blocks[2], blocks[0], blocks[2]]
+    assert sorted(_driver._near(client, crowded, workers)) == sorted(workers * 2)
+    assert _driver._near(client, [object()] * 3, workers) == [workers[0], workers[1], workers[0]]
+    # the fit places its partitions so, and gives the in-memory answer
+    Xp = client.persist(X)
+    distributed.wait(Xp)
+    y = A @ np.arange(1.0, 6.0)
+    r = bd.solve(Xp, da.from_array(y, chunks=20), loss="squared", l2=1.0, client=client,
+                 tol=1e-10, relative=True)
+    ref = bcd.solve(bcd.LeastSquares(A, y, l2=1.0), tol=1e-12)
+    np.testing.assert_allclose(r.x, ref.x, rtol=1e-8)

@@ -279,11 +279,13 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
         else:
             ys = ws = [None] * len(blocks)
         sources = [(k, b, ys[k], ws[k], axis, classify) for k, b in enumerate(blocks)]
-    # the partitions spread round-robin over the workers, each computed from
-    # its source on the worker that keeps it, and pinned there
+    # each partition computed from its source on the worker that keeps it,
+    # and pinned there: a worker already holding the block (data loaded on
+    # the cluster), else round-robin
     workers = _workers(client)
-    futures = [_place(client, src, workers[k % len(workers)]) for k, src in enumerate(sources)]
-    where = [[workers[k % len(workers)]] for k in range(len(sources))]
+    chosen = _near(client, [src[1] for src in sources], workers)
+    futures = [_place(client, src, w) for src, w in zip(sources, chosen)]
+    where = [[w] for w in chosen]
     # (a worker that dies meanwhile has its partitions placed again)
     _settle(client, futures, where, sources, list(range(len(sources))))
     infos = _gather(client, [client.submit(_worker.shape_of, f, pure=False, workers=where[k])
@@ -302,6 +304,36 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
         sample_weight = None if sample_weight is None else \
             _in_memory(sample_weight, "sample_weight", m, client)
     return futures, shapes, nbytes, y, sample_weight, sources, labels
+
+
+def _near(client, blocks, workers):
+    """A worker for each block: one that holds it already where the block is
+    data on the cluster (a persisted chunk) and that worker has no more
+    than its share of the partitions, else the next in round-robin order."""
+    holders = {}
+    try:
+        keyed = [b for b in blocks if hasattr(b, "key")]
+        if keyed:
+            holders = client.who_has(keyed)
+    except Exception:  # noqa: BLE001 - no locality information: round-robin
+        holders = {}
+    share = -(-len(blocks) // len(workers))
+    load = {w: 0 for w in workers}
+    chosen = [None] * len(blocks)
+    for k, b in enumerate(blocks):
+        for w in holders.get(getattr(b, "key", None), ()):
+            if w in load and load[w] < share:
+                chosen[k] = w
+                load[w] += 1
+                break
+    for k in range(len(blocks)):
+        if chosen[k] is None:
+            w = workers[k % len(workers)]
+            if load[w] >= share:
+                w = min(workers, key=lambda v: load[v])
+            chosen[k] = w
+            load[w] += 1
+    return chosen
 
 
 def _place(client, source, worker, fresh=False):
