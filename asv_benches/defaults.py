@@ -113,6 +113,18 @@ def poisson(max_time, repeats):
             _optimality(problem, model.coef_))
 
 
+def logistic_dense(max_time, repeats):
+    from sklearn.datasets import make_classification
+    from sklearn.linear_model import LogisticRegression
+    A, y = make_classification(20000, 500, random_state=0)
+    seconds, problem, result = _bcd(lambda: bcd.Logistic(A, y, l2=1.0), max_time, repeats)
+    peer_s, model = _timed(lambda: LogisticRegression(
+        C=1.0, solver="lbfgs", fit_intercept=False, tol=1e-8, max_iter=10000).fit(A, y),
+        repeats)
+    return ("logistic dense 20000 x 500 (l2=1)", seconds, result, "sklearn lbfgs", peer_s,
+            _optimality(problem, model.coef_.ravel()))
+
+
 def label_propagation(max_time, repeats):
     from scipy.sparse.linalg import spsolve
     W, labels = bcd.datasets.make_lattice_dataset(size=300, n_labelled=3600, weight=1e4,
@@ -150,7 +162,7 @@ def gaussian_process_large(max_time, repeats):
     return _gaussian_process(10000, max_time, repeats)
 
 
-ROWS = [logistic_b, multinomial_c, lasso_a, ridge_a, poisson, label_propagation,
+ROWS = [logistic_b, multinomial_c, lasso_a, ridge_a, poisson, logistic_dense, label_propagation,
         gaussian_process, gaussian_process_large]
 
 
