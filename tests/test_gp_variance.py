@@ -374,3 +374,6 @@ def test_a_spectrum_far_from_low_rank_gives_up_and_returns_the_certified_upper_b
     lower, upper = gp.variance_bounds(Xt)
     np.testing.assert_allclose(upper, std ** 2, rtol=1e-12)
     assert np.all(lower <= exact + 1e-9)
+    # without a tolerance there is nothing to give up on: variance_rank stops it
+    factor = LowRankVariance(kernel, X, noise, 600, 0, n_threads=2, residual=0.0, give_up=True)
+    assert factor.rank == 600 and factor.stopped == "max_rank" and not factor.fallback

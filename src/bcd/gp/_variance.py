@@ -200,11 +200,12 @@ class LowRankVariance:
         is at most ``residual`` (an absolute variance; the regressor passes
         ``variance_residual`` times the noise).
     give_up : bool, default=False
-        Stop early, from ``GIVE_UP_FROM`` pivots on, when the decay of the
-        largest residual diagonal so far (a power law fitted between the
-        current rank and half of it) predicts that ``residual`` needs more
-        than ``GIVE_UP`` times ``rank`` pivots; the bounds then use the
-        first ``FALLBACK`` pivots only (``fallback`` is True).
+        With ``residual`` > 0, stop early, from ``GIVE_UP_FROM`` pivots on,
+        when the decay of the largest residual diagonal so far (a power law
+        fitted between the current rank and half of it) predicts that
+        ``residual`` needs more than ``GIVE_UP`` times ``rank`` pivots; the
+        bounds then use the first ``FALLBACK`` pivots only (``fallback`` is
+        True).
     control : bcd.gp.hyper.common.Control, optional
         Checked at every step of the pivoted Cholesky.
     """
@@ -229,7 +230,7 @@ class LowRankVariance:
             # the largest residual diagonal against the rank, a power law
             # between r/2 and r, extrapolated to the tolerance
             history.append((r, dmax))
-            if r < GIVE_UP_FROM or dmax <= self.residual:
+            if r < GIVE_UP_FROM or dmax <= self.residual or self.residual <= 0.0:
                 return True
             r0, d0 = next(((a, b) for a, b in reversed(history) if a <= r / 2), history[0])
             if r0 <= 0 or d0 <= dmax:
