@@ -104,7 +104,8 @@ def test_get_params_returns_the_arguments():
                           verbose=False, optimizer=None, noise_bounds=(1e-5, 1e5),
                           n_restarts=0, cv=5, cv_scheme="naive", client=None,
                           admm_options=None, candidates=None, max_time=None,
-                          variance_rank=256, variance_neighbors=1536, variance_tol=0.1)
+                          variance_rank=4096, variance_neighbors=1536, variance_tol=0.1,
+                          variance_residual=0.002)
     deep = gp.get_params()
     assert params.items() <= deep.items()
     assert deep["kernel__k1"] is kernel.k1 and deep["kernel__k2__period"] == 1.0

@@ -1,16 +1,32 @@
-r"""Two-sided bounds on the latent predictive variance of a GP without the
-n x n matrix (``GPRegressor(variance="lowrank")``).
+r"""Predictive variances of a GP without the n x n matrix
+(``GPRegressor(variance="lowrank")``): an estimate from an adaptive-rank
+Nystrom factor, and two-sided certified bounds.
 
 With A = K + s2 I (n training points, noise s2) and a test point x*, the
-exact latent variance is var = k** - k*^T A^-1 k*.  Everything here comes
-from r kernel columns chosen once (a greedy partial pivoted Cholesky of K)
-and, per test point, from its m most correlated training points:
+exact latent variance is var = k** - k*^T A^-1 k*.  A greedy partial
+pivoted Cholesky of K (pivots Z, r kernel columns, chosen once) gives Q
+(n x r) with E = K - Q Q^T positive semi-definite (a Schur complement of
+K) and its diagonal e known.  It takes pivots until max(e) is at most a
+fraction (``variance_residual``) of s2: K is then Q Q^T up to a residual
+below the noise level, and r is about the number of eigenvalues of K
+above it (it grows with n for a smooth kernel in several dimensions).
 
-* **lower bound** (low rank).  The pivoted Cholesky gives Q (n x r) with
-  E = K - Q Q^T positive semi-definite (a Schur complement of K) and its
-  diagonal e known.  P = Q Q^T + s2 I <= A, so P^-1 >= A^-1 and
-  var_L = k** - q with q = k*^T P^-1 k* (Woodbury, r x r) is at most var.
-  Its certificate: with w = P^-1 k*,
+* **estimate** (what ``predict`` returns).  With L = Q_Z (the pivots' rows
+  of Q, lower triangular, L L^T = K_ZZ), c* = L^-1 k(Z, x*) and
+  e* = k** - |c*|^2 (the residual prior variance at x*), the DTC variance
+
+      v = e* + s2 c*^T (Q^T Q + s2 I)^-1 c*
+
+  is the exact variance of the model in which the training targets see f
+  only through its Nystrom part Q u (u = L^-1 f_Z).  It needs only the r
+  kernel values k(Z, x*): O(r^2) per test point, against O(n r) for the
+  bounds below.  As Q^T Q >= Q_Z^T Q_Z, v is at most the exact variance
+  given the targets of the pivots alone (a certified upper bound of var),
+  but it is not a bound of var: it tends to exceed it slightly (e* counts
+  the residual at x* in full), and tends to var as max(e) / s2 -> 0.
+* **lower bound** (low rank).  P = Q Q^T + s2 I <= A, so P^-1 >= A^-1
+  and var_L = k** - q with q = k*^T P^-1 k* (Woodbury, r x r) is at most
+  var.  Its certificate: with w = P^-1 k*,
 
       P^-1 - A^-1 = P^-1 E P^-1 - P^-1 E A^-1 E P^-1 <= P^-1 E P^-1,
 
@@ -22,17 +38,27 @@ and, per test point, from its m most correlated training points:
   t, sharpens this to var - var_L <= q b / (q + b).
 * **upper bound** (a subset of the data).  Conditioning on fewer
   observations never lowers the posterior variance: var_U, the exact
-  variance given the noisy targets of the r pivots Z and of m training
+  variance given the noisy targets of the pivots Z and of m training
   points S (not pivots) correlated with x*, is at least var.  After
   conditioning on y_Z, the covariance is C = K - Phi Phi^T with Phi = Q B
   (n x r, computed once).  Groups of nearby test points share S (the m
   points with the largest k(x_i, x*) over the group), so that each group
   costs one m x m factorization.
 
-The returned variance is min(var_U, var_L + q b / (q + b)), a certified
-upper bound of var, and the certified error is that minus max(var_L, 0).
-Both bounds hold in exact arithmetic; the rounding of the computation is
-of order 1e-16 n k** / s2 in the variance.
+The certified upper bound is min(var_U, var_L + q b / (q + b)), and the
+certified error is that minus max(var_L, 0).  Both bounds hold in exact
+arithmetic; the rounding of the computation is of order
+1e-16 n k** / s2 in the variance.  They cost O(n r) per test point (the
+products Q^T k*), which at r in the thousands is minutes for 10,000 test
+points at 100,000 training points; ``GPRegressor.variance_bounds``
+computes them on request.
+
+When K is far from low rank at the noise level (a rough or short kernel
+in several dimensions: the residual decays so slowly with the rank that
+the tolerance would need several times the largest rank), the
+factorization gives up early, the estimate would be poor, and ``predict``
+returns the certified upper bound of the first ``FALLBACK`` pivots and
+the neighbours instead.
 """
 import math
 import time
@@ -54,10 +80,17 @@ EXACT = 1e-12
 BATCH = 256
 #: test points that share one set of neighbours (1: each its own)
 GROUP = 32
+#: the pivots from which the decay of the residual is extrapolated
+GIVE_UP_FROM = 512
+#: give up when the residual tolerance needs more than this many times the
+#: largest rank (by the extrapolation)
+GIVE_UP = 4.0
+#: pivots the bounds use after giving up
+FALLBACK = 256
 
 
 def pivoted_cholesky(kernel, X, diag, max_rank, n_threads=1, block=BLOCK, pool=POOL, tol=0.0,
-                     control=None):
+                     control=None, residual=0.0, reachable=None):
     """Greedy partial pivoted Cholesky of K = k(X, X), by blocks of pivots.
 
     Each step takes the ``pool * block`` training points with the largest
@@ -67,8 +100,12 @@ def pivoted_cholesky(kernel, X, diag, max_rank, n_threads=1, block=BLOCK, pool=P
     above ``REJECT`` times the pool's largest, and only then computes the
     kernel columns of the chosen pivots and removes the part already
     factored (one GEMM).  Stops at ``max_rank`` columns, when the largest
-    residual diagonal is at most ``EXACT`` times the largest diagonal, or
-    when the residual trace is at most ``tol``.  ``control`` (a
+    residual diagonal is at most ``EXACT`` times the largest diagonal, when
+    the residual trace is at most ``tol``, or when the largest residual
+    diagonal is at most ``residual``.  ``reachable`` (a function of the
+    rank and the largest residual diagonal after each step, from the
+    second step on) may end it early: when it returns False, the
+    factorization stops there.  ``control`` (a
     :class:`bcd.gp.hyper.common.Control`) is checked at every step.
 
     Returns ``(Q, pivots, e)``: Q of shape (n, r), Fortran-ordered, with
@@ -83,9 +120,13 @@ def pivoted_cholesky(kernel, X, diag, max_rank, n_threads=1, block=BLOCK, pool=P
     pivots = np.empty(max_rank, dtype=np.int64)
     evaluator = kernel.evaluator(X, n_threads=n_threads)
     r = 0
-    while r < max_rank and float(d.sum()) > tol:
+    steps = 0
+    while r < max_rank and float(d.sum()) > tol and float(d.max(initial=0.0)) > residual:
         if control is not None:
             control.check()
+        if steps and reachable is not None and not reachable(r, float(d.max())):
+            break
+        steps += 1
         z = min(pool * block, n - r)
         cand = np.argpartition(-d, z - 1)[:z] if z < n else np.arange(n)
         cand = cand[d[cand] > floor]
@@ -128,9 +169,12 @@ def pivoted_cholesky(kernel, X, diag, max_rank, n_threads=1, block=BLOCK, pool=P
 
 
 class LowRankVariance:
-    """The factors of both bounds for one fitted model: the pivoted
-    Cholesky factor Q of K, its residual diagonal, the Cholesky factor of
-    Q^T Q + s2 I and Phi (n x r, Phi Phi^T = K_{:,Z} (K_ZZ + s2 I)^-1 K_{Z,:}).
+    """The factors of the variance estimate and of both bounds for one
+    fitted model: the pivoted Cholesky factor Q of K, computed until its
+    largest residual diagonal is at most ``residual`` (or ``rank`` columns),
+    its residual diagonal, the Cholesky factor of Q^T Q + s2 I, and (for
+    the bounds, computed when first needed) the Cholesky factor of
+    K_ZZ + s2 I and Phi (n x r, Phi Phi^T = K_{:,Z} (K_ZZ + s2 I)^-1 K_{Z,:}).
 
     Parameters
     ----------
@@ -151,47 +195,142 @@ class LowRankVariance:
         ``neighbors`` training points (the most correlated with any of
         them): one m x m factorization per group.  1: each test point has
         its own m most correlated training points.
+    residual : float, default=0.0
+        The pivoted Cholesky stops once the largest residual diagonal of K
+        is at most ``residual`` (an absolute variance; the regressor passes
+        ``variance_residual`` times the noise).
+    give_up : bool, default=False
+        With ``residual`` > 0, stop early, from ``GIVE_UP_FROM`` pivots on,
+        when the decay of the largest residual diagonal so far (a power law
+        fitted between the current rank and half of it) predicts that
+        ``residual`` needs more than ``GIVE_UP`` times ``rank`` pivots; the
+        bounds then use the first ``FALLBACK`` pivots only (``fallback`` is
+        True).
+    control : bcd.gp.hyper.common.Control, optional
+        Checked at every step of the pivoted Cholesky.
     """
 
-    def __init__(self, kernel, X, noise, rank, neighbors, n_threads, group=GROUP):
+    def __init__(self, kernel, X, noise, rank, neighbors, n_threads, group=GROUP, residual=0.0,
+                 give_up=False, control=None):
         self.kernel, self.X, self.noise = kernel, X, float(noise)
         self.group = int(group)
         self.grouped = self.group > 1
         self.neighbors, self.n_threads = int(neighbors), n_threads
+        self.residual = float(residual)
         n = X.shape[0]
         start = time.perf_counter()
         #: seconds spent per part (the factors once; then summed over calls)
-        self.seconds = dict(factor=0.0, kernel=0.0, lowrank=0.0, neighbors=0.0, diagonal=0.0)
+        self.seconds = dict(factor=0.0, estimate=0.0, kernel=0.0, lowrank=0.0, neighbors=0.0,
+                            diagonal=0.0)
         self.train_diag = kernel.diag(X)
-        self.Q, self.pivots, self.e = pivoted_cholesky(kernel, X, self.train_diag, rank,
-                                                       n_threads)
+        max_rank = int(min(rank, n))
+        history = []
+
+        def reachable(r, dmax):
+            # the largest residual diagonal against the rank, a power law
+            # between r/2 and r, extrapolated to the tolerance
+            history.append((r, dmax))
+            if r < GIVE_UP_FROM or dmax <= self.residual or self.residual <= 0.0:
+                return True
+            r0, d0 = next(((a, b) for a, b in reversed(history) if a <= r / 2), history[0])
+            if r0 <= 0 or d0 <= dmax:
+                return False
+            slope = math.log(d0 / dmax) / math.log(r / r0)
+            need = r * (dmax / max(self.residual, 1e-300)) ** (1.0 / slope)
+            return need <= GIVE_UP * max_rank
+
+        self.Q, self.pivots, self.e = pivoted_cholesky(
+            kernel, X, self.train_diag, max_rank, n_threads, residual=self.residual,
+            reachable=reachable if give_up else None, control=control)
         r = self.rank = self.Q.shape[1]
         s2 = self.noise
-        # rounding of e (accumulated as diag - sum of squares): a margin of a
-        # few ulps of the diagonal per pivot keeps the certificate honest
-        self.e_cert = self.e + 4.0 * (r + 1) * np.finfo(float).eps * self.train_diag
-        self.e_cert[self.pivots] = 0.0
-        self.trace_e = float(np.sum(self.e_cert))
-        self.sqrt_e = np.sqrt(self.e_cert)
-        # M = Q^T Q + s2 I = Lm Lm^T
+        self.max_residual = float(np.max(self.e, initial=0.0))
+        if self.max_residual <= self.residual or r == n or \
+                self.max_residual <= EXACT * float(np.max(self.train_diag, initial=0.0)):
+            self.stopped = "residual"
+        elif r >= max_rank:
+            self.stopped = "max_rank"
+        else:
+            self.stopped = "unreachable"
+        self.converged = self.stopped == "residual"
+        self.fallback = self.stopped == "unreachable"
+        # M = Q^T Q + s2 I = Lm Lm^T (its leading blocks: the same for a
+        # prefix of the pivots)
         M = self.Q.T @ self.Q
         M[np.diag_indices(r)] += s2
         self.Lm = scipy.linalg.cholesky(M, lower=True, check_finite=False)
-        # A_ZZ = Q_Z Q_Z^T + s2 I = La La^T; B = Q_Z^T La^-T; Phi = Q B
-        QZ = self.Q[self.pivots]
-        AZ = QZ @ QZ.T
-        AZ[np.diag_indices(r)] += s2
-        self.La = scipy.linalg.cholesky(AZ, lower=True, check_finite=False)
-        B = scipy.linalg.solve_triangular(self.La, QZ, lower=True, check_finite=False).T
-        self.Phi = np.ascontiguousarray(self.Q @ B)
+        del M
+        # Q_Z = Q[pivots], lower triangular (pivot order): K_ZZ = Q_Z Q_Z^T
+        self.Lz = np.tril(self.Q[self.pivots])
         self.is_pivot = np.zeros(n, dtype=bool)
-        self.is_pivot[self.pivots] = True
-        self.m = int(min(self.neighbors, n - r))
+        #: the pivots the bounds use (all of them unless ``fallback``)
+        self.bound_rank = min(r, FALLBACK) if self.fallback else r
+        self._bound_state = None
+        self.m = int(min(self.neighbors, n - self.bound_rank))
         self.seconds["factor"] = time.perf_counter() - start
 
     @property
     def nbytes(self):
-        return self.Q.nbytes + self.Phi.nbytes
+        phi = self._bound_state["Phi"].nbytes if self._bound_state is not None else 0
+        return self.Q.nbytes + phi + self.Lm.nbytes + self.Lz.nbytes
+
+    def estimate(self, Xt, batch=1024):
+        """The variance estimate at the rows of Xt (see the module
+        docstring): e* + s2 |Lm^-1 c*|^2 with c* = Lz^-1 k(Z, x*) and
+        e* = k** - |c*|^2 (clipped at 0), at most the exact variance given
+        the targets of the pivots alone.  O(r^2) per test point."""
+        s2 = self.noise
+        clock = time.perf_counter()
+        out = np.empty(Xt.shape[0])
+        XZ = self.X[self.pivots]
+        for start in range(0, Xt.shape[0], batch):
+            Xb = Xt[start:start + batch]
+            kss = self.kernel.diag(Xb)
+            if self.rank == 0:
+                out[start:start + batch] = kss
+                continue
+            kz = self.kernel.evaluator(XZ, Xb, n_threads=self.n_threads).matrix()
+            c = scipy.linalg.solve_triangular(self.Lz, kz, lower=True, check_finite=False)
+            e_star = np.maximum(kss - np.einsum("ij,ij->j", c, c), 0.0)
+            h = scipy.linalg.solve_triangular(self.Lm, c, lower=True, check_finite=False,
+                                              overwrite_b=True)
+            dtc = e_star + s2 * np.einsum("ij,ij->j", h, h)
+            out[start:start + batch] = np.minimum(dtc, kss)
+        self.seconds["estimate"] += time.perf_counter() - clock
+        return out
+
+    def _bounds_factors(self):
+        """The factors of the bounds for the first ``bound_rank`` pivots:
+        Q, its certified residual diagonal, Lm, La and Phi."""
+        if self._bound_state is not None:
+            return self._bound_state
+        clock = time.perf_counter()
+        r, s2 = self.bound_rank, self.noise
+        Q = self.Q if r == self.rank else np.asfortranarray(self.Q[:, :r])
+        pivots = self.pivots[:r]
+        if r == self.rank:
+            e = self.e
+        else:
+            e = np.maximum(self.train_diag - np.einsum("ij,ij->i", Q, Q), 0.0)
+            e[pivots] = 0.0
+        # rounding of e (accumulated as diag - sum of squares): a margin of a
+        # few ulps of the diagonal per pivot keeps the certificate honest
+        e_cert = e + 4.0 * (r + 1) * np.finfo(float).eps * self.train_diag
+        e_cert[pivots] = 0.0
+        Lm = self.Lm[:r, :r]
+        # La La^T = K_ZZ + s2 I = Q_Z Q_Z^T + s2 I; B = Q_Z^T La^-T; Phi = Q B
+        QZ = Q[pivots]
+        AZ = QZ @ QZ.T
+        AZ[np.diag_indices(r)] += s2
+        La = scipy.linalg.cholesky(AZ, lower=True, check_finite=False)
+        B = scipy.linalg.solve_triangular(La, QZ, lower=True, check_finite=False).T
+        Phi = np.ascontiguousarray(Q @ B) if self.m > 0 else None
+        self.is_pivot[:] = False
+        self.is_pivot[pivots] = True
+        self._bound_state = dict(Q=Q, pivots=pivots, e_cert=e_cert, trace_e=float(np.sum(e_cert)),
+                                 sqrt_e=np.sqrt(e_cert), Lm=Lm, La=La, Phi=Phi)
+        self.seconds["factor"] += time.perf_counter() - clock
+        return self._bound_state
 
     def bounds(self, Xt, batch=BATCH):
         """Lower and upper bounds of the latent variances at the rows of Xt:
@@ -214,31 +353,33 @@ class LowRankVariance:
         var <= var_u.  ``diagonal_bound``: ``"auto"`` computes the diagonal
         bound where the trace bound leaves var_l + cert above var_u,
         ``True`` everywhere, ``False`` nowhere."""
-        s2, Q = self.noise, self.Q
+        s2 = self.noise
+        st = self._bounds_factors()
+        Q, pivots = st["Q"], st["pivots"]
         clock = time.perf_counter()
         kss = self.kernel.diag(Xb)
         # k(X, Xb): n x nb, Fortran-ordered
         Kt = self.kernel.evaluator(self.X, Xb, n_threads=self.n_threads).matrix()
         clock = self._tick("kernel", clock)
         # ---- lower bound: q = k^T (Q Q^T + s2 I)^-1 k
-        H = scipy.linalg.solve_triangular(self.Lm, Q.T @ Kt, lower=True, check_finite=False)
+        H = scipy.linalg.solve_triangular(st["Lm"], Q.T @ Kt, lower=True, check_finite=False)
         kk = np.einsum("ij,ij->j", Kt, Kt)
         hh = np.einsum("ij,ij->j", H, H)
         q = np.maximum((kk - hh) / s2, 0.0)
         var_l = kss - q
-        c = scipy.linalg.solve_triangular(self.Lm.T, H, lower=False, check_finite=False)
+        c = scipy.linalg.solve_triangular(st["Lm"].T, H, lower=False, check_finite=False)
         ww = np.maximum((q - np.einsum("ij,ij->j", c, c)) / s2, 0.0)     # |w|^2
-        cert = ww * self.trace_e
+        cert = ww * st["trace_e"]
         clock = self._tick("lowrank", clock)
         # ---- upper bound: condition on y_Z, then on y_S
-        Zk = Kt[self.pivots]                                         # k(Z, Xb)
-        PhiT = scipy.linalg.solve_triangular(self.La, Zk, lower=True, check_finite=False)
+        Zk = Kt[pivots]                                              # k(Z, Xb)
+        PhiT = scipy.linalg.solve_triangular(st["La"], Zk, lower=True, check_finite=False)
         var_u = kss - np.einsum("ij,ij->j", PhiT, PhiT)
         if self.m > 0:
             term = self._group_term if self.grouped else self._neighbors_term
             var_u -= term(Xb, Kt, PhiT)
         clock = self._tick("neighbors", clock)
-        if len(self.pivots) + self.m >= self.X.shape[0]:
+        if len(pivots) + self.m >= self.X.shape[0]:
             # the pivots and the neighbours are the whole training set: the
             # upper bound is the exact variance
             return var_u.copy(), np.zeros_like(var_u), var_u
@@ -253,7 +394,7 @@ class LowRankVariance:
             need = np.arange(Xb.shape[0] if diagonal_bound else 0)
         if need.size:
             W = (Kt[:, need] - Q @ c[:, need]) / s2
-            diag_b = (self.sqrt_e @ np.abs(W)) ** 2
+            diag_b = (st["sqrt_e"] @ np.abs(W)) ** 2
             cert[need] = np.minimum(cert[need], diag_b)
         with np.errstate(invalid="ignore", divide="ignore"):
             cert = np.where(q + cert > 0, q * cert / np.maximum(q + cert, 1e-300), 0.0)
@@ -276,7 +417,7 @@ class LowRankVariance:
             g = slice(g0, min(g0 + self.group, nb))
             score = Kt[:, g].max(axis=1)[:, None]
             S = top_rows(score, m, self.is_pivot)[0]
-            PhiS = self.Phi[S]                                       # (m, r)
+            PhiS = self._bound_state["Phi"][S]                       # (m, r)
             C = self.kernel.evaluator(self.X[S], n_threads=self.n_threads).matrix()
             # C -= Phi_S Phi_S^T (lower triangle), C += s2 I
             C = scipy.linalg.blas.dsyrk(-1.0, PhiS, beta=1.0, c=np.asfortranarray(C),
@@ -293,7 +434,7 @@ class LowRankVariance:
         cs = k(S, x*) - Phi_S phi_*, S its m most correlated non-pivots."""
         m, nb = self.m, Xb.shape[0]
         idx = top_rows(Kt, m, self.is_pivot)                       # (nb, m)
-        PhiS = self.Phi[idx]                                        # (nb, m, r)
+        PhiS = self._bound_state["Phi"][idx]                        # (nb, m, r)
         C = np.empty((nb, m, m))
         for j in range(nb):
             S = self.X[idx[j]]

@@ -71,33 +71,46 @@ class GPRegressor(RegressorBase):
         conjugate gradients with the kernel computed on the fly (one kernel
         pass per iteration serves the whole batch), each to a residual of
         ``tol`` (O(n^2) time per iteration: hours at 100,000 points);
-        ``"lowrank"`` returns a certified upper bound of the variance,
-        within a certified distance of a certified lower bound (see
-        :meth:`variance_bounds` and Notes): O(n r + m^2) memory and, per
-        test point, O(n r + (m^2 r + m^3) / 32) time for ``variance_rank``
-        r and ``variance_neighbors`` m; ``"auto"`` uses Cholesky while the matrix
-        takes at most ``max_dense_bytes``, and ``"lowrank"`` beyond.
+        ``"lowrank"`` factors K by a partial pivoted Cholesky of adaptive
+        rank r (until the residual is below ``variance_residual`` times the
+        noise) and returns the Nystrom (DTC) variance of that factor, an
+        estimate (not a bound) that is accurate when K is close to rank r at
+        the noise level; :meth:`variance_bounds` certifies it (see Notes):
+        O(n r) memory, O(n r^2) time once and O(r^2) per test point
+        (O(n r + (m^2 r + m^3) / 32) per test point for the bounds, with
+        ``variance_neighbors`` m); ``"auto"`` uses Cholesky while the
+        matrix takes at most ``max_dense_bytes``, and ``"lowrank"`` beyond.
     max_dense_bytes : float, optional
         Memory limit of the ``"auto"`` variance method; default: half the
         memory available when :meth:`predict` first needs it (the factor,
         computed once by panels, serves every later call).
-    variance_rank : int, default=256
+    variance_rank : int, default=4096
         ``"lowrank"``: largest number of pivots r of the partial pivoted
-        Cholesky of K (fewer when K is numerically of lower rank, or when
-        its two n x r factors would take more than half the memory
-        available).
+        Cholesky of K (fewer when ``variance_residual`` is reached first, or
+        when two n x r arrays would take more than half the memory
+        available).  It bounds the time: the factorization costs about
+        n r^2 floating-point multiply-adds (r = 2,000 at n = 100,000 took
+        about 20 s on 2 cores).  When it stops the factorization first,
+        :meth:`predict` warns.
+    variance_residual : float, default=0.002
+        ``"lowrank"``: the pivoted Cholesky stops once the largest residual
+        diagonal of K (the prior variance that the factor misses at a
+        training point) is at most this times the noise.  Smaller is more
+        accurate and costs more pivots; on Friedman1 with the
+        hyperparameters ``optimizer="ml"`` learns there, 0.01, 0.003 and
+        0.001 gave median relative errors of 12%, 3.2% and 1.0% at 20,000
+        training points.
     variance_neighbors : int, default=1536
         ``"lowrank"``: training points m, besides the pivots, on which the
-        upper bound conditions for each test point: groups of 32 nearby
-        test points share the m training points most correlated with any
-        of them.
+        certified upper bound conditions for each test point: groups of 32
+        nearby test points share the m training points most correlated
+        with any of them.
     variance_tol : float, default=0.1
         ``"lowrank"``: the certified relative error (upper minus lower bound
-        of the variance, divided by the upper bound, which :meth:`predict`
-        returns) that :meth:`predict` accepts; above it for some test point
-        a ``ConvergenceWarning`` names the largest certified relative error
-        reached.  ``variance_info_`` records it either way.  Within it the
-        returned variance v satisfies (1 - variance_tol) v <= exact <= v.
+        of the variance, divided by the upper bound) that
+        :meth:`variance_bounds` reports as ``certified`` in
+        ``variance_info_``, and above which :meth:`predict` warns when it
+        returns the upper bound (K far from low rank, see Notes).
     n_threads : int, optional
         Threads evaluating the kernel (default: the usable cores, the
         smallest of ``OMP_NUM_THREADS``, the cgroup's CPU quota and the CPU
@@ -235,10 +248,16 @@ class GPRegressor(RegressorBase):
     variance_info_ : dict
         Set by the last :meth:`predict` with ``return_std`` (and by
         :meth:`variance_bounds`): ``"method"`` (the variance method used),
-        and for ``"lowrank"`` also ``"rank"``, ``"neighbors"``,
-        ``"max_error"`` (the largest certified error of the variances,
-        upper minus lower bound), ``"max_relative_error"`` (the largest
-        certified error relative to the returned variance, the upper bound),
+        and for ``"lowrank"`` also ``"rank"`` (pivots), ``"residual"`` (the
+        largest residual diagonal over the noise), ``"converged"`` (whether
+        it is at most ``variance_residual``), ``"stopped"`` (why the
+        factorization stopped: ``"residual"``, ``"max_rank"``,
+        ``"memory"`` or ``"unreachable"``) and ``"estimate"`` (what
+        :meth:`predict` returns: ``"nystrom"``, or ``"upper bound"`` when
+        the factorization gave up).  The certified bounds add
+        ``"bound_rank"`` (the pivots they use), ``"neighbors"``,
+        ``"max_error"`` (the largest certified error, upper minus lower
+        bound), ``"max_relative_error"`` (relative to the upper bound),
         ``"median_relative_error"`` and ``"certified"`` (whether the largest
         is at most ``variance_tol``).
 
@@ -246,8 +265,24 @@ class GPRegressor(RegressorBase):
     -----
     **The "lowrank" variances.**  With A = K + noise I, the exact latent
     variance at x is var = k(x, x) - k^T A^-1 k.  A greedy partial pivoted
-    Cholesky of K (r kernel columns, chosen once and kept) gives Q (n x r)
-    with E = K - Q Q^T positive semi-definite and diagonal e known; as
+    Cholesky of K (pivots Z) gives Q (n x r) with E = K - Q Q^T positive
+    semi-definite and diagonal e known; it takes pivots until max(e) is at
+    most ``variance_residual`` times the noise (or ``variance_rank``
+    pivots).  :meth:`predict` returns the DTC variance of this factor,
+    e(x) + noise c^T (Q^T Q + noise I)^-1 c with c = Q_Z^-1 k(Z, x) and
+    e(x) = k(x, x) - |c|^2, which needs the r kernel values k(Z, x) only.
+    It is an estimate: never above the exact variance given the pivots'
+    targets alone, it tends to the exact variance as the residual
+    vanishes, and tends to exceed it slightly.  On Friedman1 (ten
+    standardized inputs) with the hyperparameters that ``optimizer="ml"``
+    learns there (length-scale 7.1, variance 82, noise 0.043), the default
+    tolerance stopped at 2,617 and 2,745 pivots at 20,000 and 30,000
+    training points, with median relative errors of 2.0% and 3.1% (14% and
+    29% at most over 1,000 test points); the error grows about as n at a
+    fixed tolerance (3,066 pivots and 41 s for 10,000 test points at
+    100,000 training points on 2 cores).
+
+    :meth:`variance_bounds` certifies it (O(n r) per test point): as
     Q Q^T + noise I <= A, var_L = k(x, x) - k^T (Q Q^T + noise I)^-1 k is a
     lower bound, and with w = (Q Q^T + noise I)^-1 k, var - var_L <= b =
     min(trace(E) |w|^2, (sum_i |w_i| sqrt(e_i))^2) (sharpened to
@@ -255,19 +290,25 @@ class GPRegressor(RegressorBase):
     only the targets of the pivots and of the ``variance_neighbors``
     training points most correlated with x is an upper bound (fewer
     observations never lower a posterior variance); groups of 32 nearby
-    test points share their neighbours.  :meth:`predict` returns
-    min(var_U, var_L + b), never below the exact variance, and the
-    certified error is its distance to max(var_L, 0).  Both sides need, in
-    effect, the eigenvalues of K down to about noise / n: the lower bound
-    is tight when K is close to rank ``variance_rank`` at that level, the
-    upper bound when the neighbours carry most of the information about
-    x.  On Friedman1 (ten standardized inputs) with a length-scale of 2 and
-    noise 0.05 (the README's), the lower bound is 0 and the returned
-    variances exceed the exact ones by a median of 14%, 34% and 60% at
-    5,000, 10,000 and 20,000 training points (35%, 73% and 135% with the
-    smoother hyperparameters that ``optimizer="ml"`` learns there):
-    ``variance_info_`` and the warning say so
-    (``asv_benches/gp_variance.py`` measures both errors).
+    test points share their neighbours.  The certified upper bound is
+    min(var_U, var_L + b), and the certified error its distance to
+    max(var_L, 0).
+
+    Some kernels are far from low rank at the noise level: the number of
+    eigenvalues of K above the noise grows with n, fast in several
+    dimensions for a short length-scale (with the README's length-scale 2
+    on Friedman1, 6,000 pivots of 20,000 points leave a residual of 0.45
+    times the noise).  When the decay of the residual so far (from 512
+    pivots on) predicts that the tolerance needs more than four times
+    ``variance_rank`` pivots, the factorization gives up, and
+    :meth:`predict` returns the certified upper bound of its first 256
+    pivots and the neighbours instead (never below the exact variance),
+    with a ``ConvergenceWarning`` when its certified relative error
+    exceeds ``variance_tol``.  On Friedman1 with the README's
+    hyperparameters, that bound exceeds the exact variances by a median
+    of 14%, 34% and 60% at 5,000, 10,000 and 20,000 training points;
+    use ``"cholesky"`` where K fits the memory (``asv_benches/gp_variance.py``
+    measures these errors).
 
     As in scikit-learn, the constructor only stores its arguments; they are
     validated by ``fit``.  A 1-D ``X`` is read as a single feature, in
@@ -296,7 +337,8 @@ class GPRegressor(RegressorBase):
                  max_dense_bytes=None, n_threads=None, solver_options=None, verbose=False,
                  optimizer=None, noise_bounds=(1e-5, 1e5), n_restarts=0, cv=5,
                  cv_scheme="naive", client=None, admm_options=None, candidates=None,
-                 max_time=None, variance_rank=256, variance_neighbors=1536, variance_tol=0.1):
+                 max_time=None, variance_rank=4096, variance_neighbors=1536, variance_tol=0.1,
+                 variance_residual=0.002):
         self.kernel = kernel
         self.noise = noise
         self.rule = rule
@@ -322,6 +364,7 @@ class GPRegressor(RegressorBase):
         self.variance_rank = variance_rank
         self.variance_neighbors = variance_neighbors
         self.variance_tol = variance_tol
+        self.variance_residual = variance_residual
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -354,6 +397,7 @@ class GPRegressor(RegressorBase):
         check_scalar(self.variance_rank, "variance_rank", low=0, integer=True)
         check_scalar(self.variance_neighbors, "variance_neighbors", low=0, integer=True)
         check_scalar(self.variance_tol, "variance_tol", low=0.0)
+        check_scalar(self.variance_residual, "variance_residual", low=0.0)
 
     def fit(self, X, y):
         """Solve (K + noise I) alpha = y for the training data.
@@ -610,9 +654,12 @@ class GPRegressor(RegressorBase):
         With ``variance="lowrank"`` (or ``"auto"`` beyond ``max_dense_bytes``)
         these are the bounds described in the Notes of :class:`GPRegressor`:
         ``lower <= exact <= upper`` (in exact arithmetic; rounding adds about
-        1e-16 n k(x, x) / noise), and ``upper`` is the variance that
-        :meth:`predict` returns.  With ``"cholesky"`` and ``"cg"`` both are
-        the computed variance.  Sets ``variance_info_``.
+        1e-16 n k(x, x) / noise).  They cost O(n r) per test point for r
+        pivots, far more than :meth:`predict`'s estimate at a high rank
+        (minutes for 10,000 test points at 100,000 training points and
+        r = 2,000).  When the factorization gave up (Notes), ``upper`` is
+        the variance that :meth:`predict` returns.  With ``"cholesky"`` and
+        ``"cg"`` both are the computed variance.  Sets ``variance_info_``.
 
         Parameters
         ----------
@@ -632,8 +679,11 @@ class GPRegressor(RegressorBase):
         >>> gp = bcd.gp.GPRegressor(bcd.gp.SquaredExponential(0.5), noise=0.01,
         ...                         variance="lowrank", variance_rank=40).fit(X, y)
         >>> lower, upper = gp.variance_bounds(rng.uniform(size=(5, 2)))
-        >>> bool(np.all(lower <= upper)), gp.variance_info_["rank"]
-        (True, 40)
+        >>> bool(np.all(lower <= upper)), gp.variance_info_["stopped"]
+        (True, 'residual')
+        >>> std = gp.predict(rng.uniform(size=(5, 2)), return_std=True)[1]
+        >>> gp.variance_info_["converged"], gp.variance_info_["rank"] <= 40
+        (True, True)
         """
         X = self._check_test(X)
         method = self._variance_method()
@@ -657,50 +707,91 @@ class GPRegressor(RegressorBase):
             limit = 2.0**31 if available is None else 0.5 * available
         return float(limit)
 
-    def _lowrank_bounds(self, X, warn):
-        """(lower, upper) of the "lowrank" method; records ``variance_info_``
-        and, with ``warn``, warns when the certified error exceeds
-        ``variance_tol``."""
+    def _lowrank_factor(self):
+        """The :class:`bcd.gp._variance.LowRankVariance` of the fitted model
+        (computed on first use and kept)."""
         from ._variance import LowRankVariance
 
         n = self.X_train_.shape[0]
-        # two n x r factors within half the memory available
+        # the factor Q and, for the bounds, Phi (two n x r arrays) within
+        # half the memory available
         available = available_memory()
         cap = n if available is None else max(0, int(0.5 * available / (16.0 * n)))
         rank = int(min(self.variance_rank, n, cap))
         neighbors = int(self.variance_neighbors)
+        residual = float(self.variance_residual) * float(self.noise_)
+        key = (rank, neighbors, residual)
         factor = getattr(self, "_lowrank", None)
-        if factor is None or factor.max_rank != rank or factor.neighbors != neighbors:
+        if factor is None or factor.key != key:
             factor = LowRankVariance(self.kernel_, np.asarray(self.X_train_, dtype=np.float64),
-                                     self.noise_, rank, neighbors, self.problem_.n_threads)
-            factor.max_rank = rank
+                                     self.noise_, rank, neighbors, self.problem_.n_threads,
+                                     residual=residual, give_up=True)
+            factor.key = key
+            factor.memory_capped = cap < min(self.variance_rank, n)
             self._lowrank = factor
+        return factor
+
+    def _factor_info(self, factor):
+        return dict(method="lowrank", rank=factor.rank,
+                    residual=factor.max_residual / float(self.noise_),
+                    converged=factor.converged,
+                    stopped="memory" if factor.stopped == "max_rank" and factor.memory_capped
+                    else factor.stopped)
+
+    def _lowrank_bounds(self, X, warn):
+        """(lower, upper) of the "lowrank" method; records ``variance_info_``
+        and, with ``warn``, warns when the certified error exceeds
+        ``variance_tol``."""
+        factor = self._lowrank_factor()
         lower, upper = factor.bounds(np.asarray(X, dtype=np.float64))
         error = upper - lower
-        # relative to the returned variance (0 where both bounds are 0)
+        # relative to the upper bound (0 where both bounds are 0)
         relative = np.divide(error, upper, out=np.zeros_like(error), where=upper > 0)
         worst = float(np.max(relative)) if relative.size else 0.0
         tol = float(self.variance_tol)
-        self.variance_info_ = dict(method="lowrank", rank=factor.rank, neighbors=factor.m,
+        self.variance_info_ = dict(self._factor_info(factor), estimate="upper bound",
+                                   bound_rank=factor.bound_rank, neighbors=factor.m,
                                    max_error=float(np.max(error)) if error.size else 0.0,
                                    max_relative_error=worst,
                                    median_relative_error=float(np.median(relative))
                                    if relative.size else 0.0,
                                    certified=worst <= tol)
         if warn and worst > tol:
-            warnings.warn(f"variance='lowrank': the certified relative error of the variances "
-                          f"reaches {worst:.3g} (upper minus lower bound over the upper bound, "
-                          f"variance_tol={tol:g}) with rank {factor.rank} and {factor.m} "
-                          f"neighbors; the returned variances are upper bounds (never below "
-                          f"the exact ones).  Raise variance_rank or variance_neighbors, or "
-                          f"use variance='cholesky' if K fits the memory.",
+            warnings.warn(f"variance='lowrank': K + noise I is not close to low rank (the "
+                          f"pivoted Cholesky gave up at rank {factor.rank} with a residual of "
+                          f"{factor.max_residual / float(self.noise_):.3g} times the noise, "
+                          f"variance_residual={float(self.variance_residual):g}); the returned "
+                          f"variances are certified upper bounds (never below the exact ones) "
+                          f"whose certified relative error reaches {worst:.3g} (upper minus "
+                          f"lower bound over the upper bound, variance_tol={tol:g}), with "
+                          f"{factor.m} neighbors.  Use variance='cholesky' if K fits the "
+                          f"memory, or raise variance_neighbors.",
                           ConvergenceWarning, stacklevel=4)
         return lower, upper
+
+    def _lowrank_estimate(self, X):
+        """The variances :meth:`predict` returns with ``"lowrank"``."""
+        factor = self._lowrank_factor()
+        if factor.fallback:
+            return self._lowrank_bounds(X, warn=True)[1]
+        var = factor.estimate(np.asarray(X, dtype=np.float64))
+        self.variance_info_ = dict(self._factor_info(factor), estimate="nystrom")
+        if not factor.converged:
+            why = ("the memory available" if self.variance_info_["stopped"] == "memory"
+                   else f"variance_rank={self.variance_rank}")
+            warnings.warn(f"variance='lowrank': the pivoted Cholesky of K stopped at rank "
+                          f"{factor.rank} ({why}) with a largest residual diagonal of "
+                          f"{self.variance_info_['residual']:.3g} times the noise, above "
+                          f"variance_residual={float(self.variance_residual):g}; the variances "
+                          f"may be far from the exact ones (variance_bounds() certifies "
+                          f"them).  Raise variance_rank, or use variance='cholesky' if K fits "
+                          f"the memory.", ConvergenceWarning, stacklevel=4)
+        return var
 
     def _latent_variance(self, X, batch=256):
         method = self._variance_method()
         if method == "lowrank":
-            return self._lowrank_bounds(X, warn=True)[1]
+            return self._lowrank_estimate(X)
         self.variance_info_ = dict(method=method)
         kernel = self.kernel_
         var = np.empty(X.shape[0])
