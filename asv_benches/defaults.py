@@ -53,15 +53,20 @@ def _optimality(problem, x):
     return problem.penalty.optimality(x, g)
 
 
-def logistic_b(max_time, repeats):
+def _logistic(label, A, y, solver, max_time, repeats):
+    """L2-logistic (l2 = 1, no intercept) against scikit-learn's ``solver``."""
     from sklearn.linear_model import LogisticRegression
-    A, y = paper_dataset("B")
     seconds, problem, result = _bcd(lambda: bcd.Logistic(A, y, l2=1.0), max_time, repeats)
     peer_s, model = _timed(lambda: LogisticRegression(
-        C=1.0, solver="liblinear", fit_intercept=False, tol=1e-8, max_iter=10000).fit(A, y),
+        C=1.0, solver=solver, fit_intercept=False, tol=1e-8, max_iter=10000).fit(A, y),
         repeats)
-    return ("logistic B (l2=1)", seconds, result, "liblinear", peer_s,
-            _optimality(problem, model.coef_.ravel()))
+    return (label, seconds, result, solver if solver == "liblinear" else f"sklearn {solver}",
+            peer_s, _optimality(problem, model.coef_.ravel()))
+
+
+def logistic_b(max_time, repeats):
+    A, y = paper_dataset("B")
+    return _logistic("logistic B (l2=1)", A, y, "liblinear", max_time, repeats)
 
 
 def multinomial_c(max_time, repeats):
@@ -115,14 +120,8 @@ def poisson(max_time, repeats):
 
 def logistic_dense(max_time, repeats):
     from sklearn.datasets import make_classification
-    from sklearn.linear_model import LogisticRegression
     A, y = make_classification(20000, 500, random_state=0)
-    seconds, problem, result = _bcd(lambda: bcd.Logistic(A, y, l2=1.0), max_time, repeats)
-    peer_s, model = _timed(lambda: LogisticRegression(
-        C=1.0, solver="lbfgs", fit_intercept=False, tol=1e-8, max_iter=10000).fit(A, y),
-        repeats)
-    return ("logistic dense 20000 x 500 (l2=1)", seconds, result, "sklearn lbfgs", peer_s,
-            _optimality(problem, model.coef_.ravel()))
+    return _logistic("logistic dense 20000 x 500 (l2=1)", A, y, "lbfgs", max_time, repeats)
 
 
 def label_propagation(max_time, repeats):

@@ -1344,11 +1344,10 @@ class _Newton(_Rounds):
             # objective) the next points lie close to this one, and the last
             # Hessian serves while the decrement keeps falling fast
             decrement, last = -self.slope, self.decrement
-            fresh = self.o["loss"] != "squared" and (
+            self._want_hessian(
                 not decrement <= LAZY_HESSIAN * abs(self.value)
                 or (not self.cfg["hessian"] and last is not None
                     and not decrement <= LAZY_RATE * last))
-            self._want_hessian(fresh)
             self.decrement = decrement
         if self.step is not None:
             self.trial = self.x + self.length * self.step

@@ -252,8 +252,6 @@ class LowRankVariance:
             self.stopped = "max_rank"
         else:
             self.stopped = "unreachable"
-        self.converged = self.stopped == "residual"
-        self.fallback = self.stopped == "unreachable"
         # M = Q^T Q + s2 I = Lm Lm^T (its leading blocks: the same for a
         # prefix of the pivots)
         M = self.Q.T @ self.Q
@@ -268,6 +266,16 @@ class LowRankVariance:
         self._bound_state = None
         self.m = int(min(self.neighbors, n - self.bound_rank))
         self.seconds["factor"] = time.perf_counter() - start
+
+    @property
+    def converged(self):
+        """Whether the factorization reached the residual tolerance."""
+        return self.stopped == "residual"
+
+    @property
+    def fallback(self):
+        """Whether it gave up (the bounds then use ``FALLBACK`` pivots)."""
+        return self.stopped == "unreachable"
 
     @property
     def nbytes(self):
