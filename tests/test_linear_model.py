@@ -445,13 +445,21 @@ def test_poisson_tolerance_is_sklearns_gradient_test():
     assert model.result_.x.shape == (11,)
 
 
-@pytest.mark.parametrize("solver", ["cd", "gs"])
-def test_poisson_explicit_solvers(solver):
+@pytest.mark.parametrize("solver,update", [("cd", "newton"), ("gs", "newton"),
+                                           ("lbfgs", "lbfgs"), ("newton-cholesky", "newton")])
+def test_poisson_explicit_solvers(solver, update):
+    # bcd's own configurations and scikit-learn's solver names (one block of
+    # every coordinate, the intercept included)
     X, y, sw = count_data(n=150, d=6, sparse=True, seed=20)
     ours = PoissonRegressor(alpha=0.05, solver=solver, tol=1e-10).fit(X, y, sample_weight=sw)
     ref = PoissonRegressor(alpha=0.05, tol=1e-10).fit(X, y, sample_weight=sw)
     np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-8)
-    assert ours.solver_ == solver and ours.result_.options["update"] == "newton"
+    assert ours.solver_ == solver and ours.result_.options["update"] == update
+    if solver in ("lbfgs", "newton-cholesky"):
+        assert ours.result_.options["block_size"] == 7
+        theirs = sk.PoissonRegressor(alpha=0.05, solver=solver, tol=1e-10,
+                                     max_iter=1000).fit(X.toarray(), y, sample_weight=sw)
+        np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-6)
 
 
 def test_poisson_score_is_sklearns():
@@ -818,7 +826,7 @@ BAD_REGRESSION = [
     (Ridge(tol=-1.0), {}, "tol"),
     (PoissonRegressor(alpha=-1.0), {}, "alpha"),
     (PoissonRegressor(alpha=np.nan), {}, "alpha"),
-    (PoissonRegressor(solver="lbfgs"), {}, "solver"),
+    (PoissonRegressor(solver="newton"), {}, "solver"),
     (PoissonRegressor(max_iter=0), {}, "max_iter"),
 ]
 

@@ -31,6 +31,11 @@ POISSON_SOLVERS = {
     "auto": {},
     "cd": dict(rule="cyclic", blocks="fixed", block_size=1, update="newton"),
     "gs": dict(rule="gs", blocks="variable", block_size=1, update="newton"),
+    # scikit-learn's solvers: one block of every coordinate ("all", the
+    # problem's size at the fit) with quasi-Newton or Newton (Cholesky) steps
+    "lbfgs": dict(rule="cyclic", blocks="variable", block_size="all", update="lbfgs"),
+    "newton-cholesky": dict(rule="cyclic", blocks="variable", block_size="all",
+                            update="newton"),
 }
 
 
@@ -119,14 +124,17 @@ class PoissonRegressor(RegressorMixin, LinearPredictorMixin, BCDEstimator):
     fit_intercept : bool, default=True
         Fit an unpenalized intercept (an extra column of ones; dense data
         are centered in a copy, sparse data are never densified).
-    solver : {"auto", "cd", "gs"}, default="auto"
+    solver : {"auto", "cd", "gs", "lbfgs", "newton-cholesky"}, default="auto"
         The configuration of :func:`bcd.solve`.  ``"auto"``: its automatic
         configuration, chosen from the size and structure of the problem.
         ``"cd"``: cyclic coordinate descent with one-dimensional Newton
         steps and a line search (``rule="cyclic", blocks="fixed",
         block_size=1, update="newton"``).  ``"gs"``: the same steps on the
         coordinate with the largest partial derivative (``rule="gs",
-        blocks="variable", block_size=1``).
+        blocks="variable", block_size=1``).  scikit-learn's names: one
+        block of every coordinate with quasi-Newton steps (``"lbfgs"``,
+        ``update="lbfgs"``) or Newton steps solved by Cholesky
+        (``"newton-cholesky"``, ``update="newton"``).
     max_iter : int, default=100
         Maximum number of passes over the coordinates: :func:`bcd.solve` runs
         at most ``max_iter * n_coordinates`` block updates.
@@ -245,12 +253,14 @@ class PoissonRegressor(RegressorMixin, LinearPredictorMixin, BCDEstimator):
         if self.warm_start and getattr(self, "coef_", None) is not None \
                 and np.shape(self.coef_) == (X.shape[1],):
             x0 = design.start(self.coef_, self.intercept_)
+        problem = design.problem(n * float(self.alpha))
         options = dict(POISSON_SOLVERS[self.solver])
+        if options.get("block_size") == "all":
+            options["block_size"] = problem.n_coordinates
         if self.verbose:
             options["verbose"] = min(int(self.verbose), 2)
         record = SolveRecord(self, None)
-        result = record.solve(design.problem(n * float(self.alpha)), x0, self.max_iter,
-                              n * float(self.tol), **options)
+        result = record.solve(problem, x0, self.max_iter, n * float(self.tol), **options)
         record.warn()
         coef, intercept = design.model(result.x)
         dtype = X.dtype
