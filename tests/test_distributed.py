@@ -884,3 +884,136 @@ def test_partitions_are_placed_where_their_blocks_are_held(client):
                  tol=1e-10, relative=True)
     ref = bcd.solve(bcd.LeastSquares(A, y, l2=1.0), tol=1e-12)
     np.testing.assert_allclose(r.x, ref.x, rtol=1e-8)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_partitions_are_packed_aligned(sparse):
+    # a chunk received over the network lies at any byte offset of its
+    # message: the packed partition is an aligned copy (NumPy's products
+    # run without BLAS on unaligned arrays), equal to the chunk
+    from bcd.distributed import _worker
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((30, 7)) * (rng.random((30, 7)) < (0.4 if sparse else 2))
+
+    def unaligned(a):
+        raw = bytearray(a.nbytes + 1)
+        out = np.frombuffer(raw, dtype=a.dtype, count=a.size, offset=1).reshape(a.shape)
+        out[...] = a
+        assert not out.flags.aligned
+        return out
+
+    y, s = unaligned(rng.standard_normal(30)), unaligned(rng.uniform(1, 2, 30))
+    if sparse:
+        S = sp.csr_matrix(A)
+        X = sp.csr_matrix((unaligned(S.data), unaligned(S.indices), unaligned(S.indptr)),
+                          shape=S.shape)
+    else:
+        X = unaligned(A)
+    Xp, t, w = _worker.pack(0, X, y, s, 0)
+    arrays = (Xp.data, Xp.indices, Xp.indptr) if sparse else (Xp,)
+    assert all(a.flags.aligned and a.flags.c_contiguous for a in arrays + (t, w))
+    np.testing.assert_array_equal(Xp.toarray() if sparse else Xp, A)
+    np.testing.assert_array_equal(t, y)
+    np.testing.assert_array_equal(w, s)
+
+
+@pytest.mark.parametrize("intercept", [False, True])
+def test_newton_certifies_the_squared_loss_without_a_second_round(client, intercept,
+                                                                  monkeypatch):
+    # the squared loss's objective is quadratic: the first round's gradient
+    # and Hessian give the gradient at the Newton point, whose duality gap
+    # (grown by a bound on the rounding) certifies it with no second round
+    from bcd.distributed import _driver
+    A, b, _ = _data(3)
+    sw = np.random.default_rng(4).uniform(0.5, 2.0, M)
+    X, y = _dask(A, CHUNKS[3]), da.from_array(b, chunks=CHUNKS[3])
+
+    def fit(**kw):
+        return bd.solve(X, y, loss="squared", l2=L2, sample_weight=sw, client=client,
+                        fit_intercept=intercept, **kw)
+
+    r = fit(tol=1e-10, relative=True)
+    assert r.converged and r.n_rounds == 2 and r.history.bytes_sent[1] == 0
+    assert r.history.bytes_sent[0] > 0 and r.duality_gap <= 1e-10 * r.objective
+    # the certificate bounds the gap evaluated in extended precision from
+    # the data at the returned point
+    Ai = np.hstack([A, np.ones((M, 1))]) if intercept else A
+    x = np.r_[r.x, r.intercept] if intercept else r.x
+    Al, bl, sl, xl = (np.asarray(v, dtype=np.longdouble) for v in (Ai, b, sw, x))
+    g = Al.T @ (sl * (Al @ xl - bl))
+    g[:N] += L2 * xl[:N]
+    exact = 0.5 * np.sum(g[:N] ** 2) / L2 + (0.5 * g[N] ** 2 / np.sum(sl) if intercept else 0)
+    assert r.duality_gap >= exact
+    ridge = np.r_[np.full(N, L2), 0.0] if intercept else L2
+    reference = bcd.solve(bcd.LeastSquares(Ai, b, l2=ridge, sample_weight=sw), tol=1e-12)
+    assert r.objective == pytest.approx(reference.objective, rel=1e-12)
+    np.testing.assert_allclose(x, reference.x, rtol=1e-8, atol=1e-10)
+    # without the prediction a second round measures the same point
+    monkeypatch.setattr(_driver._Newton, "_predict", lambda self, step: None)
+    r0 = fit(tol=1e-10, relative=True)
+    assert r0.n_rounds == 2 and r0.history.bytes_sent[1] > 0
+    np.testing.assert_allclose(r0.x, r.x, rtol=1e-13)
+    assert r0.objective == pytest.approx(r.objective, rel=1e-13)
+    assert r0.duality_gap <= 1e-10 * r.objective
+
+
+def test_the_actors_are_made_once_while_placing(client, monkeypatch):
+    # one actor per worker holding partitions, asked for together with the
+    # partitions and taken up at the first round (not made again)
+    from bcd.distributed import _driver
+    A, b, _ = _data(5)
+    ready, hosts = [], _driver._Rounds._hosts
+
+    def counted(self):
+        ready.append(len(self.made))
+        hosts(self)
+
+    monkeypatch.setattr(_driver._Rounds, "_hosts", counted)
+    with distributed.get_task_stream(client) as stream:
+        r = bd.solve(_dask(A, CHUNKS[4]), da.from_array(b, chunks=CHUNKS[4]), loss="squared",
+                     l2=L2, client=client, tol=1e-10, relative=True)
+    assert r.converged
+    made = [t for t in stream.data if str(t["key"]).startswith("Host-")]
+    assert len(made) == len(client.scheduler_info()["workers"]) and ready == [len(made)]
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic", "squared_hinge"])
+@pytest.mark.parametrize("intercept", [False, True])
+def test_dense_newton_round_equals_the_sparse_path(loss, intercept):
+    # the compiled pass over a dense partition's rows (panels of rows, a
+    # few panels here) against the sparse path's NumPy expressions: the
+    # loss, gradient, Hessian, curvature and dual pieces; zero weights and
+    # an empty partition included
+    from bcd.distributed import _newton_local, _worker
+    rng = np.random.default_rng(7)
+    m, d = 700, 9
+    X = rng.standard_normal((m, d))
+    y = rng.standard_normal(m) if loss == "squared" else (rng.random(m) < 0.4).astype(float)
+    s = rng.uniform(0.0, 2.0, m)
+    s[:20] = 0.0
+    w, c = 0.4 * rng.standard_normal(d), 0.3
+    old = _newton_local.PANEL
+    try:
+        _newton_local.PANEL = 100 * d            # panels of 100 rows
+        for rows in (X, X[:0]):
+            part = _worker.pack(0, rows, y[:len(rows)], s[:len(rows)], 0,
+                                classify=loss != "squared")
+            for hessian in (True, False):
+                cfg = dict(loss=loss, fit_intercept=intercept, hessian=hessian)
+                dense = _worker.newton_round(part, "f", 0, 0, w, c, cfg)
+                sparse = _worker.newton_round((sp.csr_matrix(part[0]),) + part[1:], "f", 0,
+                                              0, w, c, cfg)
+                for key in ("primal", "curv_c", "conj", "sum_beta"):
+                    assert dense[key] == pytest.approx(sparse[key], rel=1e-12, abs=1e-12)
+                np.testing.assert_allclose(dense["grad"], sparse["grad"], rtol=1e-12,
+                                           atol=1e-12)
+                if hessian:
+                    np.testing.assert_allclose(dense["hess"], sparse["hess"], rtol=1e-12,
+                                               atol=1e-12)
+                    assert np.array_equal(dense["hess"], dense["hess"].T)
+                else:
+                    assert dense["hess"] is None
+    finally:
+        _newton_local.PANEL = old
+    with pytest.raises(ValueError, match="loss must be one of"):
+        _newton_local.newton_terms("hinge", X, y, s, w, c, True, False)

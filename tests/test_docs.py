@@ -13,7 +13,7 @@ MODULES = ["bcd", "bcd._solve", "bcd._path", "bcd.problems", "bcd.problems.linea
            "bcd.problems.quadratic", "bcd.core.enetpath",
            "bcd.problems.poisson", "bcd.datasets", "bcd.forest", "bcd.penalties",
            "bcd.gp.kernels", "bcd.gp.problem", "bcd.gp.regressor", "bcd.gp.sparse",
-           "bcd.core.calibration"]
+           "bcd.core.calibration", "bcd.distributed._newton_local"]
 
 
 @pytest.mark.parametrize("name", MODULES)

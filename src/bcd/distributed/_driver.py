@@ -233,13 +233,26 @@ def _workers(client):
     return workers
 
 
-def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
-    """The packed partitions as futures, one per chunk along ``axis``
-    (rows: 0, columns: 1), with y and the weights split alike (rows), and
-    the matrix's shape.  Returns ``(futures, shapes, nbytes, y, weights,
-    sources, labels)`` (y and weights in memory only for column partitions;
-    ``labels`` the distinct targets of every partition for a classification
-    loss on rows, else None)."""
+class _Partitions:
+    """The data of a fit on the cluster (:func:`_partition`): ``futures``
+    (the packed partitions), ``workers`` (each one's worker, as a one-item
+    list), ``shapes``, ``nbytes``, ``sources`` (what each is computed from),
+    ``labels`` (the distinct targets of every partition for a
+    classification loss on rows, else None), ``y`` and ``weights`` (in
+    memory, for column partitions only) and ``hosts`` (the actors made
+    while the partitions were placed, not yet waited for; see
+    :func:`_submit_hosts`)."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+def _partition(client, X, y, sample_weight, axis, n_partitions, loss, actors=False):
+    """The packed partitions, one per chunk along ``axis`` (rows: 0,
+    columns: 1), with y and the weights split alike (rows), as a
+    :class:`_Partitions`.  Each partition's shape is asked for, and with
+    ``actors`` (rows only) the actors that will hold them are made, as soon
+    as the partitions are placed, so that the three overlap."""
     dask, da, distributed = _dask()
     classify = "multinomial" if loss == "multinomial" else axis == 0 and loss != "squared"
     if _is_lazy(X):
@@ -286,10 +299,25 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
     chosen = _near(client, [src[1] for src in sources], workers)
     futures = [_place(client, src, w) for src, w in zip(sources, chosen)]
     where = [[w] for w in chosen]
-    # (a worker that dies meanwhile has its partitions placed again)
-    _settle(client, futures, where, sources, list(range(len(sources))))
-    infos = _gather(client, [client.submit(_worker.shape_of, f, pure=False, workers=where[k])
-                             for k, f in enumerate(futures)])
+
+    def shape(k):
+        return client.submit(_worker.shape_of, futures[k], pure=False, workers=where[k])
+
+    asked = [shape(k) for k in range(len(futures))]
+    placed = list(futures)
+    hosts = _submit_hosts(client, futures, where, {}) if actors and axis == 0 else []
+    # (a worker that dies meanwhile has its partitions placed again; their
+    # shapes are asked again, and the actors made again at the first round)
+    _settle(client, futures, where, sources, list(range(len(sources))), live=workers)
+    moved = [k for k in range(len(futures)) if futures[k] is not placed[k]]
+    for k in moved:
+        asked[k].cancel()
+        asked[k] = shape(k)
+    if moved:
+        for _, f, _ in hosts:
+            f.cancel()
+        hosts = []
+    infos = _gather(client, asked)
     shapes = [i[0] for i in infos]
     nbytes = sum(i[1] for i in infos)
     labels = np.unique(np.concatenate([i[2] for i in infos])) if classify else None
@@ -303,7 +331,20 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss):
         y = _in_memory(y, "y", m, client)
         sample_weight = None if sample_weight is None else \
             _in_memory(sample_weight, "sample_weight", m, client)
-    return futures, shapes, nbytes, y, sample_weight, sources, labels
+    return _Partitions(futures=futures, workers=where, shapes=shapes, nbytes=nbytes,
+                       sources=sources, labels=labels, y=y, weights=sample_weight,
+                       hosts=hosts)
+
+
+def _submit_hosts(client, parts, workers, held):
+    """One :class:`_worker.Host` actor per worker holding partitions, made
+    on that worker: ``[(partition indices, actor future, worker)]``."""
+    groups = {}
+    for k in range(len(parts)):
+        groups.setdefault(workers[k][0] if workers[k] else None, []).append(k)
+    return [(ks, client.submit(_worker.Host, ks, held, *[parts[k] for k in ks], actor=True,
+                               pure=False, **({} if w is None else dict(workers=[w]))), w)
+            for w, ks in groups.items()]
 
 
 def _near(client, blocks, workers):
@@ -359,14 +400,15 @@ def _place(client, source, worker, fresh=False):
     return client.compute(task, workers=[worker], allow_other_workers=False)
 
 
-def _settle(client, parts, workers, sources, pending):
+def _settle(client, parts, workers, sources, pending, live=None):
     """Wait until the partitions ``pending`` (indices into ``parts``, the
     futures, and ``workers``, their workers) are computed on their workers.
     A partition that is None, or whose worker died, is placed again (under a
     new key) on the live worker with the fewest partitions; ``parts`` and
     ``workers`` are updated in place.  After ``REPLACE_TIME`` seconds without
     success it raises RuntimeError (a worker that keeps dying, e.g. killed
-    for exceeding its memory limit), never hangs."""
+    for exceeding its memory limit), never hangs.  ``live``: the live
+    workers, where the caller has just asked."""
     distributed = _dask()[2]
     start = time.perf_counter()
     pending = list(pending)
@@ -375,7 +417,7 @@ def _settle(client, parts, workers, sources, pending):
             raise RuntimeError(f"bcd.distributed: partitions {pending} could not be placed on "
                                f"a live worker within {REPLACE_TIME:.0f} s (do their workers "
                                f"keep dying, e.g. past their memory limit?).")
-        live = live_workers(client)
+        live = live or live_workers(client)
         if not live:
             time.sleep(POLL)
             continue
@@ -399,14 +441,11 @@ def _settle(client, parts, workers, sources, pending):
         errors = [parts[k] for k in pending if parts[k].status == "error"]
         if errors:
             _gather(client, errors)
-        alive = set(live_workers(client))
-        still = []
-        for k in pending:
-            if parts[k].status == "finished":
-                continue
-            if workers[k][0] not in alive:
+        still = [k for k in pending if parts[k].status != "finished"]
+        live = live_workers(client) if still else live
+        for k in still:
+            if workers[k][0] not in live:
                 workers[k] = None        # placed again at the next pass
-            still.append(k)
         pending = still
 
 
@@ -727,19 +766,18 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
         if l2.ndim == 1 and not np.all(l2 == l2[0]):
             raise ValueError("with l1 > 0, l2 must be one number (the elastic net).")
         opts["l2"] = float(l2) if l2.ndim == 0 else float(l2[0])
-        parts, shapes, nbytes, y, sw, opts["sources"], _ = _partition(
-            client, X, y, sample_weight, 1, n_partitions, loss)
-        return _Prox(client, parts, shapes, nbytes, y, sw, opts).run()
+        data = _partition(client, X, y, sample_weight, 1, n_partitions, loss)
+        return _Prox(client, data, opts).run()
     if np.any(l2 <= 0):
         raise ValueError("CoCoA+ (no l1) needs l2 > 0 on every coordinate: the dual exists "
                          "only with a strictly convex L2 term.")
-    parts, shapes, nbytes, _, _, opts["sources"], opts["labels"] = _partition(
-        client, X, y, sample_weight, 0, n_partitions, loss)
+    data = _partition(client, X, y, sample_weight, 0, n_partitions, loss,
+                      actors=opts["actors"])
     if method == "auto":
-        small = shapes[0][1] + int(bool(fit_intercept)) <= NEWTON_MAX
+        small = data.shapes[0][1] + int(bool(fit_intercept)) <= NEWTON_MAX
         method = "newton" if small and loss in NEWTON_LOSSES else "cocoa+"
     solver = _Newton if method == "newton" else _CoCoA
-    return solver(client, parts, shapes, nbytes, opts).run()
+    return solver(client, data, opts).run()
 
 
 class _Rounds:
@@ -747,13 +785,13 @@ class _Rounds:
 
     method = None
 
-    def __init__(self, client, parts, shapes, nbytes, opts):
+    def __init__(self, client, data, opts):
         self.client = client
-        self.parts = parts
-        self.shapes = shapes
-        self.nbytes = nbytes
-        self.o = opts
-        self.K = len(parts)
+        self.parts = data.futures
+        self.shapes = data.shapes
+        self.nbytes = data.nbytes
+        self.o = dict(opts, sources=data.sources, labels=data.labels)
+        self.K = len(self.parts)
         self.fit = f"{uuid.uuid4().hex[:8]}-{next(_FITS)}"
         self.rounds = [0] * self.K          # each partition's state round
         self.restarts = 0
@@ -763,7 +801,15 @@ class _Rounds:
         self.worker_seconds = 0.0
         self.hosts = []
         self.held = {}
-        self._where()
+        # the actors made while placing the partitions, if those stay put
+        self.made = data.hosts
+        # (a worker lost since is noticed at the first round)
+        self.workers = [list(w) for w in data.workers]
+
+    def _drop_made(self):
+        for _, f, _ in self.made:
+            f.cancel()
+        self.made = []
 
     def _where(self):
         """The worker of each partition (tasks are pinned there); a partition
@@ -792,19 +838,17 @@ class _Rounds:
         _settle(self.client, self.parts, self.workers, self.o["sources"], gone)
 
     def _hosts(self):
-        """One :class:`_worker.Host` actor per worker holding partitions."""
+        """One :class:`_worker.Host` actor per worker holding partitions:
+        those made while placing the partitions where no partition moved
+        since and the fit sends no vectors once (``held``), else new ones."""
         self.hosts = []
+        if self.held:
+            self._drop_made()
+        made, self.made = self.made, []
         if not self.o["actors"]:
             return
-        groups = {}
-        for k in range(self.K):
-            groups.setdefault(self.workers[k][0] if self.workers[k] else None, []).append(k)
-        futures = [(ks, self.client.submit(_worker.Host, ks, self.held,
-                                           *[self.parts[k] for k in ks],
-                                           actor=True, pure=False,
-                                           **({} if w is None else dict(workers=[w]))))
-                   for w, ks in groups.items()]
-        self.hosts = [(ks, f.result(), f, w) for (ks, f), w in zip(futures, groups)]
+        made = made or _submit_hosts(self.client, self.parts, self.workers, self.held)
+        self.hosts = [(ks, f.result(), f, w) for ks, f, w in made]
 
     def _wait(self, call, where, deadline):
         """The result of an actor call, polled so that a worker that died
@@ -1067,15 +1111,15 @@ class _CoCoA(_Rounds):
 
     method = "cocoa+"
 
-    def __init__(self, client, parts, shapes, nbytes, opts):
-        super().__init__(client, parts, shapes, nbytes, opts)
-        d = shapes[0][1]
+    def __init__(self, client, data, opts):
+        super().__init__(client, data, opts)
+        d = self.shapes[0][1]
         self.multinomial = opts["loss"] == "multinomial"
         self.classes = None
         n_classes = 1
         if self.multinomial:
             # the classes of every partition; W is d x n_classes, flat
-            self.classes = opts["labels"]
+            self.classes = self.o["labels"]
             if self.classes.size < 2:
                 raise ValueError(f"loss='multinomial' needs y with at least two classes; got "
                                  f"{self.classes.tolist()}.")
@@ -1251,9 +1295,9 @@ class _Newton(_Rounds):
 
     method = "newton"
 
-    def __init__(self, client, parts, shapes, nbytes, opts):
-        super().__init__(client, parts, shapes, nbytes, opts)
-        d = shapes[0][1]
+    def __init__(self, client, data, opts):
+        super().__init__(client, data, opts)
+        d = self.shapes[0][1]
         ridge = opts["l2"]
         if ridge.ndim == 1 and ridge.size != d:
             raise ValueError(f"l2 must be one number or an array of {d} (one per feature) "
@@ -1275,12 +1319,22 @@ class _Newton(_Rounds):
         self.value = None                   # the objective at x
         self.measured = None
         self.accepted = False
+        self.predicted = None               # the certified next point (squared loss)
         self.sent = 0
 
     def _split(self, x):
         return x[:self.d], (float(x[self.d]) if self.intercept else 0.0)
 
     def round(self, rnd, deadline):
+        if self.predicted is not None:
+            # the squared loss: the Newton point is certified without a round
+            self.measured, self.predicted = self.predicted, None
+            self.x = self.trial.copy()
+            self.value = self.measured[1]
+            self.accepted = False
+            self.sent = 0
+            self.worker_seconds = 0.0
+            return self.measured
         w, c = self._split(self.trial)
         out = self._run(_worker.newton_round, (w, c, self.cfg), [()] * self.K, deadline)
         # the point to every worker, a gradient and a Hessian back from every
@@ -1349,8 +1403,40 @@ class _Newton(_Rounds):
                 or (not self.cfg["hessian"] and last is not None
                     and not decrement <= LAZY_RATE * last))
             self.decrement = decrement
+            if self.o["loss"] == "squared":
+                self.predicted = self._predict(step)
         if self.step is not None:
             self.trial = self.x + self.length * self.step
+
+    def _predict(self, step):
+        """The squared loss's measurement at x + step without a round, where
+        it certifies the point: ``(gap, objective, gap)`` or None.
+
+        Its objective is quadratic, so the round's gradient g and Hessian A
+        (ridge included) give the gradient g + A step and the objective at
+        the new point exactly, and its duality gap (at the dual point
+        beta = -s phi'(z)) is a function of the gradient alone:
+        sum_j (grad_j P)^2 / (2 l2_j), plus (grad_c P)^2 / (2 sum_i s_i) for
+        the intercept.  The gap is bounded with every gradient entry grown
+        by the rounding of the expansion: that of the Hessian's entries,
+        sums over a partition's rows, at most gamma sqrt(H_jj H_kk)
+        (Cauchy-Schwarz bounds |X|^T S |X| by H's diagonal), and that of
+        the products."""
+        d = self.d
+        A = self.hess
+        g = self.grad + A @ step
+        value = self.value + float(self.grad @ step) + 0.5 * float(step @ (A @ step))
+        rows = max(sh[0] for sh in self.shapes)
+        gamma = (rows + self.K + self.n + 4) * np.finfo(np.float64).eps
+        h = np.sqrt(np.maximum(np.diag(self.loss_hessian), 0.0))
+        err = gamma * (h * float(h @ np.abs(step)) + np.abs(self.grad)
+                       + np.abs(A) @ np.abs(step))
+        g = np.abs(g) + err
+        gap = 0.5 * float(g[:d] @ (g[:d] / self.ridge))
+        if self.intercept:
+            curv = A[d, d]
+            gap += 0.5 * g[d] * g[d] / curv if curv > 0 else (0.0 if g[d] == 0 else np.inf)
+        return (gap, value, gap) if self._done(gap, value) else None
 
     def _want_hessian(self, fresh):
         """Ask the next rounds for the workers' Hessians, or not."""
@@ -1371,8 +1457,9 @@ class _Prox(_Rounds):
 
     method = "proxcocoa+"
 
-    def __init__(self, client, parts, shapes, nbytes, y, sw, opts):
-        super().__init__(client, parts, shapes, nbytes, opts)
+    def __init__(self, client, data, opts):
+        super().__init__(client, data, opts)
+        y, sw, shapes, nbytes = data.y, data.weights, self.shapes, self.nbytes
         loss = opts["loss"]
         m = shapes[0][0]
         self.m = m

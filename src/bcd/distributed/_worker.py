@@ -16,6 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import xlogy
 
+from . import _newton_local
+
 #: (fit id, partition) -> {"round": int, "alpha" or "x": ndarray}
 STATE = {}
 
@@ -63,14 +65,27 @@ def forget(fit):
     return len(keys)
 
 
+def _aligned(a, dtype):
+    """``a`` as a C-ordered, aligned array of ``dtype``, copied only where it
+    is not one.  A chunk that reached its worker over the network lies in
+    the received message's buffer at any byte offset: NumPy then runs its
+    products without BLAS, five to eight times slower (a Newton round on a
+    25,000 x 100 partition took 16 ms instead of 3)."""
+    return np.require(np.asarray(a, dtype=dtype), requirements=["C", "A"])
+
+
 def _dense_or_csr(X, name):
-    """A partition's matrix as a C-ordered float64 array or a CSR matrix."""
+    """A partition's matrix as a C-ordered, aligned float64 array or a CSR
+    matrix of aligned arrays."""
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
+        X.data, X.indices, X.indptr = (_aligned(X.data, np.float64),
+                                       _aligned(X.indices, X.indices.dtype),
+                                       _aligned(X.indptr, X.indptr.dtype))
         X.sort_indices()
         finite = np.all(np.isfinite(X.data))
     else:
-        X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
+        X = _aligned(X, np.float64)
         if X.ndim == 1:
             X = X.reshape(-1, 1) if X.size else X.reshape(0, 0)
         finite = np.all(np.isfinite(X))
@@ -89,7 +104,7 @@ def pack(k, X, y, weights, axis, classify=False):
     X = _dense_or_csr(X, f"{name} of X")
     if axis == 1:
         return (X,)
-    t = np.asarray(y, dtype=np.float64).ravel()
+    t = _aligned(y, np.float64).ravel()
     if t.shape[0] != X.shape[0]:
         raise ValueError(f"{name}: y has {t.shape[0]} entries for {X.shape[0]} rows of X; "
                          f"y must be chunked like the rows of X.")
@@ -98,7 +113,7 @@ def pack(k, X, y, weights, axis, classify=False):
     if weights is None:
         s = np.ones(X.shape[0])
     else:
-        s = np.asarray(weights, dtype=np.float64).ravel()
+        s = _aligned(weights, np.float64).ravel()
         if s.shape[0] != X.shape[0]:
             raise ValueError(f"{name}: sample_weight has {s.shape[0]} entries for "
                              f"{X.shape[0]} rows of X; it must be chunked like the rows of X.")
@@ -232,31 +247,6 @@ def _curvatures(loss, z, t):
     return -2.0 * t * u, np.where(u > 0.0, 2.0, 0.0)
 
 
-#: rows per block of :func:`_weighted_gram`
-GRAM_BLOCK = 2048
-
-
-def _weighted_gram(X, weights):
-    """X^T diag(weights) X for a dense X and weights >= 0, by symmetric
-    rank-k updates over blocks of rows scaled by sqrt(weights) in one
-    buffer (no temporary of X's size: in a Dask worker, whose malloc
-    returns every large block to the system, such a temporary's pages fault
-    in again at every call)."""
-    from scipy.linalg.blas import dsyrk
-    m, d = X.shape
-    H = np.zeros((d, d), order="F")
-    block = max(1, min(m, GRAM_BLOCK))
-    buf = np.empty((block, d))
-    root = np.sqrt(weights)
-    for a in range(0, m, block):
-        b = min(block, m - a)
-        Y = buf[:b]
-        np.multiply(X[a:a + b], root[a:a + b, None], out=Y)
-        # Y^T Y, as Y^T is a Fortran-ordered d x b array (the upper triangle)
-        H = dsyrk(1.0, Y.T, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
-    return np.triu(H) + np.triu(H, 1).T
-
-
 def newton_round(part, fit, k, rnd, w, c, cfg):
     """One round of distributed Newton on row partition ``k``: at the shared
     point (w, c), the partition's loss, its gradient and (when
@@ -271,6 +261,15 @@ def newton_round(part, fit, k, rnd, w, c, cfg):
     loss = cfg["loss"]
     m, d = X.shape
     w = np.asarray(w, dtype=np.float64)
+    if not sp.issparse(X):
+        if d:
+            # dense: one compiled pass over the rows
+            primal, grad, hess, curv_c, conj, sum_beta = _newton_local.newton_terms(
+                loss, X, t, s, w, float(c), cfg.get("hessian", True), cfg["fit_intercept"])
+            return {"lost": False, "primal": primal, "grad": grad, "hess": hess,
+                    "curv_c": curv_c, "conj": conj, "sum_beta": sum_beta,
+                    "seconds": time.perf_counter() - started}
+        X = sp.csr_matrix(X)                 # no columns: the sparse path
     z = (np.asarray(X @ w).ravel() + c) if m else np.zeros(0)
     primal = _loss_terms(loss, z, t, s)[0] if m else 0.0
     g1, g2 = _curvatures(loss, z, t)
@@ -285,10 +284,7 @@ def newton_round(part, fit, k, rnd, w, c, cfg):
             grad[d] = float(np.sum(sg1))
     curv_c = float(np.sum(sg2)) if m and cfg["fit_intercept"] else 0.0
     if m and hess is not None:
-        if sp.issparse(X):
-            hess[:d, :d] = (X.T @ X.multiply(sg2[:, None]).tocsr()).toarray()
-        else:
-            hess[:d, :d] = _weighted_gram(X, sg2)
+        hess[:d, :d] = (X.T @ X.multiply(sg2[:, None]).tocsr()).toarray()
         if cfg["fit_intercept"]:
             col = np.asarray(X.T @ sg2).ravel()
             hess[:d, d] = col
