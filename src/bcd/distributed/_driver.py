@@ -848,7 +848,8 @@ class _Rounds:
         if not self.o["actors"]:
             return
         made = made or _submit_hosts(self.client, self.parts, self.workers, self.held)
-        self.hosts = [(ks, f.result(), f, w) for ks, f, w in made]
+        actors = self.client.gather([f for _, f, _ in made])
+        self.hosts = [(ks, a, f, w) for (ks, f, w), a in zip(made, actors)]
 
     def _wait(self, call, where, deadline):
         """The result of an actor call, polled so that a worker that died

@@ -20,8 +20,10 @@ from scipy.linalg.cython_blas cimport dgemv, dsyrk
 #: loss codes
 LOSSES = {"squared": 0, "logistic": 1, "squared_hinge": 2}
 
-#: the doubles of one panel of rows (2 MiB)
-PANEL = 262144
+#: the doubles of one panel of rows (64 KiB: below the allocator's mmap
+#: threshold, so that the scratch comes from the heap rather than from fresh
+#: pages at every round in a worker that returns freed memory at once)
+PANEL = 8192
 
 
 cdef inline double _xlogx(double q) noexcept nogil:
@@ -67,8 +69,8 @@ def newton_terms(str loss, const double[:, ::1] X, const double[::1] t, const do
         H = &hv[0, 0]
     cdef double primal = 0.0, conj = 0.0, sum_beta = 0.0, curv_c = 0.0
     cdef Py_ssize_t rows = PANEL // d if d > 0 else m
-    if rows < 64:
-        rows = 64
+    if rows < 16:
+        rows = 16
     if rows > m:
         rows = m
     cdef Py_ssize_t a, b, i, j

@@ -65,6 +65,10 @@ def forget(fit):
     return len(keys)
 
 
+#: the entries per panel of a partition's check for NaN and inf
+FINITE_PANEL = 65536
+
+
 def _aligned(a, dtype):
     """``a`` as a C-ordered, aligned array of ``dtype``, copied only where it
     is not one.  A chunk that reached its worker over the network lies in
@@ -88,7 +92,9 @@ def _dense_or_csr(X, name):
         X = _aligned(X, np.float64)
         if X.ndim == 1:
             X = X.reshape(-1, 1) if X.size else X.reshape(0, 0)
-        finite = np.all(np.isfinite(X))
+        # by panels of rows: no temporary of the partition's size
+        step = max(1, FINITE_PANEL // max(X.shape[1], 1))
+        finite = all(np.isfinite(X[a:a + step]).all() for a in range(0, X.shape[0], step))
     if not finite:
         raise ValueError(f"{name} holds NaN or inf values.")
     return X
