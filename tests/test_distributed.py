@@ -961,7 +961,7 @@ def test_the_actors_are_made_once_while_placing(client, monkeypatch):
     # one actor per worker holding partitions, asked for together with the
     # partitions and taken up at the first round (not made again)
     from bcd.distributed import _driver
-    A, b, _ = _data(5)
+    A, _, labels = _data(5)
     ready, hosts = [], _driver._Rounds._hosts
 
     def counted(self):
@@ -970,9 +970,9 @@ def test_the_actors_are_made_once_while_placing(client, monkeypatch):
 
     monkeypatch.setattr(_driver._Rounds, "_hosts", counted)
     with distributed.get_task_stream(client) as stream:
-        r = bd.solve(_dask(A, CHUNKS[4]), da.from_array(b, chunks=CHUNKS[4]), loss="squared",
-                     l2=L2, client=client, tol=1e-10, relative=True)
-    assert r.converged
+        r = bd.solve(_dask(A, CHUNKS[4]), da.from_array(labels, chunks=CHUNKS[4]),
+                     loss="logistic", l2=L2, client=client, tol=1e-10, relative=True)
+    assert r.converged and r.n_rounds > 2
     made = [t for t in stream.data if str(t["key"]).startswith("Host-")]
     assert len(made) == len(client.scheduler_info()["workers"]) and ready == [len(made)]
 
@@ -1017,3 +1017,30 @@ def test_dense_newton_round_equals_the_sparse_path(loss, intercept):
         _newton_local.PANEL = old
     with pytest.raises(ValueError, match="loss must be one of"):
         _newton_local.newton_terms("hinge", X, y, s, w, c, True, False)
+
+
+def test_newtons_first_round_comes_with_the_shapes(client, monkeypatch):
+    # the columns of a dask array are known before placing: Newton's first
+    # round (at w = 0) is computed by the task that reports each
+    # partition's shape, not in a round of its own; a ridge fit then needs
+    # no round of the actors at all.  A list of partitions (columns unknown
+    # until placed) runs its first round as usual, to the same optimum
+    from bcd.distributed import _driver
+    A, b, _ = _data(8)
+    calls, run = [], _driver._Rounds._run
+
+    def counted(self, *args):
+        calls.append(args[0].__name__)
+        return run(self, *args)
+
+    monkeypatch.setattr(_driver._Rounds, "_run", counted)
+    X = _dask(A, CHUNKS[3])
+    r = bd.solve(X, da.from_array(b, chunks=CHUNKS[3]), loss="squared", l2=L2, client=client,
+                 tol=1e-10, relative=True)
+    assert r.method == "newton" and r.converged and calls == []
+    assert r.history.bytes_sent[0] > 0 and r.history.worker_time[0] > 0
+    blocks = X.to_delayed().ravel().tolist()
+    ys = [b[:5], b[5:25], b[25:]]
+    r2 = bd.solve(blocks, ys, loss="squared", l2=L2, client=client, tol=1e-10, relative=True)
+    assert r2.method == "newton" and calls == ["newton_round"]
+    np.testing.assert_allclose(r2.x, r.x, rtol=1e-12)

@@ -239,20 +239,24 @@ class _Partitions:
     list), ``shapes``, ``nbytes``, ``sources`` (what each is computed from),
     ``labels`` (the distinct targets of every partition for a
     classification loss on rows, else None), ``y`` and ``weights`` (in
-    memory, for column partitions only) and ``hosts`` (the actors made
+    memory, for column partitions only), ``hosts`` (the actors made
     while the partitions were placed, not yet waited for; see
-    :func:`_submit_hosts`)."""
+    :func:`_submit_hosts`) and ``first`` (each partition's first round of
+    Newton's method, or None)."""
 
     def __init__(self, **fields):
         self.__dict__.update(fields)
 
 
-def _partition(client, X, y, sample_weight, axis, n_partitions, loss, actors=False):
+def _partition(client, X, y, sample_weight, axis, n_partitions, loss, actors=False,
+               first=None):
     """The packed partitions, one per chunk along ``axis`` (rows: 0,
     columns: 1), with y and the weights split alike (rows), as a
     :class:`_Partitions`.  Each partition's shape is asked for, and with
     ``actors`` (rows only) the actors that will hold them are made, as soon
-    as the partitions are placed, so that the three overlap."""
+    as the partitions are placed, so that the three overlap.  With
+    ``first`` (the configuration of a Newton round) each partition's first
+    round of Newton's method comes with its shape (``_Partitions.first``)."""
     dask, da, distributed = _dask()
     classify = "multinomial" if loss == "multinomial" else axis == 0 and loss != "squared"
     if _is_lazy(X):
@@ -301,7 +305,8 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss, actors=Fal
     where = [[w] for w in chosen]
 
     def shape(k):
-        return client.submit(_worker.shape_of, futures[k], pure=False, workers=where[k])
+        return client.submit(_worker.shape_of, futures[k], k, first, pure=False,
+                             workers=where[k])
 
     asked = [shape(k) for k in range(len(futures))]
     placed = list(futures)
@@ -333,7 +338,7 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss, actors=Fal
             _in_memory(sample_weight, "sample_weight", m, client)
     return _Partitions(futures=futures, workers=where, shapes=shapes, nbytes=nbytes,
                        sources=sources, labels=labels, y=y, weights=sample_weight,
-                       hosts=hosts)
+                       hosts=hosts, first=None if first is None else [i[3] for i in infos])
 
 
 def _submit_hosts(client, parts, workers, held):
@@ -771,11 +776,20 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     if np.any(l2 <= 0):
         raise ValueError("CoCoA+ (no l1) needs l2 > 0 on every coordinate: the dual exists "
                          "only with a strictly convex L2 term.")
+
+    def choose(d):
+        small = d + int(bool(fit_intercept)) <= NEWTON_MAX
+        return "newton" if small and loss in NEWTON_LOSSES else "cocoa+"
+
+    shape = () if _is_lazy(X) else np.shape(X)
+    if method == "auto" and len(shape) == 2 and isinstance(shape[1], numbers.Integral):
+        method = choose(shape[1])               # the columns known before placing
+    # Newton's first round (at w = 0) comes with the shapes
+    first = _Newton.first_round(opts) if method == "newton" else None
     data = _partition(client, X, y, sample_weight, 0, n_partitions, loss,
-                      actors=opts["actors"])
+                      actors=opts["actors"], first=first)
     if method == "auto":
-        small = data.shapes[0][1] + int(bool(fit_intercept)) <= NEWTON_MAX
-        method = "newton" if small and loss in NEWTON_LOSSES else "cocoa+"
+        method = choose(data.shapes[0][1])
     solver = _Newton if method == "newton" else _CoCoA
     return solver(client, data, opts).run()
 
@@ -1309,7 +1323,8 @@ class _Newton(_Rounds):
         self.ridge = np.broadcast_to(ridge, (d,)).astype(np.float64)
         self.intercept = bool(opts["fit_intercept"])
         self.n = d + int(self.intercept)
-        self.cfg = dict(loss=opts["loss"], fit_intercept=self.intercept, hessian=True)
+        self.cfg = self.first_round(opts)
+        self.first = data.first             # the first round, measured with the shapes
         self.loss_hessian = None            # the loss's Hessian of the last round sending it
         self.decrement = None               # the Newton decrement of the last step
         self.x = np.zeros(self.n)           # the accepted point
@@ -1322,6 +1337,11 @@ class _Newton(_Rounds):
         self.accepted = False
         self.predicted = None               # the certified next point (squared loss)
         self.sent = 0
+
+    @staticmethod
+    def first_round(opts):
+        """The configuration of the workers' first Newton round."""
+        return dict(loss=opts["loss"], fit_intercept=bool(opts["fit_intercept"]), hessian=True)
 
     def _split(self, x):
         return x[:self.d], (float(x[self.d]) if self.intercept else 0.0)
@@ -1337,7 +1357,12 @@ class _Newton(_Rounds):
             self.worker_seconds = 0.0
             return self.measured
         w, c = self._split(self.trial)
-        out = self._run(_worker.newton_round, (w, c, self.cfg), [()] * self.K, deadline)
+        if self.first is not None:
+            # the start point's round, computed with the partitions' shapes
+            out, self.first = self.first, None
+            self._worker_seconds(out)
+        else:
+            out = self._run(_worker.newton_round, (w, c, self.cfg), [()] * self.K, deadline)
         # the point to every worker, a gradient and a Hessian back from every
         # partition
         self.sent = 8 * self.d * self._messages() + \

@@ -134,13 +134,19 @@ def pack(k, X, y, weights, axis, classify=False):
     return (X, t, s)
 
 
-def shape_of(part):
-    """The shape of a packed partition's matrix, its size in bytes and the
-    distinct targets of a classification partition (else None)."""
+def shape_of(part, k=0, first=None):
+    """The shape of a packed partition's matrix, its size in bytes, the
+    distinct targets of a classification partition (else None) and, with
+    ``first`` (the configuration of a Newton round), the first round of
+    Newton's method at the start point (w, c) = 0 (else None): the driver
+    asks for it here, right after the partition is packed, instead of in a
+    round of its own."""
     X = part[0]
     nbytes = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) if sp.issparse(X) \
         else X.nbytes
-    return X.shape, int(nbytes), (part[3] if len(part) > 3 else None)
+    terms = None if first is None else newton_round(part, None, k, 0, np.zeros(X.shape[1]),
+                                                    0.0, first)
+    return X.shape, int(nbytes), (part[3] if len(part) > 3 else None), terms
 
 
 def _rows(X):
