@@ -1044,3 +1044,39 @@ def test_newtons_first_round_comes_with_the_shapes(client, monkeypatch):
     r2 = bd.solve(blocks, ys, loss="squared", l2=L2, client=client, tol=1e-10, relative=True)
     assert r2.method == "newton" and calls == ["newton_round"]
     np.testing.assert_allclose(r2.x, r.x, rtol=1e-12)
+
+
+def test_a_fit_drops_its_partition_states(client):
+    # CoCoA+ keeps each partition's dual variables on its worker during the
+    # fit; they are dropped once it returns
+    def held():
+        from bcd.distributed import _worker
+        return len(_worker.STATE)
+
+    A, b, _ = _data(9)
+    r = bd.solve(_dask(A, CHUNKS[2]), da.from_array(b, chunks=CHUNKS[2]), loss="squared",
+                 l2=L2, client=client, tol=1e-8, relative=True, method="cocoa+")
+    assert r.converged and r.n_rounds > 1
+    deadline = time.time() + 10
+    while sum(client.run(held).values()) and time.time() < deadline:
+        time.sleep(0.05)
+    assert sum(client.run(held).values()) == 0
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_packing_tells_overflowing_sums_from_nan_and_inf(sparse):
+    # the check sums the partition first: finite entries whose sum
+    # overflows are accepted (entry by entry), NaN and inf are refused
+    from bcd.distributed import _worker
+    A = np.full((50, 4), 1e308)
+    A[::3] = -1e308
+    y = np.ones(50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Xp = _worker.pack(2, sp.csr_matrix(A) if sparse else A, y, None, 0)[0]
+    np.testing.assert_array_equal(Xp.toarray() if sparse else Xp, A)
+    for bad in (np.nan, np.inf):
+        B = A.copy()
+        B[37, 1] = bad
+        with pytest.raises(ValueError, match="partition 2 .* holds NaN or inf"):
+            _worker.pack(2, sp.csr_matrix(B) if sparse else B, y, None, 0)

@@ -946,6 +946,14 @@ class _Rounds:
         self._worker_seconds(out)
         return out
 
+    def _forget(self):
+        """Drop the fit's partition states on the workers that hold them,
+        without waiting (a worker that died meanwhile held none)."""
+        distributed = _dask()[2]
+        for w in sorted({w[0] for w in self.workers if w}):
+            distributed.fire_and_forget(self.client.submit(
+                _worker.forget, self.fit, workers=[w], allow_other_workers=False, pure=False))
+
     def _alive(self, where):
         """Whether the worker ``where`` is in the cluster (True when the
         scheduler cannot be asked: the call on the worker then decides)."""
@@ -1067,7 +1075,7 @@ class _Rounds:
             x, c = self.final(best)
         finally:
             self.hosts = []
-            self.client.run(_worker.forget, self.fit)
+            self._forget()
         gap, objective, opt = best
         if status not in ("converged",) and self.o["callback"] is None:
             warn_user(f"bcd.distributed: {self.method} stopped ({status}) with duality gap "

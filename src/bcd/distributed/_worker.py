@@ -78,6 +78,18 @@ def _aligned(a, dtype):
     return np.require(np.asarray(a, dtype=dtype), requirements=["C", "A"])
 
 
+def _all_finite(a):
+    """Whether every entry of ``a`` is finite: its sum is (NaN and inf
+    propagate through it; one pass, no temporary), else entry by entry, by
+    panels of rows (the sum of finite entries may overflow)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(a.sum()):
+            return True
+    rows = a.reshape(a.shape[0], -1) if a.ndim else a.reshape(1, 1)
+    step = max(1, FINITE_PANEL // max(rows.shape[1], 1))
+    return all(np.isfinite(rows[i:i + step]).all() for i in range(0, rows.shape[0], step))
+
+
 def _dense_or_csr(X, name):
     """A partition's matrix as a C-ordered, aligned float64 array or a CSR
     matrix of aligned arrays."""
@@ -87,14 +99,12 @@ def _dense_or_csr(X, name):
                                        _aligned(X.indices, X.indices.dtype),
                                        _aligned(X.indptr, X.indptr.dtype))
         X.sort_indices()
-        finite = np.all(np.isfinite(X.data))
+        finite = _all_finite(X.data)
     else:
         X = _aligned(X, np.float64)
         if X.ndim == 1:
             X = X.reshape(-1, 1) if X.size else X.reshape(0, 0)
-        # by panels of rows: no temporary of the partition's size
-        step = max(1, FINITE_PANEL // max(X.shape[1], 1))
-        finite = all(np.isfinite(X[a:a + step]).all() for a in range(0, X.shape[0], step))
+        finite = _all_finite(X)
     if not finite:
         raise ValueError(f"{name} holds NaN or inf values.")
     return X
