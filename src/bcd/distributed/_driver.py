@@ -817,8 +817,8 @@ class _Rounds:
         self.held = {}
         # the actors made while placing the partitions, if those stay put
         self.made = data.hosts
-        # (a worker lost since is noticed at the first round)
         self.workers = [list(w) for w in data.workers]
+        self.checked = False                # whether those workers were found alive
 
     def _drop_made(self):
         for _, f, _ in self.made:
@@ -890,6 +890,14 @@ class _Rounds:
         rounds[k], *shared, *extra[k])``; the results in partition order,
         None for a partition whose worker was lost."""
         _, _, distributed = _dask()
+        if not self.checked:
+            # a worker lost since the partitions were placed: placed again
+            self.checked = True
+            live = live_workers(self.client)
+            gone = [k for k in range(self.K) if self.workers[k][0] not in live]
+            if gone:
+                self._drop_made()
+                self._replace(gone)
         if not self.o["actors"]:
             futures = [self._submit(fn, k, *shared, *extra[k]) for k in range(self.K)]
             out = self._collect(futures, deadline)
