@@ -1054,9 +1054,11 @@ def test_a_fit_drops_its_partition_states(client):
         return len(_worker.STATE)
 
     A, b, _ = _data(9)
+    during = []
     r = bd.solve(_dask(A, CHUNKS[2]), da.from_array(b, chunks=CHUNKS[2]), loss="squared",
-                 l2=L2, client=client, tol=1e-8, relative=True, method="cocoa+")
-    assert r.converged and r.n_rounds > 1
+                 l2=L2, client=client, tol=1e-8, relative=True, method="cocoa+",
+                 callback=lambda rnd, x: during.append(sum(client.run(held).values())))
+    assert r.converged and r.n_rounds > 1 and during[0] == 2
     deadline = time.time() + 10
     while sum(client.run(held).values()) and time.time() < deadline:
         time.sleep(0.05)

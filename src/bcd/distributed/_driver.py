@@ -834,10 +834,16 @@ class _Rounds:
         for f in self.parts:
             holders = list(who.get(f.key, ()))
             self.workers.append(holders[:1] or None)
+        self._replace_dead()
+
+    def _replace_dead(self):
+        """Place again the partitions whose worker is not alive (or not
+        known); the actors made while placing go with them."""
         live = live_workers(self.client)
         gone = [k for k in range(self.K) if self.workers[k] is None
                 or self.workers[k][0] not in live]
         if gone:
+            self._drop_made()
             self._replace(gone)
 
     def _replace(self, gone):
@@ -891,13 +897,9 @@ class _Rounds:
         None for a partition whose worker was lost."""
         _, _, distributed = _dask()
         if not self.checked:
-            # a worker lost since the partitions were placed: placed again
+            # a worker lost since the partitions were placed
             self.checked = True
-            live = live_workers(self.client)
-            gone = [k for k in range(self.K) if self.workers[k][0] not in live]
-            if gone:
-                self._drop_made()
-                self._replace(gone)
+            self._replace_dead()
         if not self.o["actors"]:
             futures = [self._submit(fn, k, *shared, *extra[k]) for k in range(self.K)]
             out = self._collect(futures, deadline)
