@@ -175,6 +175,57 @@ def test_partitions_stay_on_their_workers(client):
 
 
 @pytest.mark.parametrize("method", ["cocoa+", "newton"])
+def test_stored_chunks_are_placed_in_one_message(client, method, monkeypatch):
+    # chunks persisted on the cluster have nothing to compute before them:
+    # their partitions go to the scheduler in one message, each task still
+    # pinned to the worker that holds its chunk; chunks still to compute go
+    # one message per partition, with every task of their graph pinned
+    A, b, _ = _data(13, m=400, n=30)
+    X, y = _dask(A, (100, 100, 100, 100)), da.from_array(b, chunks=100)
+    Xp, yp = client.persist([X, y])
+    distributed.wait([Xp, yp])
+    holders = client.who_has(Xp)
+    computes, compute = [], client.compute
+
+    def counted(*args, **kwargs):
+        computes.append(kwargs.get("workers"))
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(client, "compute", counted)
+    ref = bcd.solve(bcd.LeastSquares(A, b, l2=L2), tol=1e-12)
+    for data, messages in (((Xp, yp), 1), ((X, y), 4)):
+        computes.clear()
+        with distributed.get_task_stream(client) as stream:
+            r = bd.solve(*data, loss="squared", l2=L2, client=client, tol=1e-10,
+                         relative=True, method=method)
+        assert len(computes) == messages
+        _agree(r, ref.objective, L2, 1e-10 * r.objective)
+        ran = {}
+        for t in stream.data:
+            name = str(t["key"]).split("-")[0]
+            if name in ("pack", "measure", "array", "getitem"):
+                ran.setdefault(t["worker"], []).append(name)
+        assert sorted(len([n for n in v if n == "pack"]) for v in ran.values()) == [2, 2]
+        if messages == 1:
+            chunk_workers = sorted(w for k in holders for w in holders[k])
+            packed = sorted(t["worker"] for t in stream.data
+                            if str(t["key"]).startswith("pack-"))
+            assert packed == chunk_workers
+    # the annotation pins a task in one message even away from its chunk
+    from bcd.distributed import _driver
+    blocks, ys = Xp.to_delayed().ravel().tolist(), yp.to_delayed().ravel().tolist()
+    sources = [(k, blocks[k], ys[k], None, 0, False, True) for k in range(4)]
+    assert _driver._stored(sources) and not _driver._stored([(0, X, None)])
+    workers = sorted(client.scheduler_info()["workers"])
+    away = [next(w for w in workers if w not in holders[blocks[k].key]) for k in range(4)]
+    computes.clear()
+    placed = _driver._place(client, sources, away)
+    distributed.wait(placed)
+    assert len(computes) == 1
+    assert [list(client.who_has([f])[f.key]) for f in placed] == [[w] for w in away]
+
+
+@pytest.mark.parametrize("method", ["cocoa+", "newton"])
 def test_a_worker_killed_mid_fit_reaches_the_optimum(client, method):
     A, b, labels = _data(12, m=60, n=60)
     problem = bcd.Logistic(A, labels, l2=5.0)
@@ -871,11 +922,17 @@ def test_partitions_are_placed_where_their_blocks_are_held(client):
     blocks = [client.persist(b, workers=[w], allow_other_workers=False)
               for b, w in zip(blocks, pinned)]
     distributed.wait(blocks)
-    assert _driver._near(client, blocks, workers) == pinned
+
+    def near(blocks):
+        live, holders = _driver._holders(client, blocks)
+        assert live == workers
+        return _driver._near(blocks, live, holders)
+
+    assert near(blocks) == pinned
     # a worker holding more than its share gives the rest away
     crowded = [blocks[0], blocks[2], blocks[0], blocks[2]]
-    assert sorted(_driver._near(client, crowded, workers)) == sorted(workers * 2)
-    assert _driver._near(client, [object()] * 3, workers) == [workers[0], workers[1], workers[0]]
+    assert sorted(near(crowded)) == sorted(workers * 2)
+    assert near([object()] * 3) == [workers[0], workers[1], workers[0]]
     # the fit places its partitions so, and gives the in-memory answer
     Xp = client.persist(X)
     distributed.wait(Xp)
@@ -886,35 +943,42 @@ def test_partitions_are_placed_where_their_blocks_are_held(client):
     np.testing.assert_allclose(r.x, ref.x, rtol=1e-8)
 
 
+def _unaligned(a):
+    """A copy of ``a`` one byte past an aligned address (as a chunk may lie
+    in a message received over the network)."""
+    raw = bytearray(a.nbytes + 1)
+    out = np.frombuffer(raw, dtype=a.dtype, count=a.size, offset=1).reshape(a.shape)
+    out[...] = a
+    assert not out.flags.aligned or a.size == 0
+    return out
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_partitions_are_packed_aligned(sparse):
     # a chunk received over the network lies at any byte offset of its
     # message: the packed partition is an aligned copy (NumPy's products
-    # run without BLAS on unaligned arrays), equal to the chunk
+    # run without BLAS on unaligned arrays), equal to the chunk.  For
+    # Newton's rounds (align=False) a dense matrix stays where it is
     from bcd.distributed import _worker
     rng = np.random.default_rng(0)
     A = rng.standard_normal((30, 7)) * (rng.random((30, 7)) < (0.4 if sparse else 2))
-
-    def unaligned(a):
-        raw = bytearray(a.nbytes + 1)
-        out = np.frombuffer(raw, dtype=a.dtype, count=a.size, offset=1).reshape(a.shape)
-        out[...] = a
-        assert not out.flags.aligned
-        return out
-
-    y, s = unaligned(rng.standard_normal(30)), unaligned(rng.uniform(1, 2, 30))
+    y, s = _unaligned(rng.standard_normal(30)), _unaligned(rng.uniform(1, 2, 30))
     if sparse:
         S = sp.csr_matrix(A)
-        X = sp.csr_matrix((unaligned(S.data), unaligned(S.indices), unaligned(S.indptr)),
+        X = sp.csr_matrix((_unaligned(S.data), _unaligned(S.indices), _unaligned(S.indptr)),
                           shape=S.shape)
     else:
-        X = unaligned(A)
-    Xp, t, w = _worker.pack(0, X, y, s, 0)
-    arrays = (Xp.data, Xp.indices, Xp.indptr) if sparse else (Xp,)
-    assert all(a.flags.aligned and a.flags.c_contiguous for a in arrays + (t, w))
-    np.testing.assert_array_equal(Xp.toarray() if sparse else Xp, A)
-    np.testing.assert_array_equal(t, y)
-    np.testing.assert_array_equal(w, s)
+        X = _unaligned(A)
+    for align in (True, False):
+        Xp, t, w = _worker.pack(0, X, y, s, 0, align=align)
+        arrays = (Xp.data, Xp.indices, Xp.indptr) if sparse else (Xp,)
+        kept = not align and not sparse
+        assert all(a.flags.c_contiguous and a.flags.aligned != kept for a in arrays)
+        assert all(a.flags.aligned and a.flags.c_contiguous for a in (t, w))
+        assert np.shares_memory(Xp, X) == kept
+        np.testing.assert_array_equal(Xp.toarray() if sparse else Xp, A)
+        np.testing.assert_array_equal(t, y)
+        np.testing.assert_array_equal(w, s)
 
 
 @pytest.mark.parametrize("intercept", [False, True])
@@ -982,8 +1046,9 @@ def test_the_actors_are_made_once_while_placing(client, monkeypatch):
 def test_dense_newton_round_equals_the_sparse_path(loss, intercept):
     # the compiled pass over a dense partition's rows (panels of rows, a
     # few panels here) against the sparse path's NumPy expressions: the
-    # loss, gradient, Hessian, curvature and dual pieces; zero weights and
-    # an empty partition included
+    # loss, gradient, Hessian, curvature and dual pieces; zero weights, an
+    # unaligned partition (read through aligned panel copies) and an empty
+    # partition included
     from bcd.distributed import _newton_local, _worker
     rng = np.random.default_rng(7)
     m, d = 700, 9
@@ -995,9 +1060,10 @@ def test_dense_newton_round_equals_the_sparse_path(loss, intercept):
     old = _newton_local.PANEL
     try:
         _newton_local.PANEL = 100 * d            # panels of 100 rows
-        for rows in (X, X[:0]):
+        for rows in (X, _unaligned(X), X[:0]):
             part = _worker.pack(0, rows, y[:len(rows)], s[:len(rows)], 0,
-                                classify=loss != "squared")
+                                classify=loss != "squared", align=False)
+            assert np.shares_memory(part[0], rows) or not len(rows)   # not copied
             for hessian in (True, False):
                 cfg = dict(loss=loss, fit_intercept=intercept, hessian=hessian)
                 dense = _worker.newton_round(part, "f", 0, 0, w, c, cfg)
@@ -1023,8 +1089,11 @@ def test_newtons_first_round_comes_with_the_shapes(client, monkeypatch):
     # the columns of a dask array are known before placing: Newton's first
     # round (at w = 0) is computed by the task that reports each
     # partition's shape, not in a round of its own; a ridge fit then needs
-    # no round of the actors at all.  A list of partitions (columns unknown
-    # until placed) runs its first round as usual, to the same optimum
+    # no round of the actors at all, and makes none (nor any task dropping
+    # states: Newton's rounds keep none).  Where the first round does not
+    # certify the point, the actors are made for the next round.  A list of
+    # partitions (columns unknown until placed) runs its first round as
+    # usual; all reach the same optimum
     from bcd.distributed import _driver
     A, b, _ = _data(8)
     calls, run = [], _driver._Rounds._run
@@ -1035,14 +1104,25 @@ def test_newtons_first_round_comes_with_the_shapes(client, monkeypatch):
 
     monkeypatch.setattr(_driver._Rounds, "_run", counted)
     X = _dask(A, CHUNKS[3])
-    r = bd.solve(X, da.from_array(b, chunks=CHUNKS[3]), loss="squared", l2=L2, client=client,
-                 tol=1e-10, relative=True)
+    with distributed.get_task_stream(client) as stream:
+        r = bd.solve(X, da.from_array(b, chunks=CHUNKS[3]), loss="squared", l2=L2,
+                     client=client, tol=1e-10, relative=True)
     assert r.method == "newton" and r.converged and calls == []
     assert r.history.bytes_sent[0] > 0 and r.history.worker_time[0] > 0
+    names = {str(t["key"]).split("-")[0] for t in stream.data}
+    assert {"pack", "measure"} <= names and not names & {"Host", "forget"}
+    with monkeypatch.context() as m:
+        m.setattr(_driver._Newton, "_predict", lambda self, step: None)
+        with distributed.get_task_stream(client) as stream:
+            r1 = bd.solve(X, da.from_array(b, chunks=CHUNKS[3]), loss="squared", l2=L2,
+                          client=client, tol=1e-10, relative=True)
+    assert r1.converged and calls == ["newton_round"]
+    assert sum(str(t["key"]).startswith("Host-") for t in stream.data) > 0
+    np.testing.assert_allclose(r1.x, r.x, rtol=1e-12)
     blocks = X.to_delayed().ravel().tolist()
     ys = [b[:5], b[5:25], b[25:]]
     r2 = bd.solve(blocks, ys, loss="squared", l2=L2, client=client, tol=1e-10, relative=True)
-    assert r2.method == "newton" and calls == ["newton_round"]
+    assert r2.method == "newton" and calls == ["newton_round"] * 2
     np.testing.assert_allclose(r2.x, r.x, rtol=1e-12)
 
 

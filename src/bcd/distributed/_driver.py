@@ -256,9 +256,12 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss, actors=Fal
     ``actors`` (rows only) the actors that will hold them are made, as soon
     as the partitions are placed, so that the three overlap.  With
     ``first`` (the configuration of a Newton round) each partition's first
-    round of Newton's method comes with its shape (``_Partitions.first``)."""
+    round of Newton's method comes with its shape (``_Partitions.first``),
+    and a dense partition is not copied to align it (Newton's rounds read
+    it by aligned panels; see :func:`_worker.pack`)."""
     dask, da, distributed = _dask()
     classify = "multinomial" if loss == "multinomial" else axis == 0 and loss != "squared"
+    align = first is None
     if _is_lazy(X):
         parts = list(X)
         if not parts:
@@ -269,7 +272,7 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss, actors=Fal
                 if sample_weight is not None else [None] * len(parts)
         else:
             ys = ws = [None] * len(parts)
-        sources = [(k, p, ys[k], ws[k], axis, classify) for k, p in enumerate(parts)]
+        sources = [(k, p, ys[k], ws[k], axis, classify, align) for k, p in enumerate(parts)]
     else:
         if not _is_dask_array(X):
             if not (sp.issparse(X) or isinstance(X, np.ndarray)):
@@ -295,20 +298,26 @@ def _partition(client, X, y, sample_weight, axis, n_partitions, loss, actors=Fal
                 if sample_weight is not None else [None] * len(blocks)
         else:
             ys = ws = [None] * len(blocks)
-        sources = [(k, b, ys[k], ws[k], axis, classify) for k, b in enumerate(blocks)]
+        sources = [(k, b, ys[k], ws[k], axis, classify, align)
+                   for k, b in enumerate(blocks)]
     # each partition computed from its source on the worker that keeps it,
     # and pinned there: a worker already holding the block (data loaded on
     # the cluster), else round-robin
-    workers = _workers(client)
-    chosen = _near(client, [src[1] for src in sources], workers)
-    futures = [_place(client, src, w) for src, w in zip(sources, chosen)]
+    blocks = [src[1] for src in sources]
+    workers, holders = _holders(client, blocks)
+    chosen = _near(blocks, workers, holders)
     where = [[w] for w in chosen]
 
     def shape(k):
         return client.submit(_worker.shape_of, futures[k], k, first, pure=False,
                              workers=where[k])
 
-    asked = [shape(k) for k in range(len(futures))]
+    if first is None:
+        futures = _place(client, sources, chosen)
+        asked = [shape(k) for k in range(len(futures))]
+    else:
+        # Newton's first round from the source itself, beside the packing
+        futures, asked = map(list, zip(*_place(client, sources, chosen, measure=first)))
     placed = list(futures)
     hosts = _submit_hosts(client, futures, where, {}) if actors and axis == 0 else []
     # (a worker that dies meanwhile has its partitions placed again; their
@@ -352,17 +361,38 @@ def _submit_hosts(client, parts, workers, held):
             for w, ks in groups.items()]
 
 
-def _near(client, blocks, workers):
-    """A worker for each block: one that holds it already where the block is
-    data on the cluster (a persisted chunk) and that worker has no more
-    than its share of the partitions, else the next in round-robin order."""
-    holders = {}
+def _holders(client, blocks):
+    """The live workers (as :func:`_workers`) and the workers holding each
+    block that is data on the cluster (a persisted chunk): ``(workers,
+    {key: [worker, ...]})``, asked of the scheduler in one exchange.
+    Without locality information the holders are empty (round-robin)."""
+    import asyncio
+
+    keys = []
     try:
         keyed = [b for b in blocks if hasattr(b, "key")]
-        if keyed:
-            holders = client.who_has(keyed)
+        keys = list({f.key for f in client.futures_of(keyed)}) if keyed else []
     except Exception:  # noqa: BLE001 - no locality information: round-robin
-        holders = {}
+        keys = []
+
+    async def ask():
+        who = client.scheduler.who_has(keys=keys) if keys else asyncio.sleep(0, {})
+        return await asyncio.gather(client.scheduler.identity(n_workers=-1), who,
+                                    return_exceptions=True)
+
+    identity, holders = client.sync(ask)
+    if isinstance(identity, BaseException):
+        raise identity
+    workers = sorted(identity["workers"])
+    if not workers:
+        workers = _workers(client)
+    return workers, ({} if isinstance(holders, BaseException) else holders)
+
+
+def _near(blocks, workers, holders):
+    """A worker for each block: one that holds it already (``holders``,
+    from :func:`_holders`) where that worker has no more than its share of
+    the partitions, else the next in round-robin order."""
     share = -(-len(blocks) // len(workers))
     load = {w: 0 for w in workers}
     chosen = [None] * len(blocks)
@@ -382,13 +412,20 @@ def _near(client, blocks, workers):
     return chosen
 
 
-def _place(client, source, worker, fresh=False):
-    """The partition of ``source`` (the arguments of :func:`_worker.pack`),
-    computed with every task of its graph on ``worker`` and kept there.  The
-    placement is strict (no other worker may run it or steal it, so no
-    worker ever holds another's partition, even for a moment); a partition
-    whose worker died is placed again by the driver (:meth:`_Rounds._lost`),
-    under a new key.
+def _place(client, sources, workers, fresh=False, measure=None):
+    """The partitions of ``sources`` (each the arguments of
+    :func:`_worker.pack`), each computed with every task of its graph on
+    its worker (``workers``) and kept there: a list of futures, or with
+    ``measure`` (Newton's first round) of pairs of futures, the partition's
+    and its :func:`_worker.measure`'s.  The placement is strict (no other
+    worker may run it or steal it, so no worker ever holds another's
+    partition, even for a moment); a partition whose worker died is placed
+    again by the driver (:meth:`_Rounds._lost`), under a new key.
+
+    Sources that are data on the cluster already (persisted chunks, futures:
+    nothing to compute before them) go to the scheduler in one message,
+    each task pinned by its annotation; others in one message each, with
+    every task of the source's graph pinned.
 
     With ``fresh`` (a partition placed again) the source's graph is cloned
     under new keys: its tasks may share keys with tasks that the scheduler
@@ -399,10 +436,42 @@ def _place(client, source, worker, fresh=False):
     if fresh:
         from dask.graph_manipulation import clone
 
-        source = tuple(clone(a, seed=uuid.uuid4().hex) if dask.is_dask_collection(a) else a
-                       for a in source)
-    task = dask.delayed(_worker.pack, pure=False)(*source)
-    return client.compute(task, workers=[worker], allow_other_workers=False)
+        sources = [tuple(clone(a, seed=uuid.uuid4().hex) if dask.is_dask_collection(a) else a
+                         for a in source) for source in sources]
+    tasks = []
+    for source, worker in zip(sources, workers):
+        with dask.annotate(workers=[worker], allow_other_workers=False):
+            ts = [dask.delayed(_worker.pack, pure=False)(*source)]
+            if measure is not None:
+                ts.append(dask.delayed(_worker.measure, pure=False)(measure, *source))
+        tasks.append(ts)
+    if not fresh and _stored(sources):
+        flat = client.compute([t for ts in tasks for t in ts], optimize_graph=False)
+        width = len(tasks[0]) if tasks else 1
+        out = [flat[i:i + width] for i in range(0, len(flat), width)]
+    else:
+        out = [client.compute(ts, workers=[worker], allow_other_workers=False,
+                              optimize_graph=False) for ts, worker in zip(tasks, workers)]
+    return [tuple(o) if measure is not None else o[0] for o in out]
+
+
+def _stored(sources):
+    """Whether every dask object among the ``sources`` is data on the
+    cluster already: a graph of futures only (a persisted collection's
+    blocks, futures), nothing to compute."""
+    dask, _, distributed = _dask()
+    seen = {}                # id(graph) -> (graph, verdict): the blocks of one
+    for source in sources:   # collection share their graph, checked once
+        for a in source:
+            if not dask.is_dask_collection(a):
+                continue
+            graph = a.__dask_graph__()
+            if id(graph) not in seen:
+                seen[id(graph)] = (graph, all(isinstance(v, distributed.Future)
+                                              for v in dict(graph).values()))
+            if not seen[id(graph)][1]:
+                return False
+    return True
 
 
 def _settle(client, parts, workers, sources, pending, live=None):
@@ -436,7 +505,7 @@ def _settle(client, parts, workers, sources, pending, live=None):
                     parts[k].cancel()
                 w = min(live, key=lambda a: (load[a], a))
                 load[w] += 1
-                parts[k] = _place(client, sources[k], w, fresh=True)
+                parts[k] = _place(client, [sources[k]], [w], fresh=True)[0]
                 workers[k] = [w]
         try:
             _wait(client, [parts[k] for k in pending], POLL)
@@ -784,10 +853,13 @@ def solve(X, y=None, *, loss=None, l2=None, l1=0.0, sample_weight=None, fit_inte
     shape = () if _is_lazy(X) else np.shape(X)
     if method == "auto" and len(shape) == 2 and isinstance(shape[1], numbers.Integral):
         method = choose(shape[1])               # the columns known before placing
-    # Newton's first round (at w = 0) comes with the shapes
+    # Newton's first round (at w = 0) comes with the shapes; for the squared
+    # loss it is usually the last (the Newton point is certified from it),
+    # and its actors are made only if a round follows
     first = _Newton.first_round(opts) if method == "newton" else None
     data = _partition(client, X, y, sample_weight, 0, n_partitions, loss,
-                      actors=opts["actors"], first=first)
+                      actors=opts["actors"] and not (first is not None and loss == "squared"),
+                      first=first)
     if method == "auto":
         method = choose(data.shapes[0][1])
     solver = _Newton if method == "newton" else _CoCoA
@@ -798,6 +870,9 @@ class _Rounds:
     """What CoCoA+ and ProxCoCoA+ share: the round loop, faults, history."""
 
     method = None
+    #: whether the workers keep partition states in their ``STATE`` (dropped
+    #: at the end of the fit by :meth:`_forget`)
+    keeps_state = True
 
     def __init__(self, client, data, opts):
         self.client = client
@@ -1085,7 +1160,8 @@ class _Rounds:
             x, c = self.final(best)
         finally:
             self.hosts = []
-            self._forget()
+            if self.keeps_state:
+                self._forget()
         gap, objective, opt = best
         if status not in ("converged",) and self.o["callback"] is None:
             warn_user(f"bcd.distributed: {self.method} stopped ({status}) with duality gap "
@@ -1327,6 +1403,7 @@ class _Newton(_Rounds):
     are stateless: a lost partition is recomputed and the round repeated."""
 
     method = "newton"
+    keeps_state = False
 
     def __init__(self, client, data, opts):
         super().__init__(client, data, opts)

@@ -10,11 +10,19 @@ of the panel scaled by the square roots of the curvatures).  Nothing of the
 partition's size is allocated: in a Dask worker, whose allocator returns
 every large block to the system, each such temporary would fault its pages
 in again at every round.
+
+The rows may lie at any byte offset (a chunk sent over the network lies in
+the received message at whatever offset it had there): each panel of an
+unaligned matrix is first copied to an aligned scratch panel, so that
+neither BLAS nor the compiled loops ever read a misaligned double, and the
+partition is never copied whole.
 """
 import numpy as np
 
 from libc.math cimport exp, log, log1p, sqrt
+from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport dgemv, dsyrk
 
 #: loss codes
@@ -41,7 +49,8 @@ def newton_terms(str loss, const double[:, ::1] X, const double[::1] t, const do
     without ``hessian``; the intercept's row and column included);
     ``curv_c`` = sum_i s_i phi''(z_i) (0 without ``intercept``); ``conj``
     the conjugate part of the dual at beta_i = -s_i phi'(z_i) (rows with
-    s_i = 0 left out) and ``sum_beta`` = sum_i beta_i.
+    s_i = 0 left out) and ``sum_beta`` = sum_i beta_i.  ``X`` need not be
+    aligned (its panels are then read through an aligned copy).
 
     >>> import numpy as np
     >>> from bcd.distributed._newton_local import newton_terms
@@ -82,14 +91,21 @@ def newton_terms(str loss, const double[:, ::1] X, const double[::1] t, const do
     cdef double* v1 = NULL
     cdef double* v2 = NULL
     cdef double* Y = NULL
+    cdef double* P = NULL                   # the aligned copy of an unaligned panel
+    cdef double* Xa                         # the panel's rows as read
+    cdef bint unaligned
     if m == 0 or d == 0:
         return primal, grad, hess, curv_c, conj, sum_beta
+    unaligned = (<uintptr_t>&X[0, 0]) % sizeof(double) != 0
     z = <double*>malloc(3 * rows * sizeof(double))
     if hessian:
         Y = <double*>malloc(rows * d * sizeof(double))
-    if z == NULL or (hessian and Y == NULL):
+    if unaligned:
+        P = <double*>malloc(rows * d * sizeof(double))
+    if z == NULL or (hessian and Y == NULL) or (unaligned and P == NULL):
         free(z)
         free(Y)
+        free(P)
         raise MemoryError("no memory for a panel of the Newton round")
     v1 = z + rows
     v2 = v1 + rows
@@ -98,9 +114,13 @@ def newton_terms(str loss, const double[:, ::1] X, const double[::1] t, const do
         while a < m:
             b = rows if a + rows <= m else m - a
             b_ = <int>b
+            if unaligned:
+                memcpy(P, &X[a, 0], b * d * sizeof(double))
+                Xa = P
+            else:
+                Xa = <double*>&X[a, 0]
             # z = X[a:a+b] w (the panel is d x b in column-major terms)
-            dgemv(&tr, &d_, &b_, &one, <double*>&X[a, 0], &d_, <double*>&w[0], &inc,
-                  &zero, z, &inc)
+            dgemv(&tr, &d_, &b_, &one, Xa, &d_, <double*>&w[0], &inc, &zero, z, &inc)
             for i in range(b):
                 zi = z[i] + c
                 ti = t[a + i]
@@ -145,7 +165,7 @@ def newton_terms(str loss, const double[:, ::1] X, const double[::1] t, const do
                 sum_beta -= v1[i]
                 curv_c += v2[i]
             # grad[:d] += X[a:a+b].T (s g1)
-            dgemv(&nt, &d_, &b_, &one, <double*>&X[a, 0], &d_, v1, &inc, &one, &gv[0], &inc)
+            dgemv(&nt, &d_, &b_, &one, Xa, &d_, v1, &inc, &one, &gv[0], &inc)
             if intercept:
                 for i in range(b):
                     gv[d] += v1[i]
@@ -156,12 +176,11 @@ def newton_terms(str loss, const double[:, ::1] X, const double[::1] t, const do
                 for i in range(b):
                     e = sqrt(v2[i])
                     for j in range(d):
-                        Y[i * d + j] = e * X[a + i, j]
+                        Y[i * d + j] = e * Xa[i * d + j]
                 dsyrk(&up, &nt, &d_, &b_, &one, Y, &d_, &one, H, &n_)
                 if intercept:
                     # H[:d, d] += X[a:a+b].T (s g2): row d of the C-ordered H
-                    dgemv(&nt, &d_, &b_, &one, <double*>&X[a, 0], &d_, v2, &inc, &one,
-                          H + d * n, &inc)
+                    dgemv(&nt, &d_, &b_, &one, Xa, &d_, v2, &inc, &one, H + d * n, &inc)
             a += b
         if hessian:
             for i in range(d):
@@ -173,6 +192,7 @@ def newton_terms(str loss, const double[:, ::1] X, const double[::1] t, const do
                 H[d * n + d] = curv_c
     free(z)
     free(Y)
+    free(P)
     if not intercept:
         curv_c = 0.0
     return primal, grad, hess, curv_c, conj, sum_beta

@@ -90,34 +90,41 @@ def _all_finite(a):
     return all(np.isfinite(rows[i:i + step]).all() for i in range(0, rows.shape[0], step))
 
 
-def _dense_or_csr(X, name):
-    """A partition's matrix as a C-ordered, aligned float64 array or a CSR
-    matrix of aligned arrays."""
+def _dense_or_csr(X, name, align=True, check=True):
+    """A partition's matrix as a C-ordered float64 array (aligned with
+    ``align``, else at the offset at which it came) or a CSR matrix of
+    aligned arrays, checked for NaN and inf with ``check``."""
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
         X.data, X.indices, X.indptr = (_aligned(X.data, np.float64),
                                        _aligned(X.indices, X.indices.dtype),
                                        _aligned(X.indptr, X.indptr.dtype))
         X.sort_indices()
-        finite = _all_finite(X.data)
+        finite = not check or _all_finite(X.data)
     else:
-        X = _aligned(X, np.float64)
+        X = _aligned(X, np.float64) if align else \
+            np.require(np.asarray(X, dtype=np.float64), requirements=["C"])
         if X.ndim == 1:
             X = X.reshape(-1, 1) if X.size else X.reshape(0, 0)
-        finite = _all_finite(X)
+        finite = not check or _all_finite(X)
     if not finite:
         raise ValueError(f"{name} holds NaN or inf values.")
     return X
 
 
-def pack(k, X, y, weights, axis, classify=False):
+def pack(k, X, y, weights, axis, classify=False, align=True, check=True):
     """The partition ``k`` as stored on its worker: ``(X, t, s)`` for a row
     partition (``axis=0``; ``t`` the targets or labels and ``s`` the sample
     weights of its rows), ``(X,)`` for a column partition, with the data
-    checked (a clear error naming the partition)."""
+    checked (a clear error naming the partition).  Without ``align`` a dense
+    matrix is kept where it lies if it is C-ordered float64, aligned or not
+    (for Newton's rounds, which read it by aligned panels: an aligned copy
+    of the whole partition would cost a pass over fresh memory and hold the
+    data twice).  Without ``check`` the matrix is not checked for NaN and
+    inf (see :func:`measure`)."""
     import bcd  # noqa: F401  (a worker without bcd fails here, in the first task)
     name = f"partition {k} ({'rows' if axis == 0 else 'columns'})"
-    X = _dense_or_csr(X, f"{name} of X")
+    X = _dense_or_csr(X, f"{name} of X", align, check)
     if axis == 1:
         return (X,)
     t = _aligned(y, np.float64).ravel()
@@ -157,6 +164,15 @@ def shape_of(part, k=0, first=None):
     terms = None if first is None else newton_round(part, None, k, 0, np.zeros(X.shape[1]),
                                                     0.0, first)
     return X.shape, int(nbytes), (part[3] if len(part) > 3 else None), terms
+
+
+def measure(first, k, X, y, weights, axis, classify=False, align=True):
+    """:func:`shape_of` with the first Newton round ``first``, of the
+    partition that :func:`pack` makes of the same source, computed from the
+    source beside ``pack`` rather than after it: a task that depends on
+    another waits for the scheduler to hear that the first one finished.
+    The data's check for NaN and inf is ``pack``'s."""
+    return shape_of(pack(k, X, y, weights, axis, classify, align, check=False), k, first)
 
 
 def _rows(X):
