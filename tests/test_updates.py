@@ -133,6 +133,29 @@ def test_singular_block_hessians_are_handled():
         assert r.objective == pytest.approx(problem.objective(x_ls), rel=1e-10)
 
 
+@pytest.mark.parametrize("update", ["matrix", "exact"])
+def test_large_blocks_are_factored_in_place_with_a_general_fallback(update):
+    # a block of at least 512 coordinates is factored in place, without a
+    # copy of its matrix; where the matrix is not positive definite it is
+    # formed again and solved by the pseudo-inverse (here: one step from 0
+    # gives the minimum-norm least-squares solution), and the later steps
+    # of the solve keep to that path
+    rng = np.random.default_rng(31)
+    n = 600
+    for m, l2 in ((900, 0.5), (300, 0.0)):          # positive definite, then singular
+        A = rng.standard_normal((m, n))
+        b = rng.standard_normal(m)
+        problem = bcd.LeastSquares(A, b, l2=l2)
+        r = bcd.solve(problem, rule="cyclic", blocks="variable", block_size=n,
+                      update=update, max_iter=2, tol=0.0)
+        if l2:
+            x_ref = np.linalg.solve(A.T @ A + l2 * np.eye(n), A.T @ b)
+        else:
+            x_ref = np.linalg.pinv(A) @ b
+        np.testing.assert_allclose(r.x, x_ref, rtol=1e-7, atol=1e-9)
+        assert np.max(np.abs(problem.gradient(r.x))) < 1e-8
+
+
 @pytest.mark.parametrize("m", [5, 6000])
 def test_dense_block_hessians_agree_with_numpy(m):
     # the dense weighted Gram matrix is accumulated over panels of rows

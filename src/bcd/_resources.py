@@ -182,6 +182,37 @@ def usable_cores():
 _blas_lock = threading.Lock()
 _blas_active = []          # the limits asked for by the contexts now open
 _blas_saved = None         # threadpoolctl's handle on the original setting
+_controller_lock = threading.Lock()
+_controller = None         # threadpoolctl's view of the loaded libraries
+
+
+def blas_controller():
+    """threadpoolctl's controller of the libraries loaded in this process,
+    or None without threadpoolctl or where it finds no BLAS library.  The
+    libraries are looked up once (several milliseconds: threadpoolctl reads
+    every loaded shared object) and again only while no BLAS library is
+    found."""
+    global _controller
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:          # pragma: no cover - threadpoolctl is optional
+        return None
+    with _controller_lock:
+        if _controller is None or not blas_libraries(_controller):
+            _controller = ThreadpoolController()
+        return _controller if blas_libraries(_controller) else None
+
+
+def blas_libraries(controller):
+    """The BLAS libraries among ``controller``'s."""
+    return [lib for lib in controller.lib_controllers if lib.user_api == "blas"]
+
+
+def _limit_blas(limit):
+    """Set the BLAS libraries' threads to ``limit``: threadpoolctl's handle
+    on the previous setting (None where no BLAS library is loaded)."""
+    controller = blas_controller()
+    return None if controller is None else controller.limit(limits=limit, user_api="blas")
 
 
 @contextmanager
@@ -190,25 +221,20 @@ def blas_threads(limit):
     safely when several such contexts overlap in threads of one process.
     Without threadpoolctl it does nothing."""
     global _blas_saved
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:          # pragma: no cover - threadpoolctl is optional
-        yield
-        return
     limit = max(1, int(limit))
     with _blas_lock:
         _blas_active.append(limit)
         if len(_blas_active) == 1:
-            _blas_saved = threadpool_limits(limits=limit, user_api="blas")
+            _blas_saved = _limit_blas(limit)
         else:
-            threadpool_limits(limits=min(_blas_active), user_api="blas")
+            _limit_blas(min(_blas_active))
     try:
         yield
     finally:
         with _blas_lock:
             _blas_active.remove(limit)
             if _blas_active:
-                threadpool_limits(limits=min(_blas_active), user_api="blas")
-            else:
+                _limit_blas(min(_blas_active))
+            elif _blas_saved is not None:
                 _blas_saved.restore_original_limits()
                 _blas_saved = None

@@ -232,12 +232,27 @@ cdef class CyLineSearchUpdate(CyUpdate):
         return status
 
 
+#: blocks of at least this many coordinates are factored in place (see
+#: CyMatrixUpdate)
+cdef Py_ssize_t IN_PLACE_BLOCK = 512
+
+
 cdef class CyMatrixUpdate(CyUpdate):
     """d = -H_b^+ grad_b f with H_b the block's curvature bound (eq. 14).
 
     H_b upper-bounds the block Hessian everywhere, so the unit step always
     decreases f; for a quadratic it is the exact block minimizer.
+
+    A block of at least ``IN_PLACE_BLOCK`` coordinates is first factored in
+    place, without the copy of H_b that the general solve keeps for its
+    eigendecomposition: the copy would double the memory the step touches
+    (one block of every point of a kernel system: K, then its copy; the
+    first touch of fresh pages cost as much as the factorization on a
+    virtual machine).  Where H_b is not numerically positive definite, H_b
+    is formed again and solved by the general path, which the later steps
+    then take directly.  The result is bitwise the same either way.
     """
+    cdef bint general           # an in-place factorization failed: copy first
 
     cdef int step(self, CyProblem prob, const Block* block) noexcept nogil:
         cdef const int* blk = block.coords
@@ -249,6 +264,15 @@ cdef class CyMatrixUpdate(CyUpdate):
             return STEP_REJECTED
         for a in range(nb):
             self.d[a] = -gb[a]
+        if nb >= IN_PLACE_BLOCK and not self.general:
+            if cholesky_solve_in_place(&self.H[0], &self.d[0], nb):
+                prob.apply(blk, nb, &self.d[0])
+                return STEP_TAKEN
+            self.general = True
+            if not prob.block_hessian_bound(blk, nb, &self.H[0]):
+                return STEP_REJECTED
+            for a in range(nb):
+                self.d[a] = -gb[a]
         status = spd_solve(self.bw, &self.H[0], &self.d[0], nb)
         if status == -2:
             return STEP_INDEFINITE

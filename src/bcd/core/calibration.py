@@ -78,7 +78,6 @@ GBCD_MARGIN = 1.0
 
 _lock = threading.Lock()
 _dense_rate = None
-_controller = None
 
 
 def seconds_of(fn, repeats, best=False):
@@ -230,23 +229,14 @@ def decide(n, flop_rate, kernel_rate, memory, block_seconds=None, block_size=500
 
 def blas_thread_count():
     """The threads of the BLAS library in effect (threadpoolctl), else the
-    usable cores.  The libraries are looked up once per process (a few
-    milliseconds) and their thread counts read at each call."""
-    global _controller
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:          # pragma: no cover - threadpoolctl is optional
+    usable cores.  The libraries are looked up once per process
+    (:func:`bcd._resources.blas_controller`) and their thread counts read
+    at each call."""
+    controller = _resources.blas_controller()
+    if controller is None:
         return _resources.usable_cores()
-    with _lock:
-        if _controller is None or not _blas(_controller):
-            _controller = ThreadpoolController()
-        libraries = _blas(_controller)
-    counts = [int(lib.num_threads or 1) for lib in libraries]
+    counts = [int(lib.num_threads or 1) for lib in _resources.blas_libraries(controller)]
     return max(counts) if counts else 1
-
-
-def _blas(controller):
-    return [lib for lib in controller.lib_controllers if lib.user_api == "blas"]
 
 
 def selection_floor(block_size, candidates, kernel_rate):

@@ -18,8 +18,11 @@ _ENTRY_RATES = {}
 _BLOCK_SECONDS = {}
 _ENTRY_LOCK = threading.Lock()
 
-#: the points of the block timed by :meth:`GaussianProcess.kernel_entry_rate`
+#: the points of the block timed by :meth:`GaussianProcess.kernel_entry_rate`:
+#: ENTRY_PROBE, or a quarter of the points of a smaller problem (at least
+#: ENTRY_PROBE_MIN), whose dense solve the probe would otherwise rival
 ENTRY_PROBE = 1000
+ENTRY_PROBE_MIN = 256
 
 #: the points on which :meth:`GaussianProcess.block_seconds` chooses a block
 SELECT_PROBE = 2000
@@ -155,9 +158,10 @@ class GaussianProcess(Problem):
     def kernel_entry_rate(self):
         """Kernel entries per second this problem's evaluator computes on
         this machine: one block of at most 1000 x 1000 entries on the first
-        inputs, timed once per process for each kernel kind (the kernel
-        without its hyperparameter values), input dimension and thread
-        count, and cached.
+        inputs (of a quarter of the points of a problem of fewer than 4000,
+        at least 256), timed once per process for each kernel kind (the
+        kernel without its hyperparameter values), input dimension, thread
+        count and block, and cached.
 
         Examples
         --------
@@ -168,11 +172,12 @@ class GaussianProcess(Problem):
         True
         """
         kind = re.sub(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", "#", repr(self.kernel))
-        key = (kind, self.X.shape[1], self.n_threads)
+        m = min(self.n_coordinates, ENTRY_PROBE,
+                max(ENTRY_PROBE_MIN, self.n_coordinates // 4))
+        key = (kind, self.X.shape[1], self.n_threads, m)
         with _ENTRY_LOCK:
             rate = _ENTRY_RATES.get(key)
             if rate is None:
-                m = min(self.n_coordinates, ENTRY_PROBE)
                 ev = self.kernel.evaluator(self.X[:m], n_threads=self.n_threads)
                 rate = calibration.entry_rate(ev.matrix, m * m)
                 _ENTRY_RATES[key] = rate
