@@ -162,8 +162,9 @@ AUTO_TABLE = (
         dict(rule="cyclic", blocks="variable", block_size="all", update="exact"),
         "one exact block of every coordinate, a dense Cholesky solve, where it is predicted "
         "faster than GBCD from the dense factorization rate and the kernel-entry rate "
-        "measured once per process on this machine, and K and its factor (16 n^2 bytes) "
-        "take at most half of the available memory (bcd.core.calibration); on the 2-core "
+        "measured once per process on this machine, and K (factored in place) and the "
+        "copy of its fallback (16 n^2 bytes) take at most half of the available memory "
+        "(bcd.core.calibration); on the 2-core "
         "machine the crossover lies near 6000 points"),
     Row("kernel system",
         _all(_not(_penalized), _structure("kernel")),

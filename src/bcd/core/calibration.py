@@ -22,7 +22,8 @@ from figures measured once per process on this machine and cached:
 
 The dense solve is chosen when it is predicted faster, unless GBCD is
 predicted ``GBCD_MARGIN`` times faster, *and* its matrices (``DENSE_BYTES``
-n^2 bytes: K and its factor) take at most ``MEMORY_FRACTION`` of
+n^2 bytes: K, and a copy where its factorization fails) take at most
+``MEMORY_FRACTION`` of
 :func:`bcd._resources.available_memory`; otherwise GBCD, whose memory is
 O(n).  ``Result.options["auto_prediction"]`` records the figures.
 """
@@ -44,7 +45,9 @@ DENSE_PROBE = 512
 #: of n = 10,000, on the EPYC at 0.7 of it
 DENSE_EFFICIENCY = 0.83
 
-#: bytes per entry of the dense solve: K (8 n^2) and its Cholesky factor (8 n^2)
+#: bytes per entry the dense solve may take: K (8 n^2), factored in place,
+#: and the copy that the eigendecomposition fallback makes of it where the
+#: factorization fails (8 n^2; see bcd.core._update.CyMatrixUpdate)
 DENSE_BYTES = 16
 
 #: the dense solve is allowed at most this fraction of the available memory
