@@ -457,15 +457,20 @@ def _place(client, sources, workers, fresh=False, measure=None):
 
 def _stored(sources):
     """Whether every dask object among the ``sources`` is data on the
-    cluster already: a graph of futures only (a persisted collection's
-    blocks, futures), nothing to compute."""
+    cluster already, nothing to compute: a delayed block whose key its
+    graph maps to a future (a block of a persisted collection, taken apart
+    without optimization: one lookup), or a collection whose graph holds
+    futures only."""
     dask, _, distributed = _dask()
-    seen = {}                # id(graph) -> (graph, verdict): the blocks of one
-    for source in sources:   # collection share their graph, checked once
+    seen = {}                # id(graph) -> (graph, verdict): a graph shared by
+    for source in sources:   # several blocks is checked once
         for a in source:
             if not dask.is_dask_collection(a):
                 continue
             graph = a.__dask_graph__()
+            key = getattr(a, "key", None)
+            if key is not None and isinstance(graph.get(key), distributed.Future):
+                continue
             if id(graph) not in seen:
                 seen[id(graph)] = (graph, all(isinstance(v, distributed.Future)
                                               for v in dict(graph).values()))
