@@ -462,8 +462,10 @@ def _stored(sources):
     without optimization: one lookup), or a collection whose graph holds
     futures only."""
     dask, _, distributed = _dask()
-    seen = {}                # id(graph) -> (graph, verdict): a graph shared by
-    for source in sources:   # several blocks is checked once
+    # id(graph) -> (graph, verdict): a graph shared by several blocks is
+    # checked once (the graph is kept so that its id is not reused)
+    seen = {}
+    for source in sources:
         for a in source:
             if not dask.is_dask_collection(a):
                 continue
