@@ -467,6 +467,30 @@ def test_working_set_certificate_needs_fewer_rounds(client, loss):
     assert rounds[True] < rounds[False]
 
 
+def test_estimators_on_dask_arrays_keep_max_time(client, monkeypatch):
+    # the estimator's max_time bounds the distributed solve (placing
+    # included): a CoCoA+ fit (601 coefficients) to a tolerance it cannot
+    # reach stops after the round that passes it, with a ConvergenceWarning
+    from bcd import linear_model as lm
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((3000, 600))
+    labels = (A[:, 0] + rng.standard_normal(3000) > 0).astype(int)
+    X, y = _dask(A, (1500, 1500)), da.from_array(labels, chunks=1500)
+    asked, solve = [], bd.solve
+
+    def spy(*args, **kwargs):
+        asked.append(kwargs.get("max_time"))
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(bd, "solve", spy)
+    start = time.perf_counter()
+    with pytest.warns(bcd.ConvergenceWarning, match="max_time"):
+        est = lm.LogisticRegression(C=100.0, tol=1e-12, max_iter=100000, max_time=0.5)
+        est.fit(X, y)
+    assert asked == [0.5] and time.perf_counter() - start < 0.5 + 10.0
+    assert est.coef_.shape == (1, 600) and np.all(np.isfinite(est.coef_))
+
+
 def test_estimators_fit_on_the_current_client(client):
     """An estimator fits a dask array on the client made current with
     ``as_current`` (here a second, in-process cluster), not the default."""

@@ -182,7 +182,9 @@ def fit_distributed(estimator, X, y, sample_weight, loss, l1, l2, tol, max_iter,
     stopping test is the relative duality gap ``tol ** 2`` (the gap is
     quadratic in the distance to the optimum, as the KKT measure of ``tol``
     is linear).  ``fit_intercept`` overrides the estimator's (an intercept
-    that the estimator penalizes is a column of X instead)."""
+    that the estimator penalizes is a column of X instead).  The
+    estimator's ``max_time`` (if it has one) bounds the whole solve, the
+    placing of the partitions included."""
     try:
         from .. import distributed as bd
     except ImportError as exc:  # pragma: no cover
@@ -200,7 +202,7 @@ def fit_distributed(estimator, X, y, sample_weight, loss, l1, l2, tol, max_iter,
                       else fit_intercept,
                       tol=float(tol) ** 2, relative=True,
                       max_rounds=int(max_iter) if max_iter else 500,
-                      local_epochs=2)
+                      local_epochs=2, max_time=getattr(estimator, "max_time", None))
     estimator.n_features_in_ = int(X.shape[1])
     intercept = np.array(result.intercept) if np.ndim(result.intercept) else \
         float(result.intercept)
