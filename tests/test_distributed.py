@@ -207,10 +207,11 @@ def test_stored_chunks_are_placed_in_one_message(client, method, monkeypatch):
                 ran.setdefault(t["worker"], []).append(name)
         assert sorted(len([n for n in v if n == "pack"]) for v in ran.values()) == [2, 2]
         if messages == 1:
-            chunk_workers = sorted(w for k in holders for w in holders[k])
-            packed = sorted(t["worker"] for t in stream.data
-                            if str(t["key"]).startswith("pack-"))
-            assert packed == chunk_workers
+            # (a chunk may have been copied to another worker by then: every
+            # worker that packed holds chunks)
+            chunk_workers = {w for k in holders for w in holders[k]}
+            packed = [t["worker"] for t in stream.data if str(t["key"]).startswith("pack-")]
+            assert len(packed) == 4 and set(packed) <= chunk_workers
     # the annotation pins a task in one message even away from its chunk
     from bcd.distributed import _driver
     blocks, ys = Xp.to_delayed().ravel().tolist(), yp.to_delayed().ravel().tolist()
