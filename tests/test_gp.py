@@ -229,6 +229,43 @@ def test_gbcd_defaults_and_full_block():
     assert np.count_nonzero(r.x) == 500
 
 
+@pytest.mark.parametrize("name", ["se_ard", "sum_of_products"])
+def test_block_matrix_lower_triangle_is_bitwise_that_of_whole_rows(name):
+    # the matrix update forms one triangle of K_b + s I (K is symmetric):
+    # each row over a prefix of whole vector chunks, so that its entries are
+    # bitwise those of the whole row; blocks of 200 and 150 shuffled points,
+    # one with a repeated coordinate (noise where the coordinates coincide)
+    spec = KERNEL_SPECS[name]
+    X, y = _data(300, 3, seed=21)
+    problem = bcd.GaussianProcess(X, y, _build(spec), 0.2)
+    state = problem.compile(False, 300)
+    rng = np.random.default_rng(4)
+    A = _ref_kernel(spec, X, X) + 0.2 * np.eye(300)
+    for blk in (rng.permutation(300)[:200], np.r_[rng.permutation(300)[:149], 7, 7][1:]):
+        blk = blk.astype(np.int32)
+        full = state.get_block_matrix(blk)
+        lower = state.get_block_matrix(blk, lower=True)
+        assert np.array_equal(lower, np.tril(full))
+        np.testing.assert_allclose(full, A[np.ix_(blk, blk)], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("n", [700, 1100])
+def test_dense_default_solve_certifies_the_true_residual(n):
+    # no options: one block of every point, factored by panels of 512 (two
+    # or three panels here); the gradient after the step is computed from
+    # alpha (no second product), and the reported optimality is the true
+    # residual of the returned alpha
+    X, y = _data(n, 4, seed=3)
+    kernel = SquaredExponential(0.8)
+    result = bcd.solve(bcd.GaussianProcess(X, y, kernel, 0.05))
+    assert result.options["auto_prediction"]["choice"] == "dense"
+    assert result.n_iter == 1 and result.converged
+    A = _ref_kernel(("se", 0.8, 1.0), X, X) + 0.05 * np.eye(n)
+    residual = np.abs(A @ result.x - y).max()
+    assert result.optimality == pytest.approx(residual, rel=1e-3, abs=1e-12)
+    assert _rel(result.x, _cho_reference(A - 0.05 * np.eye(n), 0.05, y)) < 1e-9
+
+
 def test_problem_python_side_against_dense():
     X, y = _data(80, 3, seed=12)
     spec = KERNEL_SPECS["sum"]

@@ -21,12 +21,8 @@ from scipy.linalg.cython_lapack cimport dlauum, dpotrf, dtrtri
 
 from bcd.core._clock cimport interrupted, now
 
-#: columns per panel: large enough that the BLAS calls run near peak, small
-#: enough that the LAPACK call on the diagonal block is a small one.  At
-#: n = 6000 on 2 threads of a loaded 2-core AMD EPYC: 512 columns 4.3-5.4 s,
-#: 256 columns 6.7-7.7 s, SciPy's dpotrf 4.5-4.8 s (the three alternated
-#: twice on one SPD matrix); on one thread 256 and 512 both match dpotrf.
-PANEL = 512
+#: columns per panel (see _dense.pxd)
+PANEL = PANEL_COLUMNS
 
 #: return codes besides 0 (success) and k > 0 (the leading minor of order k
 #: is not positive definite), as in LAPACK's info
@@ -106,37 +102,51 @@ def cholesky(A, panel=PANEL, double deadline=INFINITY, cancel=None):
     cdef Py_ssize_t nb = _check(A, panel)
     cdef double[::1, :] a = A
     cdef const double* flag = _cancel_flag(cancel)
-    cdef int n = <int>a.shape[0], lda = max(1, n), j, jb, m, info = 0, code = 0
-    cdef double one = 1.0, minus = -1.0
-    cdef char U = b'U', T = b'T', N = b'N', L = b'L'
+    cdef int n = <int>a.shape[0], info = 0
     if n == 0:
         return 0
     with nogil:
-        j = 0
-        while j < n:
-            jb = min(<int>nb, n - j)
-            if j > 0:
-                # A[J, J] -= A[:j, J].T @ A[:j, J]
-                dsyrk(&U, &T, &jb, &j, &minus, &a[0, j], &lda, &one, &a[j, j], &lda)
-            dpotrf(&U, &jb, &a[j, j], &lda, &info)
-            if info != 0:
-                info += j
-                break
-            m = n - j - jb
-            if m > 0:
-                if j > 0:
-                    # A[J, j+jb:] -= A[:j, J].T @ A[:j, j+jb:]
-                    dgemm(&T, &N, &jb, &m, &j, &minus, &a[0, j], &lda, &a[0, j + jb], &lda,
-                          &one, &a[j, j + jb], &lda)
-                # A[J, j+jb:] = solve(U[J, J].T, A[J, j+jb:])
-                dtrsm(&L, &U, &T, &N, &jb, &m, &one, &a[j, j], &lda, &a[j, j + jb], &lda)
-            j += jb
-            if j < n:
-                code = _stop(deadline, flag)
-                if code != 0:
-                    info = code
-                    break
+        info = panel_cholesky(&a[0, 0], n, n, <int>nb, deadline, flag, True)
     return int(info)
+
+
+cdef int panel_cholesky(double* a, int n, int lda, int panel, double deadline,
+                        const double* cancel, bint checks) except -3 nogil:
+    """Factor the column-major n x n matrix ``a`` (leading dimension
+    ``lda``) as U^T U in place, by panels of ``panel`` columns: LAPACK's
+    info (0, or k > 0 when the leading minor of order k is not positive
+    definite).  With ``checks``, Ctrl-C, ``cancel[0] != 0`` and the
+    ``deadline`` are looked at between panels (``INTERRUPTED``,
+    ``TIMED_OUT``; -3 when a signal handler raised another exception).  A
+    matrix of at most ``panel`` columns is one call of LAPACK's dpotrf,
+    bitwise."""
+    cdef int j = 0, jb, m, info = 0, code
+    cdef Py_ssize_t ld = lda       # offsets past 2^31 entries
+    cdef double one = 1.0, minus = -1.0
+    cdef char U = b'U', T = b'T', N = b'N', L = b'L'
+    while j < n:
+        jb = min(panel, n - j)
+        if j > 0:
+            # A[J, J] -= A[:j, J].T @ A[:j, J]
+            dsyrk(&U, &T, &jb, &j, &minus, &a[j * ld], &lda, &one, &a[j + j * ld], &lda)
+        dpotrf(&U, &jb, &a[j + j * ld], &lda, &info)
+        if info != 0:
+            return info + j
+        m = n - j - jb
+        if m > 0:
+            if j > 0:
+                # A[J, j+jb:] -= A[:j, J].T @ A[:j, j+jb:]
+                dgemm(&T, &N, &jb, &m, &j, &minus, &a[j * ld], &lda, &a[(j + jb) * ld],
+                      &lda, &one, &a[j + (j + jb) * ld], &lda)
+            # A[J, j+jb:] = solve(U[J, J].T, A[J, j+jb:])
+            dtrsm(&L, &U, &T, &N, &jb, &m, &one, &a[j + j * ld], &lda,
+                  &a[j + (j + jb) * ld], &lda)
+        j += jb
+        if checks and j < n:
+            code = _stop(deadline, cancel)
+            if code != 0:
+                return code
+    return 0
 
 
 def inverse_from_cholesky(U, panel=PANEL, double deadline=INFINITY, cancel=None):

@@ -367,7 +367,8 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
                     if opt <= tol and prob.tracking:
                         # confirm on state recomputed from x, not on the
                         # incrementally updated gradient
-                        prob.reset()
+                        if not prob.state_exact():
+                            prob.reset()
                         opt = _measure(prob, scope, ns, True)
                         sel.notify(prob)
                         prob.clear_dirty()
@@ -425,7 +426,8 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
             # the reported solution is always certified on exact state (an
             # interrupted run returns at once, with the values it tracks)
             if it > 0 and h.it[h.size - 1] != it0 + it and status != INTERRUPTED:
-                prob.reset()
+                if not prob.state_exact():
+                    prob.reset()
                 opt = _measure(prob, scope, ns, True)
                 obj = prob.full_objective()
                 _hist_push(&h, it0 + it, obj, opt, _now() - t0)

@@ -1,8 +1,10 @@
 """Small dense symmetric linear algebra for block updates."""
 import numpy as np
-from libc.math cimport fabs, fmax, hypot, sqrt
+from libc.math cimport INFINITY, fabs, fmax, hypot, sqrt
 from libc.string cimport memcpy
-from scipy.linalg.cython_lapack cimport dsyevr, dpotrf, dpotrs, dsyev
+from scipy.linalg.cython_lapack cimport dsyevr, dpotrs, dsyev
+
+from bcd.core._dense cimport PANEL_COLUMNS, panel_cholesky
 
 
 cdef class CyBlockWork:
@@ -36,6 +38,15 @@ cdef double lambda_max(CyBlockWork w, const double* H, Py_ssize_t n) noexcept no
     return w.vals[0]
 
 
+cdef inline int _factor(double* H, int n) noexcept nogil:
+    """LAPACK's dpotrf of H ('U' of the column-major matrix: the lower
+    triangle of a row-major one), by panels above ``PANEL_COLUMNS`` columns
+    (bcd.core._dense): faster than a threaded dpotrf of the whole matrix on
+    some machines and, on others, the way around its failure on large
+    ones.  Bitwise one dpotrf call up to ``PANEL_COLUMNS``."""
+    return panel_cholesky(H, n, n, PANEL_COLUMNS, INFINITY, NULL, False)
+
+
 cdef bint cholesky_solve_in_place(double* H, double* b, Py_ssize_t n) noexcept nogil:
     """Overwrite b with H^{-1} b through the Cholesky factor of H, factored
     in place (H is destroyed); False, with b unchanged, if H is not
@@ -49,7 +60,7 @@ cdef bint cholesky_solve_in_place(double* H, double* b, Py_ssize_t n) noexcept n
             b[0] /= H[0]
             return True
         return False
-    dpotrf(&uplo, &n_, H, &n_, &info)
+    info = _factor(H, n_)
     if info != 0:
         return False
     dpotrs(&uplo, &n_, &one, H, &n_, b, &n_, &info)
@@ -77,7 +88,7 @@ cdef int spd_solve(CyBlockWork w, const double* H, double* b, Py_ssize_t n) noex
         return -2 if H[0] < 0.0 else -1
     memcpy(&w.mat[0], H, n * n * sizeof(double))
     # np.linalg.solve(H, b) through the Cholesky factor
-    dpotrf(&uplo, &n_, &w.mat[0], &n_, &info)
+    info = _factor(&w.mat[0], n_)
     if info == 0:
         dpotrs(&uplo, &n_, &one, &w.mat[0], &n_, b, &n_, &info)
         if info == 0:

@@ -47,6 +47,9 @@ cdef class CyProblem:
 
     # -- to implement in subclasses -------------------------------------
     cdef void reset(self) noexcept nogil
+    # True when reset() would change nothing: the tracked state was computed
+    # from x exactly, and x has not changed since (default False)
+    cdef bint state_exact(self) noexcept nogil
     cdef double grad_coord(self, Py_ssize_t j) noexcept nogil
     cdef void full_gradient(self, double* out) noexcept nogil
     cdef double objective(self) noexcept nogil
@@ -55,6 +58,10 @@ cdef class CyProblem:
     cdef void direction_commit(self, double alpha) noexcept nogil
     # optional curvature oracles (return False when unavailable)
     cdef bint block_hessian_bound(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil
+    # the entries (r, c), c <= r, of H_b (row-major): what the Cholesky and
+    # eigendecomposition solves read; the others may be left unset
+    cdef bint block_hessian_bound_lower(self, const int* blk, Py_ssize_t nb,
+                                        double* H) noexcept nogil
     cdef bint block_hessian(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil
     cdef bint bound_matvec(self, const int* support, const double* v, Py_ssize_t ns,
                            double* out) noexcept nogil

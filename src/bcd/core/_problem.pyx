@@ -94,8 +94,10 @@ cdef class CyProblem:
             self.full_gradient(&o[0])
         return out
 
-    def get_block_matrix(self, block, bint exact=False):
-        """H_b (the bound of Appendix B, or the Hessian with ``exact``) or None."""
+    def get_block_matrix(self, block, bint exact=False, bint lower=False):
+        """H_b (the bound of Appendix B, or the Hessian with ``exact``) or
+        None; with ``lower``, the lower triangle of the bound as the matrix
+        update forms it (zeros above the diagonal)."""
         cdef int[::1] b = np.ascontiguousarray(block, dtype=np.int32)
         cdef Py_ssize_t nb = b.shape[0]
         H = np.zeros((nb, nb))
@@ -103,9 +105,13 @@ cdef class CyProblem:
         cdef bint ok
         self.reserve(nb)          # grows only
         with nogil:
-            ok = self.block_hessian(&b[0], nb, &Hv[0, 0]) if exact else \
-                self.block_hessian_bound(&b[0], nb, &Hv[0, 0])
-        return H if ok else None
+            if exact:
+                ok = self.block_hessian(&b[0], nb, &Hv[0, 0])
+            elif lower:
+                ok = self.block_hessian_bound_lower(&b[0], nb, &Hv[0, 0])
+            else:
+                ok = self.block_hessian_bound(&b[0], nb, &Hv[0, 0])
+        return (np.tril(H) if lower else H) if ok else None
 
     def get_hessian_entries(self, rows, cols):
         """The Hessian entries H[rows][:, cols] of a quadratic f, or None."""
@@ -134,6 +140,9 @@ cdef class CyProblem:
     cdef void reset(self) noexcept nogil:
         pass
 
+    cdef bint state_exact(self) noexcept nogil:
+        return False
+
     cdef double grad_coord(self, Py_ssize_t j) noexcept nogil:
         return 0.0
 
@@ -156,6 +165,10 @@ cdef class CyProblem:
 
     cdef bint block_hessian_bound(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
         return False
+
+    cdef bint block_hessian_bound_lower(self, const int* blk, Py_ssize_t nb,
+                                        double* H) noexcept nogil:
+        return self.block_hessian_bound(blk, nb, H)
 
     cdef bint block_hessian(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
         return False

@@ -260,7 +260,8 @@ cdef class CyMatrixUpdate(CyUpdate):
         cdef const double* gb = block.grad
         cdef Py_ssize_t a
         cdef int status
-        if not prob.block_hessian_bound(blk, nb, &self.H[0]):
+        # the solves read one triangle of H_b: a problem may form only that
+        if not prob.block_hessian_bound_lower(blk, nb, &self.H[0]):
             return STEP_REJECTED
         for a in range(nb):
             self.d[a] = -gb[a]
@@ -269,7 +270,7 @@ cdef class CyMatrixUpdate(CyUpdate):
                 prob.apply(blk, nb, &self.d[0])
                 return STEP_TAKEN
             self.general = True
-            if not prob.block_hessian_bound(blk, nb, &self.H[0]):
+            if not prob.block_hessian_bound_lower(blk, nb, &self.H[0]):
                 return STEP_REJECTED
             for a in range(nb):
                 self.d[a] = -gb[a]

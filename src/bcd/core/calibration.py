@@ -8,7 +8,7 @@ from figures measured once per process on this machine and cached:
 
 * the dense factorization rate (flop/s) of one thread, from a
   ``DENSE_PROBE`` x ``DENSE_PROBE`` matrix product with one BLAS thread
-  (:func:`dense_rate`, about 20 ms) times ``DENSE_EFFICIENCY``, scaled to
+  (:func:`dense_rate`, a few milliseconds) times ``DENSE_EFFICIENCY``, scaled to
   the BLAS threads in effect by Amdahl's law with a serial fraction that
   falls as 1 / n (:func:`dense_serial`; a small probe on many threads
   would time the threads' start-up, not the factorization);
@@ -34,8 +34,13 @@ import numpy as np
 
 from .. import _resources
 
-#: the side of the square matrices whose product times the dense rate
-DENSE_PROBE = 512
+#: the side of the square matrices whose product times the dense rate: on
+#: one thread of the 2-core EPYC, products of 256 (0.8 ms) ran at 44
+#: GFLOP/s, of 512 (6.2 ms) at 43 and of 640 at 45
+DENSE_PROBE = 256
+
+#: timed products of the probe, after one warm-up product
+DENSE_PROBE_REPEATS = 5
 
 #: the rate of a large Cholesky factorization relative to that of the
 #: probe's matrix product, on one thread: on the 2-core EPYC the library's
@@ -125,8 +130,8 @@ def dense_serial(n):
 def dense_rate(threads=1, n=10000):
     """Flop/s of a dense Cholesky factorization (n^3 / 3 flops) of ``n``
     points on ``threads`` BLAS threads: the rate of one thread, measured
-    once per process (the fastest of 3 products of two ``DENSE_PROBE`` x
-    ``DENSE_PROBE`` matrices with one BLAS thread, times
+    once per process (the fastest of ``DENSE_PROBE_REPEATS`` products of two
+    ``DENSE_PROBE`` x ``DENSE_PROBE`` matrices with one BLAS thread, times
     ``DENSE_EFFICIENCY``) and cached, times :func:`parallel_speedup` with
     the serial fraction :func:`dense_serial`.
 
@@ -147,7 +152,8 @@ def dense_rate(threads=1, n=10000):
             B = rng.uniform(size=(m, m))
             C = np.empty_like(A)
             with _resources.blas_threads(1):
-                seconds = seconds_of(lambda: np.matmul(A, B, out=C), 3, best=True)
+                seconds = seconds_of(lambda: np.matmul(A, B, out=C), DENSE_PROBE_REPEATS,
+                                     best=True)
             _dense_rate = DENSE_EFFICIENCY * (2.0 * m ** 3) / max(seconds, 1e-9)
         rate = _dense_rate
     return rate * parallel_speedup(threads, dense_serial(n))

@@ -47,6 +47,8 @@ cdef class CyKernelEvaluator:
     cdef void gather(self, const int* cols, Py_ssize_t nc, double* G, Py_ssize_t ldg) noexcept nogil
     cdef void entries_gathered(self, const int* rows, Py_ssize_t nr, const double* G,
                                Py_ssize_t ldg, Py_ssize_t nc, double* out) noexcept nogil
+    cdef void entries_gathered_lower(self, const int* rows, Py_ssize_t nr, const double* G,
+                                     Py_ssize_t ldg, double* out) noexcept nogil
     cdef void rows_gathered(self, const int* rows, Py_ssize_t nr, const double* G,
                             Py_ssize_t ldg, Py_ssize_t nc, double* sq,
                             double* out) noexcept nogil

@@ -93,6 +93,10 @@ cdef enum:
     PARALLEL_MIN = 4096
     # the same for entries evaluated one by one (several times dearer)
     PARALLEL_MIN_ENTRIES = 8192
+    # a multiple of the columns every vectorized loop of the kernels takes at
+    # once (_vexp.h: BCD_NV * BCD_VL is at most 64, and each loop's smaller
+    # steps divide it)
+    LANE_CHUNK = 64
     # columns from which K[:, cols] w is summed row by row (squared
     # exponential), and the columns a tile of rows meets at a time
     SE_DOT_MIN = 8
@@ -300,6 +304,27 @@ cdef class CyKernelEvaluator:
             sq = <double*>malloc((self.n_metrics + 1) * nc * sizeof(double))
             for r in prange(nr, schedule="static"):
                 self.rows_gathered(rows + r, 1, G, ldg, nc, sq, out + r * nc)
+            free(sq)
+
+    cdef void entries_gathered_lower(self, const int* rows, Py_ssize_t nr, const double* G,
+                                     Py_ssize_t ldg, double* out) noexcept nogil:
+        """The entries (r, c), c <= r, of :meth:`entries_gathered` for nr
+        gathered columns (a symmetric block: row r against the first r + 1
+        columns), about half the work.  Each row is evaluated over a prefix
+        of whole chunks of ``LANE_CHUNK`` columns (or over all of them), so
+        every entry is bitwise the one the whole row gives; entries past
+        the diagonal within that prefix are written too."""
+        cdef Py_ssize_t r, width, whole = nr - nr % LANE_CHUNK
+        cdef double* sq
+        cdef int nt = self.n_threads if nr * nr >= 2 * PARALLEL_MIN else 1
+        with parallel(num_threads=nt):
+            sq = <double*>malloc((self.n_metrics + 1) * nr * sizeof(double))
+            # rows of growing length: dealt out one at a time, in turn
+            for r in prange(nr, schedule="static", chunksize=1):
+                width = (r + LANE_CHUNK) // LANE_CHUNK * LANE_CHUNK
+                if width > whole:
+                    width = nr
+                self.rows_gathered(rows + r, 1, G, ldg, width, sq, out + r * nr)
             free(sq)
 
     cdef void rows_gathered(self, const int* rows, Py_ssize_t nr, const double* G,

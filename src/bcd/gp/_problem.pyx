@@ -99,6 +99,9 @@ cdef class CyGaussianProcess(CyProblem):
         self.all_dirty = True
         self.fresh = True
 
+    cdef bint state_exact(self) noexcept nogil:
+        return self.fresh
+
     cdef double grad_coord(self, Py_ssize_t j) noexcept nogil:
         return self.g[j]
 
@@ -203,6 +206,16 @@ cdef class CyGaussianProcess(CyProblem):
     cdef bint block_hessian(self, const int* blk, Py_ssize_t nb, double* H) noexcept nogil:
         return self.hessian_entries(blk, nb, blk, nb, H)
 
+    cdef bint block_hessian_bound_lower(self, const int* blk, Py_ssize_t nb,
+                                        double* H) noexcept nogil:
+        # K is symmetric: half the entries (those of a block of every point
+        # are most of a dense solve's kernel evaluations)
+        if not self._gather(blk, nb):
+            return self.hessian_entries(blk, nb, blk, nb, H)
+        self.K.entries_gathered_lower(blk, nb, &self.g_inputs[0], self.g_cols.shape[0], H)
+        self._add_noise(blk, nb, blk, nb, H)
+        return True
+
     cdef bint bound_matvec(self, const int* support, const double* v, Py_ssize_t ns,
                            double* out) noexcept nogil:
         cdef Py_ssize_t j
@@ -268,11 +281,22 @@ cdef class CyGaussianProcess(CyProblem):
                     out[i] += col[i] * d[a]
 
     cdef void apply(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
-        cdef Py_ssize_t a
+        cdef Py_ssize_t a, j, support = 0
         for a in range(nb):
             self.x[blk[a]] += d[a]
-        self._block_product(blk, d, nb, &self.g[0])
         self.all_dirty = True
+        if not self.has_penalty and (self.cache_columns == 0 or nb > self.cache_columns):
+            for j in range(self.n):
+                support += self.x[j] != 0.0
+            if support <= nb:
+                # the gradient from x costs no more kernel entries than the
+                # update (the first step, or one block of every point), and
+                # is exact: the engine's check of convergence then takes it
+                # as it is, where it would evaluate the kernel again
+                self._gradient_into(&self.g[0])
+                self.fresh = True
+                return
+        self._block_product(blk, d, nb, &self.g[0])
         self.fresh = False
 
     cdef void direction_prepare(self, const int* blk, Py_ssize_t nb, const double* d) noexcept nogil:
