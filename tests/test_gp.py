@@ -404,6 +404,30 @@ def test_kernel_matrix_and_products_match_dense_reference(name, kernel_inputs):
     np.testing.assert_allclose(ev.matmat(W), ref @ W, rtol=1e-11, atol=1e-11)
 
 
+@pytest.mark.parametrize("name", ["se_iso", "sum_of_products"])
+def test_symmetric_products_match_dense_and_ignore_the_thread_count(name):
+    # K[:, S] w through the symmetry of K: the rows of S over one triangle
+    # (blocks of 64 rows here, up to 64 blocks), the others whole; the
+    # result is bitwise the same for any number of threads
+    spec = KERNEL_SPECS[name]
+    X, _ = _data(1300, 3, seed=8)
+    ref = _ref_kernel(spec, X, X)
+    rng = np.random.default_rng(2)
+    kernel = _build(spec)
+    for cols in (np.arange(1300), rng.permutation(1300)[:1000], np.array([5])):
+        w = rng.standard_normal(cols.size)
+        outs = [kernel.evaluator(X, n_threads=t).matvec(w, cols, symmetric=True)
+                for t in (1, 2, 3, 8)]
+        np.testing.assert_allclose(outs[0], ref[:, cols] @ w, rtol=1e-11, atol=1e-11)
+        for out in outs[1:]:
+            assert np.array_equal(out, outs[0])
+    ev = kernel.evaluator(X, X[:10])
+    with pytest.raises(ValueError, match="symmetric=True"):
+        ev.matvec(np.ones(10), symmetric=True)
+    with pytest.raises(ValueError, match="distinct cols"):
+        kernel.evaluator(X).matvec(np.ones(2), [4, 4], symmetric=True)
+
+
 @pytest.mark.parametrize("n_points", [1, 7, 1000])      # scalar tails and vector loops
 def test_squared_exponential_over_the_whole_exponent_range(n_points):
     # exp(-r^2 / 2) from 1 down through the subnormals to underflow, against

@@ -13,6 +13,7 @@ cdef class CyKernelEvaluator:
     cdef readonly int n_threads
     cdef readonly double diag_value          # sum of the terms' variances: k(x, x) if stationary
     cdef bint single_se                      # one squared-exponential factor: fused loop
+    cdef readonly bint symmetric             # X2 is X1 (the kernel of one set of inputs)
     cdef const double[:, :, ::1] X1          # (metric, dim, n1)
     cdef const double[:, :, ::1] X2          # (metric, dim, n2)
     cdef const double[:, :, ::1] R1          # (metric, n1, dim): single entries
@@ -68,6 +69,9 @@ cdef class CyKernelEvaluator:
                         double weight, double* sp, double* g) noexcept nogil
     cdef void gemv_cols(self, const int* cols, const double* w, Py_ssize_t m,
                         double* out) noexcept nogil
+    cdef bint gemv_symmetric(self, const int* cols, const double* w, Py_ssize_t m,
+                             const int* others, Py_ssize_t n_others,
+                             double* out) noexcept nogil
     cdef bint _se_gemv(self, const int* cols, const double* w, Py_ssize_t m, double* out,
                        int nt) noexcept nogil
     cdef void columns(self, const int* cols, Py_ssize_t m, double* out) noexcept nogil

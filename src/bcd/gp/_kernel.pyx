@@ -97,6 +97,11 @@ cdef enum:
     # once (_vexp.h: BCD_NV * BCD_VL is at most 64, and each loop's smaller
     # steps divide it)
     LANE_CHUNK = 64
+    # at most this many blocks of rows in gemv_symmetric (its partial sums
+    # take SYM_BLOCKS / 2 doubles per row)
+    SYM_BLOCKS = 64
+    # and at least this many rows per block
+    SYM_ROWS = 64
     # columns from which K[:, cols] w is summed row by row (squared
     # exponential), and the columns a tile of rows meets at a time
     SE_DOT_MIN = 8
@@ -235,6 +240,7 @@ cdef class CyKernelEvaluator:
         self.f_grad = np.asarray(grad, dtype=np.int32)
         self.diag_value = float(np.sum(coef))
         self.single_se = len(code) == 1 and code[0] == BCD_KIND_SQUARED_EXPONENTIAL
+        self.symmetric = same
         self.n_threads = resolve_threads(n_threads, min(bcd_max_threads(), usable_cores()))
         self._keep = (A1, A2, B1, B2)
         self.n_params = 0
@@ -478,6 +484,110 @@ cdef class CyKernelEvaluator:
             free(sq)
             free(kv)
 
+    cdef bint gemv_symmetric(self, const int* cols, const double* w, Py_ssize_t m,
+                             const int* others, Py_ssize_t n_others,
+                             double* out) noexcept nogil:
+        """:meth:`gemv_cols` for the kernel of one set of inputs with itself
+        (``symmetric``), where ``cols`` are distinct and ``others`` are the
+        remaining rows: out[i] += sum_a k(x_i, x_{cols[a]}) w[a] for i in
+        ``cols`` and ``others``.  K[cols, cols] is symmetric: its rows are
+        evaluated over one triangle (as in :meth:`entries_gathered_lower`),
+        each entry used for its row and, through per-block partial sums, for
+        its column; the rows of ``others`` are evaluated whole.  About half
+        the entries of :meth:`gemv_cols` where ``cols`` are most rows.
+
+        Rows are taken in blocks of at least ``TILE``, at most
+        ``SYM_BLOCKS`` blocks; the partial sums of the columns (block I
+        holds those of its rows against the columns before its end) are
+        added in the order of the blocks, and every sum runs in a fixed
+        order, so the result does not depend on the thread count.  False,
+        with nothing done, when out of memory."""
+        cdef Py_ssize_t rb = max(<Py_ssize_t>SYM_ROWS, (m + SYM_BLOCKS - 1) // SYM_BLOCKS)
+        cdef Py_ssize_t n_blocks = (m + rb - 1) // rb
+        cdef Py_ssize_t whole = m - m % LANE_CHUNK, partial_size = 0
+        cdef Py_ssize_t I, r, c, i0, i1, width, off, b, k4
+        cdef int nt = self.threads_for(m * (m // 2 + n_others)), t
+        cdef double* G = <double*>malloc(max(1, self.n_metrics * self.dim * m) * sizeof(double))
+        cdef double* rowsum = <double*>malloc(m * sizeof(double))
+        cdef Py_ssize_t* offset = <Py_ssize_t*>malloc((n_blocks + 1) * sizeof(Py_ssize_t))
+        cdef double* partial = NULL
+        cdef double* scratch = NULL
+        cdef Py_ssize_t per_thread = (self.n_metrics + 2) * m
+        cdef double* sq
+        cdef double* v
+        cdef double* P
+        cdef double a0, a1, a2, a3, wr, total
+        if G != NULL and offset != NULL and rowsum != NULL:
+            for I in range(n_blocks):
+                offset[I] = partial_size
+                partial_size += min((I + 1) * rb, m)
+            offset[n_blocks] = partial_size
+            partial = <double*>calloc(max(1, partial_size), sizeof(double))
+            scratch = <double*>malloc(nt * per_thread * sizeof(double))
+        if G == NULL or offset == NULL or rowsum == NULL or partial == NULL or scratch == NULL:
+            free(G)
+            free(rowsum)
+            free(offset)
+            free(partial)
+            free(scratch)
+            return False
+        self.gather(cols, m, G, m)
+        with parallel(num_threads=nt):
+            t = threadid()
+            sq = scratch + t * per_thread
+            v = sq + (self.n_metrics + 1) * m
+            # the blocks of the longest rows first (dynamic: rows of growing length)
+            for b in prange(n_blocks + n_others, schedule="dynamic"):
+                if b < n_blocks:
+                    I = n_blocks - 1 - b
+                    i0 = I * rb
+                    i1 = min(i0 + rb, m)
+                    P = partial + offset[I]
+                    for r in range(i0, i1):
+                        width = (r + LANE_CHUNK) // LANE_CHUNK * LANE_CHUNK
+                        if width > whole:
+                            width = m
+                        self.rows_gathered(cols + r, 1, G, m, width, sq, v)
+                        wr = w[r]
+                        a0 = a1 = a2 = a3 = 0.0
+                        k4 = r - r % 4
+                        for c in range(0, k4, 4):
+                            a0 = a0 + v[c] * w[c]
+                            a1 = a1 + v[c + 1] * w[c + 1]
+                            a2 = a2 + v[c + 2] * w[c + 2]
+                            a3 = a3 + v[c + 3] * w[c + 3]
+                        for c in range(k4, r):
+                            a0 = a0 + v[c] * w[c]
+                        rowsum[r] = ((a0 + a1) + (a2 + a3)) + v[r] * wr
+                        for c in range(r):
+                            P[c] += v[c] * wr
+                else:
+                    # a row outside cols, against all of them
+                    r = b - n_blocks
+                    self.rows_gathered(others + r, 1, G, m, m, sq, v)
+                    a0 = a1 = a2 = a3 = 0.0
+                    k4 = m - m % 4
+                    for c in range(0, k4, 4):
+                        a0 = a0 + v[c] * w[c]
+                        a1 = a1 + v[c + 1] * w[c + 1]
+                        a2 = a2 + v[c + 2] * w[c + 2]
+                        a3 = a3 + v[c + 3] * w[c + 3]
+                    for c in range(k4, m):
+                        a0 = a0 + v[c] * w[c]
+                    out[others[r]] += (a0 + a1) + (a2 + a3)
+        # each row's sum, then its column's partial sums in the blocks' order
+        for c in prange(m, schedule="static", num_threads=nt):
+            total = rowsum[c]
+            for I in range(c // rb, n_blocks):
+                total = total + partial[offset[I] + c]
+            out[cols[c]] += total
+        free(G)
+        free(rowsum)
+        free(offset)
+        free(partial)
+        free(scratch)
+        return True
+
     cdef bint _se_gemv(self, const int* cols, const double* w, Py_ssize_t m, double* out,
                        int nt) noexcept nogil:
         """:meth:`gemv_cols` for a squared-exponential kernel, row by row:
@@ -563,15 +673,32 @@ cdef class CyKernelEvaluator:
                 self.columns(&cols[0], self.n2, &o[0, 0])
         return out.T
 
-    def matvec(self, w, cols=None):
-        """``K[:, cols] @ w`` (all columns when ``cols`` is None), without forming K."""
+    def matvec(self, w, cols=None, bint symmetric=False):
+        """``K[:, cols] @ w`` (all columns when ``cols`` is None), without
+        forming K; with ``symmetric`` (a kernel of one set of inputs, distinct
+        ``cols``), by :meth:`gemv_symmetric`."""
         cdef int[::1] c = (np.arange(self.n2, dtype=np.int32) if cols is None
                            else np.ascontiguousarray(cols, dtype=np.int32))
         cdef const double[::1] wv = np.ascontiguousarray(w, dtype=np.float64)
         out = np.zeros(self.n1)
         cdef double[::1] o = out
+        cdef int[::1] rest
+        cdef bint done = False
         if c.shape[0] != wv.shape[0]:
             raise ValueError("w must have one entry per column.")
+        if symmetric:
+            if not self.symmetric or np.unique(c).shape[0] != c.shape[0]:
+                raise ValueError("symmetric=True needs the kernel of one set of inputs "
+                                 "and distinct cols.")
+            rest = np.setdiff1d(np.arange(self.n1), c).astype(np.int32)
+            rest = np.r_[rest, np.int32(0)]          # one entry past the others
+            if c.shape[0]:
+                with nogil:
+                    done = self.gemv_symmetric(&c[0], &wv[0], c.shape[0], &rest[0],
+                                               rest.shape[0] - 1, &o[0])
+                if not done:
+                    raise MemoryError("no memory for the partial sums of gemv_symmetric.")
+            return out
         if c.shape[0] and self.n1:
             with nogil:
                 self.gemv_cols(&c[0], &wv[0], c.shape[0], &o[0])
