@@ -58,8 +58,11 @@ DENSE_BYTES = 16
 #: the dense solve is allowed at most this fraction of the available memory
 MEMORY_FRACTION = 0.5
 
-#: kernel entries the dense solve evaluates, in units of n^2 (see :func:`predict`)
-DENSE_PASSES = 2.0
+#: the time of the dense solve's kernel evaluations, in units of n^2 kernel
+#: entries at the probe's rate (see :func:`predict`): one triangle of K and
+#: the certificate's gradient through K's symmetry took 0.79 of that at
+#: 5,000 points on the 2-core EPYC (33 and 22 ms against 70)
+DENSE_PASSES = 1.0
 
 #: kernel entries GBCD evaluates, in units of n^2, where no block time is
 #: measured (see :func:`predict`)
@@ -173,8 +176,9 @@ def predict(n, flop_rate, kernel_rate, block_seconds=None, block_size=500):
     on the threads the solve will use), kernel-entry rate (entries/s) and
     seconds GBCD takes to choose a block of ``block_size`` coordinates.
 
-    * dense: ``DENSE_PASSES`` n^2 kernel entries (K of the one block and
-      the gradient recomputed by the final certificate) and a Cholesky
+    * dense: ``DENSE_PASSES`` n^2 kernel entries (one triangle of K for
+      the one block, and the gradient from alpha, which the final
+      certificate takes, through the symmetry of K) and a Cholesky
       factorization of n^3 / 3 flops at ``flop_rate``;
     * GBCD: n / ``BLOCK_YIELD`` blocks, each chosen in ``block_seconds``
       and then updating the gradient by n x ``block_size`` kernel entries
@@ -195,10 +199,10 @@ def predict(n, flop_rate, kernel_rate, block_seconds=None, block_size=500):
     >>> from bcd.core.calibration import predict
     >>> dense, gbcd = predict(1000, flop_rate=1e10, kernel_rate=1e8)
     >>> round(dense, 4), round(gbcd, 4)
-    (0.0533, 0.31)
+    (0.0433, 0.31)
     >>> dense, gbcd = predict(10000, 3e11, 3e9, block_seconds=0.01)
     >>> round(dense, 3), round(gbcd, 3)
-    (1.178, 2.333)
+    (1.144, 2.333)
     """
     n = float(n)
     dense = DENSE_PASSES * n * n / kernel_rate + n ** 3 / 3.0 / flop_rate
