@@ -179,6 +179,20 @@ def max_threads():
     return resolve_threads(None, min(bcd_max_threads(), usable_cores()))
 
 
+cdef inline double _dot(const double* v, const double* w, Py_ssize_t n) noexcept nogil:
+    """sum_{c < n} v[c] w[c] by four partial sums, added in a fixed order."""
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+    cdef Py_ssize_t c, k4 = n - n % 4
+    for c in range(0, k4, 4):
+        a0 += v[c] * w[c]
+        a1 += v[c + 1] * w[c + 1]
+        a2 += v[c + 2] * w[c + 2]
+        a3 += v[c + 3] * w[c + 3]
+    for c in range(k4, n):
+        a0 += v[c] * w[c]
+    return (a0 + a1) + (a2 + a3)
+
+
 @cython.final
 cdef class CyKernelEvaluator:
 
@@ -496,7 +510,7 @@ cdef class CyKernelEvaluator:
         its column; the rows of ``others`` are evaluated whole.  About half
         the entries of :meth:`gemv_cols` where ``cols`` are most rows.
 
-        Rows are taken in blocks of at least ``TILE``, at most
+        Rows are taken in blocks of at least ``SYM_ROWS``, at most
         ``SYM_BLOCKS`` blocks; the partial sums of the columns (block I
         holds those of its rows against the columns before its end) are
         added in the order of the blocks, and every sum runs in a fixed
@@ -505,7 +519,7 @@ cdef class CyKernelEvaluator:
         cdef Py_ssize_t rb = max(<Py_ssize_t>SYM_ROWS, (m + SYM_BLOCKS - 1) // SYM_BLOCKS)
         cdef Py_ssize_t n_blocks = (m + rb - 1) // rb
         cdef Py_ssize_t whole = m - m % LANE_CHUNK, partial_size = 0
-        cdef Py_ssize_t I, r, c, i0, i1, width, off, b, k4
+        cdef Py_ssize_t I, r, c, i0, i1, width, b
         cdef int nt = self.threads_for(m * (m // 2 + n_others)), t
         cdef double* G = <double*>malloc(max(1, self.n_metrics * self.dim * m) * sizeof(double))
         cdef double* rowsum = <double*>malloc(m * sizeof(double))
@@ -516,7 +530,7 @@ cdef class CyKernelEvaluator:
         cdef double* sq
         cdef double* v
         cdef double* P
-        cdef double a0, a1, a2, a3, wr, total
+        cdef double wr, total
         if G != NULL and offset != NULL and rowsum != NULL:
             for I in range(n_blocks):
                 offset[I] = partial_size
@@ -549,32 +563,14 @@ cdef class CyKernelEvaluator:
                             width = m
                         self.rows_gathered(cols + r, 1, G, m, width, sq, v)
                         wr = w[r]
-                        a0 = a1 = a2 = a3 = 0.0
-                        k4 = r - r % 4
-                        for c in range(0, k4, 4):
-                            a0 = a0 + v[c] * w[c]
-                            a1 = a1 + v[c + 1] * w[c + 1]
-                            a2 = a2 + v[c + 2] * w[c + 2]
-                            a3 = a3 + v[c + 3] * w[c + 3]
-                        for c in range(k4, r):
-                            a0 = a0 + v[c] * w[c]
-                        rowsum[r] = ((a0 + a1) + (a2 + a3)) + v[r] * wr
+                        rowsum[r] = _dot(v, w, r) + v[r] * wr
                         for c in range(r):
                             P[c] += v[c] * wr
                 else:
                     # a row outside cols, against all of them
                     r = b - n_blocks
                     self.rows_gathered(others + r, 1, G, m, m, sq, v)
-                    a0 = a1 = a2 = a3 = 0.0
-                    k4 = m - m % 4
-                    for c in range(0, k4, 4):
-                        a0 = a0 + v[c] * w[c]
-                        a1 = a1 + v[c + 1] * w[c + 1]
-                        a2 = a2 + v[c + 2] * w[c + 2]
-                        a3 = a3 + v[c + 3] * w[c + 3]
-                    for c in range(k4, m):
-                        a0 = a0 + v[c] * w[c]
-                    out[others[r]] += (a0 + a1) + (a2 + a3)
+                    out[others[r]] += _dot(v, w, m)
         # each row's sum, then its column's partial sums in the blocks' order
         for c in prange(m, schedule="static", num_threads=nt):
             total = rowsum[c]
