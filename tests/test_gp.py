@@ -266,6 +266,30 @@ def test_dense_default_solve_certifies_the_true_residual(n):
     assert _rel(result.x, _cho_reference(A - 0.05 * np.eye(n), 0.05, y)) < 1e-9
 
 
+def test_dense_solve_at_its_attainable_accuracy_stops_after_a_few_refinements():
+    # duplicate inputs with the smallest noise accepted: K + noise I has a
+    # condition number near 1e11, and no solve gets the residual to 1e-9
+    # (numpy's neither); the block of every point is refined EXACT_STEPS
+    # times, then the solve stops with a warning rather than running
+    # 10,000 direct solves
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(300, 2))
+    X = np.vstack([X, X])
+    y = rng.standard_normal(600)
+    kernel = SquaredExponential(0.5)
+    A = _ref_kernel(("se", 0.5, 1.0), X, X) + 1e-8 * np.eye(600)
+    assert np.abs(A @ np.linalg.solve(A, y) - y).max() > 1e-9
+    with pytest.warns(bcd.ConvergenceWarning, match="max_iter"):
+        result = bcd.solve(bcd.GaussianProcess(X, y, kernel, 1e-8), tol=1e-9)
+    assert result.status == "max_iter" and result.n_iter == bcd._solve.EXACT_STEPS == 10
+    assert result.options["max_iter"] == 10
+    assert result.optimality < 1e-3
+    # a given max_iter is kept
+    r = bcd.solve(bcd.GaussianProcess(X, y, kernel, 1e-8), tol=1e-9, max_iter=12,
+                  warn=False)
+    assert r.n_iter == 12
+
+
 def test_problem_python_side_against_dense():
     X, y = _data(80, 3, seed=12)
     spec = KERNEL_SPECS["sum"]

@@ -25,6 +25,12 @@ _INT_MAX = 2**62
 MAX_PASSES = 1000
 #: the default max_iter of formulation="newton": outer iterations
 NEWTON_ITERATIONS = 1000
+#: the default max_iter of an exact update of a block of every coordinate:
+#: the direct solve of a quadratic and its iterative refinement, which
+#: reaches the accuracy the conditioning allows within a few steps (a
+#: Gaussian process of duplicate inputs with noise 1e-8 stays at a residual
+#: of 6e-6 from its second step on, as numpy.linalg.solve's does)
+EXACT_STEPS = 10
 
 
 class IterationInfo:
@@ -126,7 +132,8 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
     max_iter : int, optional
         Maximum number of block updates.  Default 10000, and with the
         automatic configuration the updates of 1000 passes over the
-        coordinates (at least 10000).
+        coordinates (at least 10000); 10 for the exact update of a block
+        of every coordinate (a direct solve and its refinement).
     tol : float, optional
         Stop when ``||grad f(x)||_inf <= tol`` (unscaled objective; with a
         penalty the KKT residual, see :class:`Result`).  Default 1e-6, and
@@ -402,6 +409,9 @@ def _configure(problem, config, given_options, auto_row, args):
         tol = tol * _gradient_scale(problem)
     units, state = parts.units, parts.state
     working = parts.options.get("working_set", False)
+    if max_iter is None and update == "exact" and units.typical_size >= n:
+        # a direct solve: more steps refine nothing the first few did not
+        max_iter = EXACT_STEPS
     if max_iter is None:
         # automatic: the iterations of MAX_PASSES passes over the coordinates
         max_iter = 10000 if auto_row is None else max(
