@@ -179,6 +179,15 @@ def max_threads():
     return resolve_threads(None, min(bcd_max_threads(), usable_cores()))
 
 
+cdef inline Py_ssize_t _lower_width(Py_ssize_t r, Py_ssize_t n) noexcept nogil:
+    """The columns row r of a symmetric n x n block is evaluated over to
+    cover its entries up to the diagonal: whole chunks of ``LANE_CHUNK``,
+    or all n where the chunks would reach the last partial one, so that
+    each entry is computed by the same vector lane as in the whole row."""
+    cdef Py_ssize_t width = (r + LANE_CHUNK) // LANE_CHUNK * LANE_CHUNK
+    return n if width > n - n % LANE_CHUNK else width
+
+
 cdef inline double _dot(const double* v, const double* w, Py_ssize_t n) noexcept nogil:
     """sum_{c < n} v[c] w[c] by four partial sums, added in a fixed order."""
     cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
@@ -334,17 +343,15 @@ cdef class CyKernelEvaluator:
         of whole chunks of ``LANE_CHUNK`` columns (or over all of them), so
         every entry is bitwise the one the whole row gives; entries past
         the diagonal within that prefix are written too."""
-        cdef Py_ssize_t r, width, whole = nr - nr % LANE_CHUNK
+        cdef Py_ssize_t r
         cdef double* sq
         cdef int nt = self.n_threads if nr * nr >= 2 * PARALLEL_MIN else 1
         with parallel(num_threads=nt):
             sq = <double*>malloc((self.n_metrics + 1) * nr * sizeof(double))
             # rows of growing length: dealt out one at a time, in turn
             for r in prange(nr, schedule="static", chunksize=1):
-                width = (r + LANE_CHUNK) // LANE_CHUNK * LANE_CHUNK
-                if width > whole:
-                    width = nr
-                self.rows_gathered(rows + r, 1, G, ldg, width, sq, out + r * nr)
+                self.rows_gathered(rows + r, 1, G, ldg, _lower_width(r, nr), sq,
+                                   out + r * nr)
             free(sq)
 
     cdef void rows_gathered(self, const int* rows, Py_ssize_t nr, const double* G,
@@ -518,8 +525,8 @@ cdef class CyKernelEvaluator:
         with nothing done, when out of memory."""
         cdef Py_ssize_t rb = max(<Py_ssize_t>SYM_ROWS, (m + SYM_BLOCKS - 1) // SYM_BLOCKS)
         cdef Py_ssize_t n_blocks = (m + rb - 1) // rb
-        cdef Py_ssize_t whole = m - m % LANE_CHUNK, partial_size = 0
-        cdef Py_ssize_t I, r, c, i0, i1, width, b
+        cdef Py_ssize_t partial_size = 0
+        cdef Py_ssize_t I, r, c, i0, i1, b
         cdef int nt = self.threads_for(m * (m // 2 + n_others)), t
         cdef double* G = <double*>malloc(max(1, self.n_metrics * self.dim * m) * sizeof(double))
         cdef double* rowsum = <double*>malloc(m * sizeof(double))
@@ -558,10 +565,7 @@ cdef class CyKernelEvaluator:
                     i1 = min(i0 + rb, m)
                     P = partial + offset[I]
                     for r in range(i0, i1):
-                        width = (r + LANE_CHUNK) // LANE_CHUNK * LANE_CHUNK
-                        if width > whole:
-                            width = m
-                        self.rows_gathered(cols + r, 1, G, m, width, sq, v)
+                        self.rows_gathered(cols + r, 1, G, m, _lower_width(r, m), sq, v)
                         wr = w[r]
                         rowsum[r] = _dot(v, w, r) + v[r] * wr
                         for c in range(r):
