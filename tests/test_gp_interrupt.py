@@ -283,3 +283,49 @@ def test_ctrl_c_stops_hyperparameter_learning_on_a_dask_cluster(tmp_path):
         assert float(latency) >= 0, f"{which}: the fit ended before the signal"
         assert outcome == "raised", line
         assert float(latency) < 2.0, line
+
+
+DENSE_SCRIPT = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    import bcd
+    from bcd.gp import SquaredExponential
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    X, y, _, _ = bcd.datasets.make_friedman1(int(sys.argv[1]), 10, random_state=0)
+    problem = bcd.GaussianProcess(X, y, SquaredExponential(2.0), 0.05)
+    options = dict(rule="cyclic", blocks="variable", block_size=X.shape[0], update="exact")
+    start = time.monotonic()
+    bcd.solve(problem, **options)
+    full = time.monotonic() - start
+    threading.Timer(full / 3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    start = time.monotonic()
+    result = bcd.solve(problem, **options)
+    print(result.status, result.n_iter, round(full, 3), round(time.monotonic() - start, 3))
+""")
+
+
+def test_ctrl_c_stops_a_dense_solve_between_the_panels_of_its_factorization():
+    # one block of every point, factored by panels of 512: a Ctrl-C a third
+    # of the way into the solve stops it at the next panel, before the step
+    # moves anything (it used to run the factorization to its end)
+    out = subprocess.run([sys.executable, "-c", DENSE_SCRIPT, "4000"], capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    status, n_iter, full, elapsed = out.stdout.split()
+    assert (status, n_iter) == ("interrupted", "0")
+    assert float(elapsed) < float(full), (elapsed, full)
+
+
+def test_max_time_stops_a_dense_solve_between_the_panels_of_its_factorization():
+    # the deadline is looked at between the panels: a step that would
+    # converge in one go stops instead, x unmoved (before: the step ran to
+    # its end and the solve reported convergence past its max_time)
+    X, y, _, _ = bcd.datasets.make_friedman1(3000, 10, random_state=0)
+    problem = bcd.GaussianProcess(X, y, SquaredExponential(2.0), 0.05)
+    options = dict(rule="cyclic", blocks="variable", block_size=3000, update="exact")
+    with pytest.warns(bcd.ConvergenceWarning, match="max_time"):
+        result = bcd.solve(problem, max_time=1e-4, **options)
+    assert result.status == "max_time" and result.n_iter == 0
+    assert not np.any(result.x)
+    full = bcd.solve(problem, **options)
+    assert full.converged and full.n_iter == 1

@@ -158,7 +158,9 @@ def solve(problem, rule="auto", blocks="auto", block_size="auto", update="auto",
         (it changes the process-wide filters).
     max_time : float or None, default=None
         Wall-clock limit in seconds for the iteration loop (None or inf: no
-        limit).
+        limit).  It is looked at between steps, and within a step that
+        factors a block of 512 coordinates or more (by panels, between
+        which Ctrl-C also stops it, x unmoved).
     x0 : array-like of shape (n_coordinates,), optional
         Starting point (default zeros).  Not modified.
     random_state : None, int, RandomState or Generator

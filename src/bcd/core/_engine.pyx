@@ -1,6 +1,6 @@
 """The iteration loop shared by every rule, block strategy and update."""
 import numpy as np
-from libc.math cimport isfinite, fmin
+from libc.math cimport INFINITY, isfinite, fmin
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 from bcd.core._clock cimport interrupted as _interrupted, now as _now
@@ -9,7 +9,8 @@ from bcd.core._extrapolate cimport CyAnderson
 from bcd.core._monitor cimport CyMonitor
 from bcd.core._problem cimport CyProblem
 from bcd.core._select cimport CySelector
-from bcd.core._update cimport Block, CyUpdate, STEP_TAKEN, STEP_INDEFINITE
+from bcd.core._update cimport (Block, CyUpdate, STEP_TAKEN, STEP_INDEFINITE, STEP_INTERRUPTED,
+                               STEP_TIMED_OUT)
 
 
 # Stopping reasons.  The Python layer reads ``STATUS_NAMES`` and
@@ -289,6 +290,8 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
     try:
         with nogil:
             t0 = _now()
+            # a step long enough to look at the clock stops there too
+            upd.deadline = t0 + max_time if max_time > 0 else INFINITY
             opt = _measure(prob, scope, ns, True)
             sel.notify(prob)
             prob.clear_dirty()
@@ -338,6 +341,12 @@ def run(CyProblem prob, CySelector sel, CyUpdate upd, Settings settings,
                 elif step_status == STEP_INDEFINITE:
                     bad_nb = nb
                     status = INDEFINITE
+                    break
+                elif step_status == STEP_INTERRUPTED:
+                    status = INTERRUPTED
+                    break
+                elif step_status == STEP_TIMED_OUT:
+                    status = MAX_TIME
                     break
                 else:
                     # the state did not change: a greedy rule would pick the

@@ -17,7 +17,8 @@ cdef inline double negative_pivot() noexcept nogil:
 
 cdef double lambda_max(CyBlockWork w, const double* H, Py_ssize_t n) noexcept nogil
 cdef int spd_solve(CyBlockWork w, const double* H, double* b, Py_ssize_t n) noexcept nogil
-cdef bint cholesky_solve_in_place(double* H, double* b, Py_ssize_t n) noexcept nogil
+cdef int cholesky_solve_in_place(double* H, double* b, Py_ssize_t n, double deadline,
+                                 bint checks) noexcept nogil
 cdef bint chol_append(double* R, Py_ssize_t ld, Py_ssize_t n, double* h, double d,
                       double tiny) noexcept nogil
 cdef void chol_remove(double* R, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t k) noexcept nogil

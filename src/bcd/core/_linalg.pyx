@@ -38,33 +38,42 @@ cdef double lambda_max(CyBlockWork w, const double* H, Py_ssize_t n) noexcept no
     return w.vals[0]
 
 
-cdef inline int _factor(double* H, int n) noexcept nogil:
+cdef inline int _factor(double* H, int n, double deadline=INFINITY,
+                        bint checks=False) noexcept nogil:
     """LAPACK's dpotrf of H ('U' of the column-major matrix: the lower
     triangle of a row-major one), by panels above ``PANEL_COLUMNS`` columns
     (bcd.core._dense): faster than a threaded dpotrf of the whole matrix on
     some machines and, on others, the way around its failure on large
-    ones.  Bitwise one dpotrf call up to ``PANEL_COLUMNS``."""
-    return panel_cholesky(H, n, n, PANEL_COLUMNS, INFINITY, NULL, False)
+    ones.  Bitwise one dpotrf call up to ``PANEL_COLUMNS``.  With
+    ``checks``, Ctrl-C and ``deadline`` are looked at between panels
+    (a negative result: ``_dense.INTERRUPTED``, ``_dense.TIMED_OUT``)."""
+    return panel_cholesky(H, n, n, PANEL_COLUMNS, deadline, NULL, checks)
 
 
-cdef bint cholesky_solve_in_place(double* H, double* b, Py_ssize_t n) noexcept nogil:
+cdef int cholesky_solve_in_place(double* H, double* b, Py_ssize_t n, double deadline,
+                                 bint checks) noexcept nogil:
     """Overwrite b with H^{-1} b through the Cholesky factor of H, factored
-    in place (H is destroyed); False, with b unchanged, if H is not
+    in place (H is destroyed): 1, or 0 with b unchanged if H is not
     numerically positive definite.  The result is bitwise that of
     :func:`spd_solve`'s Cholesky path, without its copy of H: for callers
-    that can form H again when it fails."""
+    that can form H again when it fails.  With ``checks`` the factorization
+    stops between its panels after Ctrl-C or past ``deadline`` (a time of
+    bcd.core._clock.now()): -1 or -2 (``_dense.INTERRUPTED``,
+    ``_dense.TIMED_OUT``), b unchanged."""
     cdef int n_ = <int>n, info = 0, one = 1
     cdef char uplo = b'U'
     if n == 1:
         if H[0] > 0.0:
             b[0] /= H[0]
-            return True
-        return False
-    info = _factor(H, n_)
+            return 1
+        return 0
+    info = _factor(H, n_, deadline, checks)
+    if info < 0:
+        return -1 if info != -2 else -2
     if info != 0:
-        return False
+        return 0
     dpotrs(&uplo, &n_, &one, H, &n_, b, &n_, &info)
-    return info == 0
+    return 1 if info == 0 else 0
 
 
 cdef int spd_solve(CyBlockWork w, const double* H, double* b, Py_ssize_t n) noexcept nogil:

@@ -18,12 +18,16 @@ cdef enum:
     STEP_REJECTED = 1       # the block cannot make progress
     STEP_INDEFINITE = 2     # the block's Hessian is not positive definite:
                             # its exact solve does not exist
+    STEP_INTERRUPTED = 3    # stopped by Ctrl-C before moving (a long solve)
+    STEP_TIMED_OUT = 4      # stopped at ``deadline`` before moving
 
 
 cdef class CyUpdate:
     """Moves the selected block: computes a direction and takes the step.
 
-    ``step`` returns one of STEP_TAKEN, STEP_REJECTED, STEP_INDEFINITE.
+    ``step`` returns one of STEP_TAKEN, STEP_REJECTED, STEP_INDEFINITE,
+    and, from a solve long enough to look at the clock and for Ctrl-C
+    (a block factored by panels), STEP_INTERRUPTED or STEP_TIMED_OUT.
     """
     cdef double[::1] d
     cdef double[::1] H
@@ -36,6 +40,7 @@ cdef class CyUpdate:
     cdef double[::1] tr_delta
     cdef double[::1] tr_slope
     cdef double accepted        # the step the last successful line search took
+    cdef public double deadline # a time of bcd.core._clock.now() (the engine's max_time)
 
     cdef int step(self, CyProblem prob, const Block* block) noexcept nogil
     cdef void record(self, double alpha, double delta, double slope) noexcept nogil

@@ -18,6 +18,9 @@ LINE_SEARCH_MAX_BACKTRACKS = MAX_BACKTRACKS
 
 cdef class CyUpdate:
 
+    def __cinit__(self, *args, **kwargs):
+        self.deadline = INFINITY
+
     def __init__(self):
         self.reserve(1)
 
@@ -266,9 +269,14 @@ cdef class CyMatrixUpdate(CyUpdate):
         for a in range(nb):
             self.d[a] = -gb[a]
         if nb >= IN_PLACE_BLOCK and not self.general:
-            if cholesky_solve_in_place(&self.H[0], &self.d[0], nb):
+            # factored by panels, with Ctrl-C and the deadline looked at
+            # between them (a block of 20,000 points takes seconds)
+            status = cholesky_solve_in_place(&self.H[0], &self.d[0], nb, self.deadline, True)
+            if status == 1:
                 prob.apply(blk, nb, &self.d[0])
                 return STEP_TAKEN
+            if status < 0:
+                return STEP_TIMED_OUT if status == -2 else STEP_INTERRUPTED
             self.general = True
             if not prob.block_hessian_bound_lower(blk, nb, &self.H[0]):
                 return STEP_REJECTED
@@ -303,7 +311,7 @@ cdef class CyNewtonUpdate(CyUpdate):
         if ok:
             # the Cholesky factor in place (no copy of a large H); where H is
             # not positive definite, H again and the pseudo-inverse
-            solved = cholesky_solve_in_place(&self.H[0], &self.d[0], nb)
+            solved = cholesky_solve_in_place(&self.H[0], &self.d[0], nb, INFINITY, False) == 1
             if not solved:
                 if exact:
                     prob.block_hessian(blk, nb, &self.H[0])
