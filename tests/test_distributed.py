@@ -212,13 +212,19 @@ def test_stored_chunks_are_placed_in_one_message(client, method, monkeypatch):
             chunk_workers = {w for k in holders for w in holders[k]}
             packed = [t["worker"] for t in stream.data if str(t["key"]).startswith("pack-")]
             assert len(packed) == 4 and set(packed) <= chunk_workers
-    # the annotation pins a task in one message even away from its chunk
+    # the annotation pins a task in one message even away from its chunk:
+    # chunks persisted on one worker only (left to the scheduler, a chunk
+    # was once held by both workers under load), placed on the other
     from bcd.distributed import _driver
-    blocks, ys = Xp.to_delayed().ravel().tolist(), yp.to_delayed().ravel().tolist()
+    workers = sorted(client.scheduler_info()["workers"])
+    Xq, yq = client.persist([_dask(A + 1.0, (100, 100, 100, 100)), da.from_array(b, chunks=100)],
+                            workers=[workers[0]], allow_other_workers=False)
+    distributed.wait([Xq, yq])
+    blocks, ys = Xq.to_delayed().ravel().tolist(), yq.to_delayed().ravel().tolist()
+    assert all(set(ws) == {workers[0]} for ws in client.who_has(Xq).values())
     sources = [(k, blocks[k], ys[k], None, 0, False, True) for k in range(4)]
     assert _driver._stored(sources) and not _driver._stored([(0, X, None)])
-    workers = sorted(client.scheduler_info()["workers"])
-    away = [next(w for w in workers if w not in holders[blocks[k].key]) for k in range(4)]
+    away = [workers[1]] * 4
     computes.clear()
     placed = _driver._place(client, sources, away)
     distributed.wait(placed)
